@@ -1,0 +1,537 @@
+/* jpeg.c: JPEG header parsing, full-decode checks and area-averaging downscale re-encode,
+ * on top of TurboJPEG 2.1. All state lives in the context, so one context per thread is safe. */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+#include "format.h"
+#include "jpeg.h"
+
+/* A growable scratch buffer, kept across calls so a busy thread stops allocating. */
+struct buf {
+	void *p;
+	size_t cap;
+};
+
+/* Output pixel x of a resize takes source pixels first .. first + count - 1, whose weights
+ * start at woff in the weight table. */
+struct span {
+	uint32_t first;
+	uint32_t count;
+	size_t woff;
+};
+
+struct slab_jpeg {
+	tjhandle dec;
+	tjhandle enc;           /* made by the first fit() that re-encodes */
+	char err[512];
+	struct buf pix;         /* decoded pixels */
+	struct buf small;       /* resized pixels */
+	struct buf hrow;        /* uint32_t: one source row filtered horizontally */
+	struct buf acc;         /* uint64_t: one output row being summed vertically */
+	struct buf spans;       /* struct span: the x spans, then the y spans */
+	struct buf weights;     /* uint32_t */
+};
+
+static void
+set_error(struct slab_jpeg *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+set_error(struct slab_jpeg *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->err, sizeof(j->err), fmt, ap);
+	va_end(ap);
+}
+
+/* TurboJPEG's text for the last failure of handle h, without the trailing newline some
+ * libjpeg messages carry. */
+static const char *
+tj_message(tjhandle h, char *tmp, size_t len)
+{
+	const char *m = tjGetErrorStr2(h);
+	size_t n;
+
+	snprintf(tmp, len, "%s", m ? m : "unknown error");
+	n = strlen(tmp);
+	while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' '))
+		tmp[--n] = '\0';
+	return tmp;
+}
+
+static int
+reserve(struct buf *b, size_t need)
+{
+	void *p;
+
+	if (need <= b->cap)
+		return 0;
+	p = realloc(b->p, need);
+	if (!p)
+		return -1;
+	b->p = p;
+	b->cap = need;
+	return 0;
+}
+
+/* a * b * c, or 0 when it does not fit a size_t. */
+static size_t
+mul3(size_t a, size_t b, size_t c)
+{
+	if (a == 0 || b == 0 || c == 0)
+		return 0;
+	if (a > SIZE_MAX / b || a * b > SIZE_MAX / c)
+		return 0;
+	return a * b * c;
+}
+
+struct slab_jpeg *
+slab_jpeg_new(void)
+{
+	struct slab_jpeg *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->dec = tjInitDecompress();
+	if (!j->dec) {
+		free(j);
+		return NULL;
+	}
+	snprintf(j->err, sizeof(j->err), "no error");
+	return j;
+}
+
+void
+slab_jpeg_free(struct slab_jpeg *j)
+{
+	if (!j)
+		return;
+	if (j->dec)
+		tjDestroy(j->dec);
+	if (j->enc)
+		tjDestroy(j->enc);
+	free(j->pix.p);
+	free(j->small.p);
+	free(j->hrow.p);
+	free(j->acc.p);
+	free(j->spans.p);
+	free(j->weights.p);
+	free(j);
+}
+
+const char *
+slab_jpeg_error(const struct slab_jpeg *j)
+{
+	return j ? j->err : "no JPEG context";
+}
+
+int
+slab_jpeg_is_jpeg_field(const char *name)
+{
+	static const char *const names[] = { "jpg", "jpeg" };
+
+	if (!name)
+		return 0;
+	/* By hand rather than strcasecmp, which follows the locale. */
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		const char *a = name, *b = names[k];
+
+		while (*a && *b) {
+			char c = *a;
+
+			if (c >= 'A' && c <= 'Z')
+				c = (char)(c - 'A' + 'a');
+			if (c != *b)
+				break;
+			a++;
+			b++;
+		}
+		if (!*a && !*b)
+			return 1;
+	}
+	return 0;
+}
+
+/* The sample precision from the first SOF marker, or -1 when none is found. Only used to
+ * explain a refusal: libjpeg-turbo 2.1 decodes 8-bit JPEGs only. */
+static int
+sof_precision(const unsigned char *p, size_t len)
+{
+	size_t i = 2;
+
+	while (i + 1 < len) {
+		unsigned m;
+		size_t seglen;
+
+		if (p[i] != 0xFF)
+			return -1;
+		while (i < len && p[i] == 0xFF)
+			i++;
+		if (i >= len)
+			return -1;
+		m = p[i++];
+		if (m == 0x01 || (m >= 0xD0 && m <= 0xD7))
+			continue;
+		if (m == 0xD9 || m == 0xDA || i + 2 > len)
+			return -1;
+		seglen = (size_t)p[i] << 8 | p[i + 1];
+		if (seglen < 2)
+			return -1;
+		if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC)
+			return i + 2 < len ? p[i + 2] : -1;
+		i += seglen;
+	}
+	return -1;
+}
+
+/*
+ * TurboJPEG 2.1 leaves its decompressor mid-header when libjpeg fails inside
+ * tjDecompressHeader3(), and every later call on the handle then fails ("two SOI markers").
+ * A new handle is the only way back. When even that fails, the calls that follow fail
+ * cleanly on the NULL handle until one succeeds.
+ */
+static void
+reset_decoder(struct slab_jpeg *j)
+{
+	if (j->dec)
+		tjDestroy(j->dec);
+	j->dec = tjInitDecompress();
+}
+
+/*
+ * The header into *info. TurboJPEG 2.1 fails a header it has read in full in two cases we
+ * want to tell apart from real failures, and it fills in the values before failing:
+ * libjpeg warned (e.g. stray bytes before a marker: *warned is set and the error text kept),
+ * or the subsampling is none it has a name for (SLAB_SAMP_UNKNOWN). The values start as
+ * impossible ones so a failure before they are written cannot pass for either.
+ */
+static int
+read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info,
+	    int *warned)
+{
+	const unsigned char *p = buf;
+	int w = 0, h = 0, samp = INT_MIN, cs = INT_MIN, prec;
+	char msg[256];
+
+	*warned = 0;
+	if (!j->dec && !(j->dec = tjInitDecompress())) {
+		set_error(j, "out of memory making a JPEG decoder");
+		return -1;
+	}
+	if (!buf || len == 0) {
+		set_error(j, "not a JPEG: no data");
+		return -1;
+	}
+	if (len > ULONG_MAX) {
+		set_error(j, "JPEG too large: %zu bytes", len);
+		return -1;
+	}
+	if (tjDecompressHeader3(j->dec, p, (unsigned long)len, &w, &h, &samp, &cs) != 0) {
+		int filled = w >= 1 && h >= 1 && cs >= 0 && cs <= TJCS_YCCK &&
+			     samp >= -1 && samp < TJ_NUMSAMP;
+
+		if (!filled) {
+			tj_message(j->dec, msg, sizeof(msg));
+			reset_decoder(j);
+			if (len < 3 || p[0] != 0xFF || p[1] != 0xD8 || p[2] != 0xFF)
+				set_error(j, "not a JPEG: %s", msg);
+			else if ((prec = sof_precision(p, len)) > 0 && prec != 8)
+				set_error(j, "unsupported JPEG: %d-bit samples, only 8-bit JPEGs "
+					  "can be decoded", prec);
+			else
+				set_error(j, "bad JPEG header: %s", msg);
+			return -1;
+		}
+		if (tjGetErrorCode(j->dec) == TJERR_WARNING) {
+			*warned = 1;
+			set_error(j, "corrupt JPEG: %s", tj_message(j->dec, msg, sizeof(msg)));
+		}
+	}
+	info->width = (uint32_t)w;
+	info->height = (uint32_t)h;
+	info->subsamp = samp >= 0 ? samp : SLAB_SAMP_UNKNOWN;
+	info->colorspace = cs;
+	return 0;
+}
+
+int
+slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info)
+{
+	int warned;
+
+	return read_header(j, buf, len, info, &warned);
+}
+
+static int
+pixel_format(const struct slab_jpeg_info *info)
+{
+	switch (info->colorspace) {
+	case SLAB_CS_GRAY:
+		return TJPF_GRAY;
+	case SLAB_CS_CMYK:
+	case SLAB_CS_YCCK:
+		/* libjpeg has no conversion from these to RGB; keep the four channels. */
+		return TJPF_CMYK;
+	default:
+		return TJPF_RGB;
+	}
+}
+
+/* Decode into j->pix at w x h, which must be the size of one of TurboJPEG's scaling factors. */
+static int
+decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h, int pf, int flags)
+{
+	size_t need = mul3((size_t)w, (size_t)h, (size_t)tjPixelSize[pf]);
+	char msg[256];
+
+	if (need == 0 || reserve(&j->pix, need) < 0) {
+		set_error(j, "out of memory decoding a %dx%d JPEG", w, h);
+		return -1;
+	}
+	if (tjDecompress2(j->dec, buf, (unsigned long)len, j->pix.p, w, 0, h, pf, flags) != 0) {
+		set_error(j, "corrupt JPEG: %s", tj_message(j->dec, msg, sizeof(msg)));
+		return -1;
+	}
+	return 0;
+}
+
+int
+slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
+{
+	struct slab_jpeg_info info;
+	int warned;
+
+	if (read_header(j, buf, len, &info, &warned) < 0 || warned)
+		return -1;
+	/*
+	 * Corruption shows in the entropy-coded data, which is decoded in full whatever the
+	 * IDCT and upsampling, so the fast ones do. LIMITSCANS refuses progressive JPEGs with
+	 * more than 500 scans, a known way to make a small file take minutes to decode.
+	 */
+	return decode(j, buf, len, (int)info.width, (int)info.height, pixel_format(&info),
+		      TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_FASTDCT |
+		      TJFLAG_FASTUPSAMPLE);
+}
+
+static uint32_t
+min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* round(side * max_side / longer), at least 1. */
+static uint32_t
+scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
+{
+	uint64_t v = ((uint64_t)side * max_side * 2 + longer) / ((uint64_t)longer * 2);
+
+	return v ? (uint32_t)v : 1;
+}
+
+/*
+ * Weights of an exact area-averaging resize along one axis of `side` pixels in the JPEG,
+ * decoded at scaling num/denom to n pixels, down to m pixels. In units of 1/(num * m) of a
+ * JPEG pixel, output pixel x covers [x * side * num, (x + 1) * side * num) and decoded pixel
+ * i covers [i * denom * m, (i + 1) * denom * m), cut at side * num * m: the last decoded
+ * pixel may stand for only part of an IDCT block, the rest being the encoder's padding, and
+ * so weighs only what it covers. All whole numbers: every output's weights add up to
+ * side * num and the result is the same on any machine. Writes m spans and at most n + m
+ * weights.
+ */
+static void
+make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side, tjscalingfactor f,
+	   uint32_t m)
+{
+	uint64_t out_unit = (uint64_t)side * (uint32_t)f.num;
+	uint64_t in_unit = (uint64_t)(uint32_t)f.denom * m, end = out_unit * m;
+	size_t k = *woff;
+
+	for (uint32_t x = 0; x < m; x++) {
+		uint64_t lo = x * out_unit, hi = lo + out_unit;
+		uint32_t i = (uint32_t)(lo / in_unit), last = (uint32_t)((hi - 1) / in_unit);
+
+		sp[x].first = i;
+		sp[x].count = last - i + 1;
+		sp[x].woff = k;
+		for (; i <= last; i++) {
+			uint64_t a = i * in_unit, b = a + in_unit;
+
+			if (a < lo)
+				a = lo;
+			if (b > hi)
+				b = hi;
+			if (b > end)
+				b = end;
+			wt[k++] = (uint32_t)(b - a);
+		}
+	}
+	*woff = k;
+}
+
+/* Box-filter j->pix (sw x sh, c channels, the JPEG's w x h decoded at scaling f) down to
+ * j->small (tw x th). */
+static int
+resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t sw,
+       uint32_t sh, uint32_t tw, uint32_t th, unsigned c)
+{
+	size_t rowlen = (size_t)tw * c;
+	size_t nspans = (size_t)tw + th, nweights = (size_t)sw + tw + sh + th;
+	size_t woff = 0;
+	uint64_t total = (uint64_t)w * (uint32_t)f.num * h * (uint32_t)f.num;
+	struct span *xs, *ys;
+	const uint32_t *wt;
+	uint32_t *hrow;
+	uint64_t *acc;
+	unsigned char *dst;
+
+	if (reserve(&j->small, mul3(tw, th, c)) < 0 ||
+	    reserve(&j->hrow, mul3(rowlen, sizeof(uint32_t), 1)) < 0 ||
+	    reserve(&j->acc, mul3(rowlen, sizeof(uint64_t), 1)) < 0 ||
+	    reserve(&j->spans, mul3(nspans, sizeof(struct span), 1)) < 0 ||
+	    reserve(&j->weights, mul3(nweights, sizeof(uint32_t), 1)) < 0) {
+		set_error(j, "out of memory resizing to %ux%u", (unsigned)tw, (unsigned)th);
+		return -1;
+	}
+	xs = j->spans.p;
+	ys = xs + tw;
+	make_spans(xs, j->weights.p, &woff, w, f, tw);
+	make_spans(ys, j->weights.p, &woff, h, f, th);
+	wt = j->weights.p;
+	hrow = j->hrow.p;
+	acc = j->acc.p;
+	dst = j->small.p;
+
+	/* Row by row: a decoded row straddling two output rows is filtered twice, which costs
+	 * less than keeping every filtered row. A row's sums stay below 255 * 8 * 65535. */
+	for (uint32_t y = 0; y < th; y++) {
+		memset(acc, 0, rowlen * sizeof(*acc));
+		for (uint32_t t = 0; t < ys[y].count; t++) {
+			const unsigned char *src = (const unsigned char *)j->pix.p +
+						   (size_t)(ys[y].first + t) * sw * c;
+			uint64_t wy = wt[ys[y].woff + t];
+
+			for (uint32_t x = 0; x < tw; x++) {
+				const unsigned char *s = src + (size_t)xs[x].first * c;
+				const uint32_t *w8 = wt + xs[x].woff;
+
+				for (unsigned ch = 0; ch < c; ch++) {
+					uint32_t sum = 0;
+
+					for (uint32_t u = 0; u < xs[x].count; u++)
+						sum += w8[u] * s[(size_t)u * c + ch];
+					hrow[(size_t)x * c + ch] = sum;
+				}
+			}
+			for (size_t k = 0; k < rowlen; k++)
+				acc[k] += hrow[k] * wy;
+		}
+		for (size_t k = 0; k < rowlen; k++)
+			dst[(size_t)y * rowlen + k] = (unsigned char)((acc[k] + total / 2) / total);
+	}
+	return 0;
+}
+
+int
+slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
+	      int quality, void **out, size_t *outlen, struct slab_jpeg_info *info)
+{
+	struct slab_jpeg_info in;
+	const tjscalingfactor *sf;
+	tjscalingfactor best = { 1, 1 };
+	unsigned char *jbuf = NULL;
+	unsigned long jsize = 0;
+	uint32_t longer, tw, th, sw, sh;
+	int warned, nsf, pf, samp, ret = -1;
+	char msg[256];
+
+	*out = NULL;
+	*outlen = 0;
+	if (quality < 1 || quality > 100) {
+		set_error(j, "JPEG quality %d out of range 1..100", quality);
+		goto out;
+	}
+	if (max_side < 1) {
+		set_error(j, "maximum side must be at least 1");
+		goto out;
+	}
+	if (read_header(j, buf, len, &in, &warned) < 0)
+		goto out;
+	longer = in.width > in.height ? in.width : in.height;
+	if (longer <= max_side) {
+		*info = in;
+		ret = 0;
+		goto out;
+	}
+	if (warned)
+		goto out;
+	tw = scaled_side(in.width, max_side, longer);
+	th = scaled_side(in.height, max_side, longer);
+
+	/*
+	 * Downscale in the DCT domain first, cheaply, with the smallest IDCT scaling that
+	 * leaves at least twice the target on both sides (Pillow's "reducing gap"): that much
+	 * margin keeps the scaled IDCT's softer filtering and its padded edge blocks to a
+	 * small share of each output pixel. Under two blocks on a side, the blocks' errors
+	 * have nothing to average out with: no scaling. The box filter does the rest.
+	 */
+	sf = tjGetScalingFactors(&nsf);
+	for (int i = 0; sf && i < nsf && min_u32(in.width, in.height) >= 16; i++) {
+		if (sf[i].num > sf[i].denom)
+			continue;
+		if ((uint32_t)TJSCALED((int)in.width, sf[i]) < min_u32(2 * tw, in.width) ||
+		    (uint32_t)TJSCALED((int)in.height, sf[i]) < min_u32(2 * th, in.height))
+			continue;
+		if ((int64_t)sf[i].num * best.denom < (int64_t)best.num * sf[i].denom)
+			best = sf[i];
+	}
+	sw = (uint32_t)TJSCALED((int)in.width, best);
+	sh = (uint32_t)TJSCALED((int)in.height, best);
+
+	pf = pixel_format(&in);
+	if (decode(j, buf, len, (int)sw, (int)sh, pf,
+		   TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_ACCURATEDCT) < 0)
+		goto out;
+	if (resize(j, in.width, in.height, best, sw, sh, tw, th, (unsigned)tjPixelSize[pf]) < 0)
+		goto out;
+
+	if (pf == TJPF_GRAY)
+		samp = TJSAMP_GRAY;
+	else if (in.subsamp >= 0 && in.subsamp < TJ_NUMSAMP && in.subsamp != TJSAMP_GRAY)
+		samp = in.subsamp;
+	else
+		samp = TJSAMP_420;
+	if (!j->enc && !(j->enc = tjInitCompress())) {
+		set_error(j, "out of memory making a JPEG encoder");
+		goto out;
+	}
+	if (tjCompress2(j->enc, j->small.p, (int)tw, 0, (int)th, pf, &jbuf, &jsize, samp, quality,
+			TJFLAG_ACCURATEDCT) != 0) {
+		set_error(j, "JPEG encoding failed: %s", tj_message(j->enc, msg, sizeof(msg)));
+		goto out;
+	}
+	/* Copied so the caller can free() it: TurboJPEG's buffers belong to tjFree(). */
+	*out = malloc(jsize);
+	if (!*out) {
+		set_error(j, "out of memory for a %lu-byte JPEG", jsize);
+		goto out;
+	}
+	memcpy(*out, jbuf, jsize);
+	*outlen = jsize;
+	info->width = tw;
+	info->height = th;
+	info->subsamp = samp;
+	info->colorspace = pf == TJPF_GRAY ? SLAB_CS_GRAY :
+			   pf == TJPF_CMYK ? SLAB_CS_YCCK : SLAB_CS_YCBCR;
+	ret = 1;
+out:
+	if (jbuf)
+		tjFree(jbuf);
+	return ret;
+}

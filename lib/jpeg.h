@@ -1,0 +1,43 @@
+/* jpeg.h: JPEG header parsing, full-decode checks and downscaling re-encode (TurboJPEG).
+ * One context per thread; a context is not shared between threads. */
+#ifndef SLAB_JPEG_H
+#define SLAB_JPEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct slab_jpeg;
+
+struct slab_jpeg_info {
+	uint32_t width;
+	uint32_t height;
+	int subsamp;            /* SLAB_SAMP_* (format.h) */
+	int colorspace;         /* SLAB_CS_* */
+};
+
+/* A new context, or NULL when out of memory. */
+struct slab_jpeg *slab_jpeg_new(void);
+void slab_jpeg_free(struct slab_jpeg *j);
+
+/* Text of the last failure, e.g. "not a JPEG: Not a JPEG file: starts with 0x89 0x50". */
+const char *slab_jpeg_error(const struct slab_jpeg *j);
+
+/* True when a field name is a JPEG extension: "jpg" or "jpeg", any case. */
+int slab_jpeg_is_jpeg_field(const char *name);
+
+/* Parse the header only. 0 and *info filled, or -1. */
+int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info);
+
+/* Decode the whole image (and throw the pixels away): 0 when it decodes cleanly, -1 when it is
+ * corrupt, truncated or of a kind the decoder refuses (warnings count as corrupt). */
+int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len);
+
+/* When the longer side exceeds max_side, decode, downscale to fit max_side (aspect kept, each
+ * side rounded, at least 1) with an area-averaging filter, and re-encode at quality (1..100)
+ * with the input's subsampling. Returns 1 with *out (malloc'd, caller frees), *outlen and *info
+ * of the new image; 0 when the image already fits (*out NULL, *info of the input); -1 on error.
+ * The result depends only on the input bytes and parameters, never on the thread. */
+int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
+		  int quality, void **out, size_t *outlen, struct slab_jpeg_info *info);
+
+#endif

@@ -1,0 +1,515 @@
+/* reader.c: opens a .slab file read-only through mmap and answers lookups from its table in
+ * O(1), never trusting a length or offset from the file before checking it. */
+#include "slab.h"
+#include "format.h"
+#include "crc32c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct slab {
+	char *name;
+	char err[512];
+	const unsigned char *base;
+	size_t size;
+	int mapped;
+
+	unsigned major, minor;
+	uint64_t page_size, data_offset, table_offset, table_size;
+	uint64_t nsamples, npages;
+	uint32_t nfields;
+	const unsigned char *samples, *fields, *keys, *index;
+	uint64_t keys_size, buckets;
+	char **names;
+	char options[SLAB_HEADER_SIZE];
+};
+
+static int fail(struct slab *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct slab *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(s->err, sizeof(s->err), "'%s': ", s->name ? s->name : "(slab)");
+
+	if (n < 0 || (size_t)n >= sizeof(s->err))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(s->err + n, sizeof(s->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+struct slab *slab_new(void)
+{
+	return calloc(1, sizeof(struct slab));
+}
+
+const char *slab_error(const struct slab *s)
+{
+	return s->err;
+}
+
+/* Is [off, off + len) inside [lo, hi)? Without overflow. */
+static int inside(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
+{
+	return off >= lo && off <= hi && len <= hi - off;
+}
+
+static int parse(struct slab *s)
+{
+	const unsigned char *h = s->base, *t, *tr;
+	uint64_t size = s->size, file_size, off, n, schema_off, schema_size;
+	uint32_t crc;
+	unsigned char hdr[SLAB_HEADER_SIZE];
+
+	if (size < 8 || memcmp(h, SLAB_MAGIC, 8) != 0)
+		return fail(s, SLAB_ERR_FORMAT, "not a slab file (bad magic number)");
+	if (size < SLAB_HEADER_SIZE + SLAB_TRAILER_SIZE)
+		return fail(s, SLAB_ERR_CORRUPT, "truncated: %llu bytes, shorter than header and trailer",
+			    (unsigned long long)size);
+	s->major = slab_le16(h + 8);
+	s->minor = slab_le16(h + 10);
+	if (s->major != SLAB_VERSION_MAJOR)
+		return fail(s, SLAB_ERR_FORMAT, "format version %u.%u is not supported (this reader reads %u.x)",
+			    s->major, s->minor, SLAB_VERSION_MAJOR);
+	memcpy(hdr, h, sizeof(hdr));
+	memset(hdr + 36, 0, 4);
+	crc = slab_crc32c(0, hdr, sizeof(hdr));
+	if (crc != slab_le32(h + 36))
+		return fail(s, SLAB_ERR_CORRUPT, "header checksum mismatch at offset 0");
+	if (slab_le32(h + 12) != SLAB_HEADER_SIZE)
+		return fail(s, SLAB_ERR_CORRUPT, "header size %u is not %u", slab_le32(h + 12),
+			    SLAB_HEADER_SIZE);
+	s->page_size = slab_le64(h + 16);
+	s->data_offset = slab_le64(h + 24);
+	if (s->page_size < SLAB_MIN_PAGE_SIZE || s->page_size > SLAB_MAX_PAGE_SIZE ||
+	    (s->page_size & (s->page_size - 1)))
+		return fail(s, SLAB_ERR_CORRUPT, "bad page size %llu in header",
+			    (unsigned long long)s->page_size);
+	if (s->data_offset < SLAB_HEADER_SIZE || s->data_offset % SLAB_ALIGN ||
+	    s->data_offset > size - SLAB_TRAILER_SIZE)
+		return fail(s, SLAB_ERR_CORRUPT, "bad data offset %llu in header",
+			    (unsigned long long)s->data_offset);
+	memcpy(s->options, h + SLAB_OPTIONS_OFFSET, SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET);
+	s->options[SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET] = '\0';
+
+	tr = h + size - SLAB_TRAILER_SIZE;
+	if (memcmp(tr, SLAB_TRAILER_MAGIC, 8) != 0)
+		return fail(s, SLAB_ERR_CORRUPT, "truncated or damaged: no trailer at offset %llu",
+			    (unsigned long long)(size - SLAB_TRAILER_SIZE));
+	if (slab_crc32c(0, tr, 60) != slab_le32(tr + 60))
+		return fail(s, SLAB_ERR_CORRUPT, "trailer checksum mismatch at offset %llu",
+			    (unsigned long long)(size - SLAB_TRAILER_SIZE));
+	file_size = slab_le64(tr + 24);
+	if (file_size != size)
+		return fail(s, SLAB_ERR_CORRUPT, "file is %llu bytes but its trailer says %llu (truncated or appended to)",
+			    (unsigned long long)size, (unsigned long long)file_size);
+	if (slab_le32(tr + 44) != crc)
+		return fail(s, SLAB_ERR_CORRUPT, "trailer does not belong to this header");
+	s->table_offset = slab_le64(tr + 8);
+	s->table_size = slab_le64(tr + 16);
+	if (s->table_offset % SLAB_ALIGN || s->table_offset < s->data_offset ||
+	    !inside(s->table_offset, s->table_size, 0, size - SLAB_TRAILER_SIZE) ||
+	    s->table_offset + s->table_size != size - SLAB_TRAILER_SIZE ||
+	    s->table_size < SLAB_TABLE_HEADER_SIZE)
+		return fail(s, SLAB_ERR_CORRUPT, "table offset %llu and size %llu do not fit the file",
+			    (unsigned long long)s->table_offset, (unsigned long long)s->table_size);
+	t = h + s->table_offset;
+	if (slab_crc32c(0, t, (size_t)s->table_size) != slab_le32(tr + 40))
+		return fail(s, SLAB_ERR_CORRUPT, "table checksum mismatch (table at offset %llu)",
+			    (unsigned long long)s->table_offset);
+	if (memcmp(t, SLAB_TABLE_MAGIC, 8) != 0)
+		return fail(s, SLAB_ERR_CORRUPT, "bad table magic at offset %llu",
+			    (unsigned long long)s->table_offset);
+
+	s->nsamples = slab_le64(t + 8);
+	s->npages = slab_le64(t + 16);
+	s->nfields = slab_le32(t + 24);
+	if (s->nsamples != slab_le64(tr + 32))
+		return fail(s, SLAB_ERR_CORRUPT, "trailer and table disagree on the sample count");
+	n = s->table_size;
+	schema_off = slab_le64(t + 32);
+	schema_size = slab_le64(t + 40);
+	if (!inside(schema_off, schema_size, 0, n))
+		return fail(s, SLAB_ERR_CORRUPT, "schema outside the table");
+	off = slab_le64(t + 48);
+	if (s->nsamples > n / SLAB_SAMPLE_RECORD || !inside(off, s->nsamples * SLAB_SAMPLE_RECORD, 0, n))
+		return fail(s, SLAB_ERR_CORRUPT, "sample records outside the table");
+	s->samples = t + off;
+	off = slab_le64(t + 56);
+	if (s->nfields && s->nsamples > n / SLAB_FIELD_RECORD / s->nfields)
+		return fail(s, SLAB_ERR_CORRUPT, "field records outside the table");
+	if (!inside(off, s->nsamples * s->nfields * SLAB_FIELD_RECORD, 0, n))
+		return fail(s, SLAB_ERR_CORRUPT, "field records outside the table");
+	s->fields = t + off;
+	off = slab_le64(t + 64);
+	s->keys_size = slab_le64(t + 72);
+	if (!inside(off, s->keys_size, 0, n))
+		return fail(s, SLAB_ERR_CORRUPT, "keys outside the table");
+	s->keys = t + off;
+	off = slab_le64(t + 80);
+	s->buckets = slab_le64(t + 88);
+	if (s->buckets < 2 || (s->buckets & (s->buckets - 1)) || s->buckets / 2 < s->nsamples ||
+	    s->buckets > n / 8 || !inside(off, s->buckets * 8, 0, n))
+		return fail(s, SLAB_ERR_CORRUPT, "key index outside the table");
+	s->index = t + off;
+	if (s->npages > (size - s->data_offset) / s->page_size + 1)
+		return fail(s, SLAB_ERR_CORRUPT, "page count %llu does not fit the file",
+			    (unsigned long long)s->npages);
+
+	/* The schema: F names, each a u16 length and the bytes. */
+	if (s->nfields > schema_size / 2)
+		return fail(s, SLAB_ERR_CORRUPT, "schema too short for %u fields", s->nfields);
+	s->names = calloc(s->nfields ? s->nfields : 1, sizeof(*s->names));
+	if (!s->names)
+		return fail(s, SLAB_ERR_NOMEM, "out of memory");
+	off = 0;
+	for (uint32_t f = 0; f < s->nfields; f++) {
+		const unsigned char *p = t + schema_off + off;
+		uint16_t len;
+		if (schema_size - off < 2)
+			return fail(s, SLAB_ERR_CORRUPT, "schema truncated at field %u", f);
+		len = slab_le16(p);
+		if (schema_size - off - 2 < len)
+			return fail(s, SLAB_ERR_CORRUPT, "schema truncated at field %u", f);
+		s->names[f] = malloc((size_t)len + 1);
+		if (!s->names[f])
+			return fail(s, SLAB_ERR_NOMEM, "out of memory");
+		memcpy(s->names[f], p + 2, len);
+		s->names[f][len] = '\0';
+		off += 2 + (uint64_t)len;
+	}
+	return 0;
+}
+
+int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
+{
+	free(s->name);
+	s->name = strdup(name ? name : "(memory)");
+	if (!s->name)
+		return SLAB_ERR_NOMEM;
+	s->base = buf;
+	s->size = len;
+	return parse(s);
+}
+
+int slab_open(struct slab *s, const char *path)
+{
+	struct stat st;
+	void *p;
+	int fd, ret;
+
+	free(s->name);
+	s->name = strdup(path);
+	if (!s->name)
+		return SLAB_ERR_NOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(s, SLAB_ERR_IO, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = fail(s, SLAB_ERR_IO, "%s", strerror(errno));
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(s, SLAB_ERR_IO, "not a regular file (a .slab is read through mmap)");
+	}
+	if (st.st_size < 8) {
+		close(fd);
+		return fail(s, SLAB_ERR_FORMAT, "not a slab file (%lld bytes)", (long long)st.st_size);
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return fail(s, SLAB_ERR_IO, "file too large to map");
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return fail(s, SLAB_ERR_IO, "mmap: %s", strerror(errno));
+	s->base = p;
+	s->size = (size_t)st.st_size;
+	s->mapped = 1;
+	return parse(s);
+}
+
+void slab_close(struct slab *s)
+{
+	if (!s)
+		return;
+	if (s->mapped)
+		munmap((void *)s->base, s->size);
+	if (s->names)
+		for (uint32_t f = 0; f < s->nfields; f++)
+			free(s->names[f]);
+	free(s->names);
+	free(s->name);
+	free(s);
+}
+
+uint64_t slab_count(const struct slab *s) { return s->nsamples; }
+uint64_t slab_page_size(const struct slab *s) { return s->page_size; }
+uint64_t slab_page_count(const struct slab *s) { return s->npages; }
+uint64_t slab_data_offset(const struct slab *s) { return s->data_offset; }
+uint64_t slab_table_offset(const struct slab *s) { return s->table_offset; }
+uint64_t slab_file_size(const struct slab *s) { return s->size; }
+unsigned slab_version_major(const struct slab *s) { return s->major; }
+unsigned slab_version_minor(const struct slab *s) { return s->minor; }
+const char *slab_options(const struct slab *s) { return s->options; }
+const unsigned char *slab_base(const struct slab *s) { return s->base; }
+unsigned slab_field_count(const struct slab *s) { return s->nfields; }
+
+const char *slab_field_name(const struct slab *s, unsigned f)
+{
+	return f < s->nfields ? s->names[f] : NULL;
+}
+
+int slab_field_lookup(const struct slab *s, const char *name)
+{
+	for (uint32_t f = 0; f < s->nfields; f++)
+		if (strcmp(s->names[f], name) == 0)
+			return (int)f;
+	return -1;
+}
+
+int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
+{
+	const unsigned char *r;
+	uint64_t key_off, key_len;
+
+	if (i >= s->nsamples)
+		return fail(s, SLAB_ERR_RANGE, "sample #%llu out of range (%llu samples)",
+			    (unsigned long long)i, (unsigned long long)s->nsamples);
+	r = s->samples + i * SLAB_SAMPLE_RECORD;
+	out->offset = slab_le64(r);
+	out->size = slab_le64(r + 8);
+	key_off = slab_le64(r + 16);
+	key_len = slab_le32(r + 24);
+	out->page = slab_le32(r + 28);
+	if (!inside(key_off, key_len, 0, s->keys_size))
+		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu: key outside the key area",
+			    (unsigned long long)i);
+	out->key = (const char *)s->keys + key_off;
+	out->key_len = (size_t)key_len;
+	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
+		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': bytes at offset %llu, size %llu outside the data area",
+			    (unsigned long long)i, (int)(key_len > 200 ? 200 : key_len), out->key,
+			    (unsigned long long)out->offset, (unsigned long long)out->size);
+	return 0;
+}
+
+int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
+{
+	const unsigned char *r;
+
+	if (i >= s->nsamples)
+		return fail(s, SLAB_ERR_RANGE, "sample #%llu out of range (%llu samples)",
+			    (unsigned long long)i, (unsigned long long)s->nsamples);
+	if (f >= s->nfields)
+		return fail(s, SLAB_ERR_RANGE, "field %u out of range (%u fields)", f, s->nfields);
+	r = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
+	if (!(r[24] & SLAB_FIELD_PRESENT))
+		return 0;
+	out->offset = slab_le64(r);
+	out->size = slab_le64(r + 8);
+	out->crc = slab_le32(r + 16);
+	out->width = slab_le16(r + 20);
+	out->height = slab_le16(r + 22);
+	out->flags = r[24];
+	out->subsamp = r[25];
+	out->colorspace = r[26];
+	out->order = r[27];
+	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
+		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu field '%s': offset %llu, size %llu outside the data area",
+			    (unsigned long long)i, s->names[f], (unsigned long long)out->offset,
+			    (unsigned long long)out->size);
+	out->data = s->base + out->offset;
+	return 1;
+}
+
+int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
+{
+	uint64_t mask = s->buckets - 1, h = slab_key_hash(key, key_len) & mask;
+
+	/* At most every slot once: a damaged index with no empty slot must not loop forever. */
+	for (uint64_t probes = 0; probes < s->buckets; probes++, h = (h + 1) & mask) {
+		uint64_t v = slab_le64(s->index + h * 8);
+		struct slab_sample smp;
+		if (!v)
+			break;
+		if (v > s->nsamples)
+			return fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
+				    (unsigned long long)h);
+		if (slab_sample(s, v - 1, &smp) < 0)
+			return SLAB_ERR_CORRUPT;
+		if (smp.key_len == key_len && memcmp(smp.key, key, key_len) == 0) {
+			*index = v - 1;
+			return 0;
+		}
+	}
+	return fail(s, SLAB_ERR_NOTFOUND, "no sample with key '%.*s'",
+		    (int)(key_len > 200 ? 200 : key_len), key);
+}
+
+/* Bytes in [from, to) must all be zero: padding carries no data, so a flipped bit there is
+ * damage too. */
+static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
+{
+	for (uint64_t o = from; o < to; o++)
+		if (s->base[o])
+			return fail(s, SLAB_ERR_CORRUPT, "non-zero padding byte at offset %llu (before sample #%llu)",
+				    (unsigned long long)o, (unsigned long long)i);
+	return 0;
+}
+
+struct span {
+	uint64_t off, size;
+	unsigned f;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
+		void *arg)
+{
+	uint64_t pos = s->data_offset, ps = s->page_size, total = s->table_offset - s->data_offset;
+	uint64_t pages_used = 0, last_report = 0, min_next = pos, found;
+	struct span *spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*spans));
+	int ret = SLAB_ERR_CORRUPT;
+
+	if (!spans)
+		return fail(s, SLAB_ERR_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < s->nsamples; i++) {
+		struct slab_sample smp;
+		struct slab_field fl;
+		unsigned n = 0;
+		uint64_t rel, at, end;
+		int kl;
+
+		if (slab_sample(s, i, &smp) < 0)
+			goto out;
+		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
+		if (smp.offset < min_next) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
+			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset);
+			goto out;
+		}
+		rel = smp.offset - s->data_offset;
+		if (smp.page != rel / ps) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': page %llu recorded, offset %llu is in page %llu",
+			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.page,
+			     (unsigned long long)smp.offset, (unsigned long long)(rel / ps));
+			goto out;
+		}
+		if (smp.size > ps ? rel % ps != 0 : rel % ps + smp.size > ps) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu, size %llu breaks the page rule",
+			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset,
+			     (unsigned long long)smp.size);
+			goto out;
+		}
+		if (check_zero(s, pos, smp.offset, i) < 0)
+			goto out;
+
+		for (unsigned f = 0; f < s->nfields; f++) {
+			int r = slab_get(s, i, f, &fl);
+			if (r < 0)
+				goto out;
+			if (r == 0) {
+				const unsigned char *rec = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
+				for (unsigned k = 0; k < SLAB_FIELD_RECORD; k++)
+					if (rec[k]) {
+						fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': record of absent field '%s' is not zero",
+						     (unsigned long long)i, kl, smp.key, s->names[f]);
+						goto out;
+					}
+				continue;
+			}
+			if (slab_crc32c(0, fl.data, (size_t)fl.size) != fl.crc) {
+				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
+				     (unsigned long long)i, kl, smp.key, s->names[f],
+				     (unsigned long long)fl.offset, (unsigned long long)fl.size);
+				goto out;
+			}
+			spans[n].off = fl.offset;
+			spans[n].size = fl.size;
+			spans[n].f = f;
+			n++;
+		}
+		/* The fields tile the sample exactly, back to back. */
+		qsort(spans, n, sizeof(*spans), by_offset);
+		end = smp.offset;
+		for (unsigned k = 0; k < n; k++) {
+			if (spans[k].off != end) {
+				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
+				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
+				     (unsigned long long)spans[k].off);
+				goto out;
+			}
+			end += spans[k].size;
+		}
+		if (end != smp.offset + smp.size) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': fields sum to %llu bytes, record says %llu",
+			     (unsigned long long)i, kl, smp.key,
+			     (unsigned long long)(end - smp.offset), (unsigned long long)smp.size);
+			goto out;
+		}
+		if (slab_find(s, smp.key, smp.key_len, &at) < 0 || at != i) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
+			     (unsigned long long)i, kl, smp.key);
+			goto out;
+		}
+		pos = min_next = smp.offset + smp.size;
+		/* A large sample takes its pages whole: nothing may follow it in its last page. */
+		end = smp.size > ps ? smp.page + (smp.size + ps - 1) / ps : rel / ps + 1;
+		if (smp.size > ps)
+			min_next = s->data_offset + end * ps;
+		if (end > pages_used)
+			pages_used = end;
+		if (progress && pos - last_report > (64u << 20)) {
+			progress(pos - s->data_offset, total, arg);
+			last_report = pos;
+		}
+	}
+	if (check_zero(s, pos, s->table_offset, s->nsamples) < 0)
+		goto out;
+	if (pages_used != s->npages) {
+		fail(s, SLAB_ERR_CORRUPT, "table says %llu pages, the samples use %llu",
+		     (unsigned long long)s->npages, (unsigned long long)pages_used);
+		goto out;
+	}
+	/* Every used index slot must name a distinct sample: count them. */
+	found = 0;
+	for (uint64_t h = 0; h < s->buckets; h++) {
+		uint64_t v = slab_le64(s->index + h * 8);
+		if (v > s->nsamples) {
+			fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
+			     (unsigned long long)h);
+			goto out;
+		}
+		found += v != 0;
+	}
+	if (found != s->nsamples) {
+		fail(s, SLAB_ERR_CORRUPT, "key index has %llu entries for %llu samples",
+		     (unsigned long long)found, (unsigned long long)s->nsamples);
+		goto out;
+	}
+	if (progress)
+		progress(total, total, arg);
+	ret = 0;
+out:
+	free(spans);
+	return ret;
+}

@@ -1,0 +1,150 @@
+/* slab.h: the libslab API: read a .slab file through mmap (zero copy) and write one.
+ * The layout is in format.h and man/slab.5. The library never prints and never exits. */
+#ifndef SLAB_H
+#define SLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return codes: 0 is success, errors are negative; the text is on the context. */
+enum {
+	SLAB_OK = 0,
+	SLAB_ERR_IO = -1,        /* open, read, map or write failed (the message has strerror) */
+	SLAB_ERR_FORMAT = -2,    /* not a .slab file, or a version this library does not read */
+	SLAB_ERR_CORRUPT = -3,   /* a checksum or a structural invariant does not hold */
+	SLAB_ERR_NOMEM = -4,
+	SLAB_ERR_NOTFOUND = -5,  /* no such key or field */
+	SLAB_ERR_RANGE = -6,     /* index out of range */
+	SLAB_ERR_INVAL = -7,     /* bad argument (page size, options text too long, ...) */
+	SLAB_ERR_DUPKEY = -8,    /* writer: the key is in the dataset already */
+	SLAB_ERR_DUPFIELD = -9,  /* writer: a field name given twice for one sample */
+};
+
+/* ---- Reading ---------------------------------------------------------------------------- */
+
+struct slab;
+
+/* One field of one sample. data points into the read-only mapping and lives until
+ * slab_close(); nothing is copied. */
+struct slab_field {
+	const unsigned char *data;
+	uint64_t offset;        /* file offset of data */
+	uint64_t size;
+	uint32_t crc;           /* stored CRC32C */
+	uint32_t width, height; /* JPEG dimensions when flags & SLAB_FIELD_JPEG */
+	unsigned flags;         /* SLAB_FIELD_* from format.h */
+	unsigned subsamp, colorspace;
+	unsigned order;         /* position of the field in its sample in the source tar */
+};
+
+struct slab_sample {
+	const char *key;        /* into the mapping, NOT NUL-terminated */
+	size_t key_len;
+	uint64_t offset;        /* file offset of the sample's first byte */
+	uint64_t size;          /* bytes of all its fields together */
+	uint64_t page;          /* page of its first byte */
+};
+
+/* A new, unopened reader; NULL only when out of memory. Free with slab_close(). */
+struct slab *slab_new(void);
+
+/* Map and check a file: header, trailer, table checksum and table layout. Per-sample bounds
+ * are checked on each access, and fully by slab_verify(). On failure slab_error() says why,
+ * naming the file and the offset where it helps. */
+int slab_open(struct slab *s, const char *path);
+/* The same over a buffer the caller keeps alive (fuzzing, embedded use). */
+int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name);
+
+/* Unmaps and frees; accepts NULL. */
+void slab_close(struct slab *s);
+
+/* The last error's text ("" when none). */
+const char *slab_error(const struct slab *s);
+
+uint64_t slab_count(const struct slab *s);
+uint64_t slab_page_size(const struct slab *s);
+uint64_t slab_page_count(const struct slab *s);
+uint64_t slab_data_offset(const struct slab *s);
+uint64_t slab_table_offset(const struct slab *s);
+uint64_t slab_file_size(const struct slab *s);
+unsigned slab_version_major(const struct slab *s);
+unsigned slab_version_minor(const struct slab *s);
+/* The options text recorded by the writer ("key=value\n" lines), NUL-terminated. */
+const char *slab_options(const struct slab *s);
+/* The whole mapping, for tools that read pages directly. */
+const unsigned char *slab_base(const struct slab *s);
+
+/* The schema: field names, sorted, NUL-terminated. */
+unsigned slab_field_count(const struct slab *s);
+const char *slab_field_name(const struct slab *s, unsigned f);
+/* The field id of a name, or -1. */
+int slab_field_lookup(const struct slab *s, const char *name);
+
+/* Sample i's key, place and size. 0, SLAB_ERR_RANGE or SLAB_ERR_CORRUPT. */
+int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out);
+
+/* Field f of sample i: 1 when present (*out filled), 0 when the sample lacks it, or a
+ * negative error (SLAB_ERR_RANGE, SLAB_ERR_CORRUPT when the record points outside the data). */
+int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
+
+/* The index of the sample with this key through the stored hash index: 0 and *index, or
+ * SLAB_ERR_NOTFOUND. */
+int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
+
+/* Check everything: every field's CRC32C, that every byte between fields is zero, the page
+ * rules (no straddling, large samples start a page), that records lie in the data area in
+ * order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first
+ * problem (sample index, key, offset) in slab_error(). progress, when not NULL, is called
+ * now and then with the bytes checked so far. */
+int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
+		void *arg);
+
+/* ---- Writing ---------------------------------------------------------------------------- */
+
+struct slab_writer;
+
+struct slab_writer_options {
+	uint64_t page_size;     /* power of two in [4096, 1 GiB]; 0 means the default 2 MiB */
+	const char *options;    /* "key=value\n" text recorded in the header; may be NULL */
+};
+
+/* One field handed to slab_writer_add(). */
+struct slab_field_in {
+	const char *name;
+	const void *data;
+	uint64_t size;
+	unsigned flags;         /* SLAB_FIELD_JPEG / SLAB_FIELD_TRANSCODED; PRESENT is implied */
+	uint32_t width, height;
+	unsigned subsamp, colorspace;
+};
+
+struct slab_writer_stats {
+	uint64_t samples;
+	uint64_t fields;        /* distinct field names */
+	uint64_t pages;
+	uint64_t data_bytes;    /* bytes of field data */
+	uint64_t file_bytes;    /* bytes written so far */
+};
+
+/* A new writer; NULL when out of memory. Free with slab_writer_free(). */
+struct slab_writer *slab_writer_new(void);
+
+/* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages.
+ * Writes the header. */
+int slab_writer_open(struct slab_writer *w, int fd, const char *name,
+		     const struct slab_writer_options *o);
+
+/* Append one sample. Its fields are laid back to back in the order given. Refused without
+ * writing anything with SLAB_ERR_DUPKEY (key seen before) or SLAB_ERR_DUPFIELD (a name
+ * twice), so the caller may skip the sample and go on. Other errors are final. */
+int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
+		    const struct slab_field_in *fields, size_t nfields);
+
+/* Write the table and the trailer. The fd is left open (the caller fsyncs and closes). */
+int slab_writer_finish(struct slab_writer *w);
+
+void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st);
+const char *slab_writer_error(const struct slab_writer *w);
+void slab_writer_free(struct slab_writer *w);
+
+#endif

@@ -1,0 +1,342 @@
+/* tarin.c: tar / WebDataset ingestion through libarchive: members in, samples out, with
+ * bounded memory (one sample at a time, capped by max_sample_size). */
+#include "tarin.h"
+#include "slab.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define READ_BLOCK (1u << 20)
+
+struct slab_tarin {
+	struct archive *a;
+	char *name;
+	char err[1024];
+	struct slab_tarin_options o;
+
+	struct archive_entry *pending;  /* header read, data not yet: starts the next sample */
+	uint64_t pending_offset;
+	char *pending_name;
+	int eof;
+
+	char *last_good;                /* last member read whole */
+	uint64_t last_good_offset;
+	struct slab_tarin_stats st;
+};
+
+static int fail(struct slab_tarin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct slab_tarin *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(t->err, sizeof(t->err), "'%s': ", t->name ? t->name : "-");
+
+	if (n < 0 || (size_t)n >= sizeof(t->err))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(t->err + n, sizeof(t->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return SLAB_ERR_CORRUPT;
+}
+
+/* The libarchive failure with where the input was last good. */
+static int fail_archive(struct slab_tarin *t, const char *what)
+{
+	const char *msg = archive_error_string(t->a);
+
+	if (t->last_good)
+		return fail(t, "%s: %s (last good member '%s' at offset %llu)", what,
+			    msg ? msg : "unknown error", t->last_good,
+			    (unsigned long long)t->last_good_offset);
+	return fail(t, "%s: %s (no good member before it)", what, msg ? msg : "unknown error");
+}
+
+struct slab_tarin *slab_tarin_new(void)
+{
+	return calloc(1, sizeof(struct slab_tarin));
+}
+
+const char *slab_tarin_error(const struct slab_tarin *t)
+{
+	return t->err;
+}
+
+void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st)
+{
+	*st = t->st;
+	if (t->a)
+		st->raw_bytes = (uint64_t)archive_filter_bytes(t->a, -1);
+}
+
+int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o)
+{
+	int r;
+
+	if (o)
+		t->o = *o;
+	t->name = strdup(path && strcmp(path, "-") ? path : "-");
+	t->a = archive_read_new();
+	if (!t->name || !t->a)
+		return fail(t, "out of memory");
+	archive_read_support_filter_all(t->a);
+	archive_read_support_format_tar(t->a);
+	archive_read_support_format_gnutar(t->a);
+	archive_read_support_format_empty(t->a);
+	if (!path || strcmp(path, "-") == 0)
+		r = archive_read_open_fd(t->a, 0, READ_BLOCK);
+	else
+		r = archive_read_open_filename(t->a, path, READ_BLOCK);
+	if (r != ARCHIVE_OK) {
+		int e = archive_errno(t->a);
+		const char *msg = archive_error_string(t->a);
+		if (e > 0 && e != EILSEQ && e != EINVAL)  /* libarchive: format, misc */
+			return fail(t, "%s", strerror(e)), SLAB_ERR_IO;
+		return fail(t, "not a tar archive: %s", msg ? msg : "unknown format");
+	}
+	return 0;
+}
+
+int slab_split_name(const char *name, size_t *key_len, const char **field)
+{
+	const char *base = strrchr(name, '/'), *dot;
+
+	base = base ? base + 1 : name;
+	dot = strchr(base, '.');
+	if (!dot || dot == base || dot[1] == '\0')
+		return -1;
+	*key_len = (size_t)(dot - name);
+	*field = dot + 1;
+	return 0;
+}
+
+void slab_in_sample_free(struct slab_in_sample *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfields; i++)
+		free(s->fields[i].name);
+	free(s->fields);
+	free(s->data);
+	free(s->key);
+	free(s);
+}
+
+static int keep_field(const struct slab_tarin *t, const char *field)
+{
+	if (!t->o.keep)
+		return 1;
+	for (size_t i = 0; i < t->o.nkeep; i++)
+		if (strcmp(t->o.keep[i], field) == 0)
+			return 1;
+	return 0;
+}
+
+static int reserve(unsigned char **buf, uint64_t *cap, uint64_t need)
+{
+	uint64_t n = *cap ? *cap : 65536;
+	unsigned char *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX)
+		return -1;
+	p = realloc(*buf, (size_t)n);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* Append the current member's data to s as field `field`. Holes of sparse members are
+ * zeros. */
+static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t *cap,
+		       const char *field, uint64_t size)
+{
+	uint64_t start = s->size, filled = 0;
+	struct slab_in_field *nf;
+
+	nf = realloc(s->fields, (s->nfields + 1) * sizeof(*s->fields));
+	if (!nf)
+		return fail(t, "out of memory");
+	s->fields = nf;
+	nf = &s->fields[s->nfields];
+	nf->name = strdup(field);
+	if (!nf->name)
+		return fail(t, "out of memory");
+	nf->offset = start;
+	nf->size = size;
+	s->nfields++;
+
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(t->a, &buf, &len, &off);
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			return fail_archive(t, "truncated or corrupt archive");
+		if (off < 0 || (uint64_t)off < filled || (uint64_t)off > size || len > size - (uint64_t)off)
+			return fail(t, "member data of '%s' runs past its size %llu", s->key,
+				    (unsigned long long)size);
+		if (reserve(&s->data, cap, start + (uint64_t)off + len) < 0)
+			return fail(t, "out of memory for a sample of %llu bytes",
+				    (unsigned long long)(start + size));
+		memset(s->data + start + filled, 0, (size_t)((uint64_t)off - filled));
+		memcpy(s->data + start + off, buf, len);
+		filled = (uint64_t)off + len;
+	}
+	if (reserve(&s->data, cap, start + size) < 0)
+		return fail(t, "out of memory for a sample of %llu bytes",
+			    (unsigned long long)(start + size));
+	memset(s->data + start + filled, 0, (size_t)(size - filled));
+	s->size = start + size;
+	t->st.data_bytes += size;
+	return 0;
+}
+
+/* Read headers until one that belongs to a sample (a regular member with a key and a
+ * field). 1 with t->pending set, 0 at the end, or an error. */
+static int next_member(struct slab_tarin *t)
+{
+	for (;;) {
+		struct archive_entry *e;
+		const char *name, *field;
+		size_t key_len;
+		int r = archive_read_next_header(t->a, &e);
+
+		if (r == ARCHIVE_EOF) {
+			t->eof = 1;
+			return 0;
+		}
+		if (r == ARCHIVE_RETRY)
+			continue;
+		if (r < ARCHIVE_WARN)
+			return fail_archive(t, "truncated or corrupt archive");
+		t->st.members++;
+		t->pending_offset = (uint64_t)archive_read_header_position(t->a);
+		name = archive_entry_pathname(e);
+		if (!name)
+			name = archive_entry_pathname_utf8(e);
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) ||
+		    archive_entry_symlink(e)) {
+			t->st.skipped_special++;
+			continue;
+		}
+		if (!name || slab_split_name(name, &key_len, &field) < 0) {
+			t->st.skipped_names++;
+			continue;
+		}
+		if (!keep_field(t, field)) {
+			t->st.skipped_fields++;
+			continue;
+		}
+		free(t->pending_name);
+		t->pending_name = strdup(name);
+		if (!t->pending_name)
+			return fail(t, "out of memory");
+		t->pending = e;
+		return 1;
+	}
+}
+
+int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
+{
+	struct slab_in_sample *s = NULL;
+	uint64_t cap = 0;
+	int r;
+
+	*out = NULL;
+	if (t->eof)
+		return 0;
+	if (!t->pending) {
+		r = next_member(t);
+		if (r <= 0)
+			return r;
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail(t, "out of memory");
+	{
+		const char *field;
+		size_t key_len;
+		slab_split_name(t->pending_name, &key_len, &field);
+		s->key = strndup(t->pending_name, key_len);
+		s->key_len = key_len;
+		s->offset = t->pending_offset;
+		if (!s->key) {
+			r = fail(t, "out of memory");
+			goto fail;
+		}
+	}
+
+	/* Members with the key of the first one form the sample. */
+	while (t->pending) {
+		const char *field;
+		size_t key_len;
+		uint64_t size = (uint64_t)archive_entry_size(t->pending);
+		int dup = 0;
+
+		slab_split_name(t->pending_name, &key_len, &field);
+		if (key_len != s->key_len || memcmp(t->pending_name, s->key, key_len) != 0)
+			break;          /* the next sample starts here: keep it pending */
+		t->pending = NULL;
+		for (size_t i = 0; i < s->nfields; i++)
+			if (strcmp(s->fields[i].name, field) == 0)
+				dup = 1;
+		if (dup && !s->bad) {
+			s->bad = SLAB_IN_DUPFIELD;
+			snprintf(s->reason, sizeof(s->reason), "field '%s' appears twice in sample '%.150s'",
+				 field, s->key);
+		}
+		if (!s->bad && t->o.max_sample_size && size > t->o.max_sample_size - s->size) {
+			s->bad = SLAB_IN_TOOBIG;
+			snprintf(s->reason, sizeof(s->reason),
+				 "sample '%.150s' is larger than the maximum sample size %llu bytes",
+				 s->key, (unsigned long long)t->o.max_sample_size);
+		}
+		if (s->bad) {
+			/* Keep reading past it, but never hold its bytes. */
+			if (archive_read_data_skip(t->a) < ARCHIVE_WARN) {
+				r = fail_archive(t, "truncated or corrupt archive");
+				goto fail;
+			}
+		} else if ((r = read_member(t, s, &cap, field, size)) < 0) {
+			goto fail;
+		}
+		free(t->last_good);
+		t->last_good = strdup(t->pending_name);
+		t->last_good_offset = t->pending_offset;
+		r = next_member(t);
+		if (r < 0)
+			goto fail;
+	}
+	*out = s;
+	return 1;
+fail:
+	slab_in_sample_free(s);
+	return r;
+}
+
+void slab_tarin_free(struct slab_tarin *t)
+{
+	if (!t)
+		return;
+	if (t->a)
+		archive_read_free(t->a);
+	free(t->pending_name);
+	free(t->last_good);
+	free(t->name);
+	free(t);
+}

@@ -1,0 +1,71 @@
+/* tarin.h: reads a tar / WebDataset stream (compression detected by libarchive) and groups
+ * consecutive members into samples by WebDataset's key rule. */
+#ifndef SLAB_TARIN_H
+#define SLAB_TARIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct slab_tarin;
+
+struct slab_tarin_options {
+	uint64_t max_sample_size;       /* 0: no limit */
+	const char *const *keep;        /* keep only these field names; NULL: all */
+	size_t nkeep;
+};
+
+struct slab_in_field {
+	char *name;
+	uint64_t offset;                /* into the sample's data */
+	uint64_t size;
+};
+
+/* Why a sample cannot be packed as it is. */
+enum { SLAB_IN_OK, SLAB_IN_DUPFIELD, SLAB_IN_TOOBIG };
+
+struct slab_in_sample {
+	char *key;                      /* NUL-terminated; key_len excludes the NUL */
+	size_t key_len;
+	unsigned char *data;            /* the fields back to back */
+	uint64_t size;
+	struct slab_in_field *fields;
+	size_t nfields;
+	int bad;                        /* SLAB_IN_* */
+	char reason[256];               /* for bad samples */
+	uint64_t offset;                /* input offset of its first member's header */
+};
+
+struct slab_tarin_stats {
+	uint64_t members;               /* entries read, of every kind */
+	uint64_t skipped_special;       /* directories, links, devices, fifos */
+	uint64_t skipped_names;         /* names without a key and an extension */
+	uint64_t skipped_fields;        /* members whose field --fields did not keep */
+	uint64_t skipped_empty;         /* samples left with no field */
+	uint64_t raw_bytes;             /* bytes consumed from the input (compressed) */
+	uint64_t data_bytes;            /* member bytes, uncompressed */
+};
+
+/* NULL only when out of memory. */
+struct slab_tarin *slab_tarin_new(void);
+
+/* Open path ("-" or NULL: standard input). name is used in messages. */
+int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o);
+
+/* The next sample: 1 and *out (the caller frees it with slab_in_sample_free), 0 at the end,
+ * or a negative error (truncated or corrupt input, I/O) whose text names the input and the
+ * offset of the last good member. A sample may come back with bad set: the caller decides. */
+int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out);
+
+void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st);
+const char *slab_tarin_error(const struct slab_tarin *t);
+/* Closes the input; accepts NULL. */
+void slab_tarin_free(struct slab_tarin *t);
+
+void slab_in_sample_free(struct slab_in_sample *s);
+
+/* WebDataset's rule on one member name: key = directory part + base name up to its first dot,
+ * field = the rest. 0 with *key_len and *field (pointing into name), or -1 when the name has
+ * no such split (no dot, nothing before it, nothing after it). */
+int slab_split_name(const char *name, size_t *key_len, const char **field);
+
+#endif

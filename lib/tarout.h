@@ -1,0 +1,14 @@
+/* tarout.h: writes a .slab dataset back out as a tar stream, member names key.field. */
+#ifndef SLAB_TAROUT_H
+#define SLAB_TAROUT_H
+
+#include <stddef.h>
+
+struct slab;
+
+/* Write every sample of s to fd as tar members (ustar, pax headers where names or sizes need
+ * them), fields in the order they had in the packed input, mode 0644, time 0. 0, or -1 with
+ * the reason in err. */
+int slab_tar_export(struct slab *s, int fd, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,583 @@
+/* writer.c: writes a .slab file front to back (header, pages, table, trailer) so the output
+ * may be a pipe; only the table grows with the data, one small record per sample and field. */
+#include "slab.h"
+#include "format.h"
+#include "crc32c.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OUTBUF_SIZE (1u << 20)
+
+struct wsample {
+	uint64_t offset, size, key_off;
+	uint32_t key_len, page;
+	uint64_t first_field;   /* index into fields[] */
+	uint32_t nfields;
+};
+
+struct wfield {
+	uint64_t offset, size;
+	uint32_t crc, width, height;
+	uint32_t id;            /* id in order of first appearance; sorted at finish */
+	unsigned char flags, subsamp, colorspace, order;
+};
+
+struct slab_writer {
+	int fd;
+	char *name;
+	char err[512];
+	int failed;
+	uint64_t page_size, data_offset;
+	uint32_t header_crc;
+
+	unsigned char *buf;     /* output buffer */
+	size_t buf_len;
+	uint64_t pos;           /* bytes accepted so far (file offset of the next byte) */
+	uint64_t pages;         /* pages started */
+	int page_full;          /* the current page takes no more samples */
+
+	struct wsample *samples;
+	uint64_t nsamples, cap_samples;
+	struct wfield *fields;
+	uint64_t nfields, cap_fields;
+	char *keys;
+	uint64_t keys_len, keys_cap;
+	uint64_t *set;          /* open-addressing key set: sample index + 1 */
+	uint64_t set_size;
+
+	char **names;           /* field names by id */
+	uint32_t nnames, cap_names;
+	uint64_t data_bytes;
+
+	uint32_t table_crc;
+	int finished;
+};
+
+static int fail(struct slab_writer *w, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct slab_writer *w, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	/* Refused samples are the input's fault: the caller names the input instead. */
+	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
+		n = snprintf(w->err, sizeof(w->err), "'%s': ", w->name ? w->name : "(output)");
+	if (n < 0 || (size_t)n >= sizeof(w->err))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(w->err + n, sizeof(w->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
+		w->failed = 1;
+	return code;
+}
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
+{
+	uint64_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / elem)
+		return -1;
+	q = realloc(*p, (size_t)(n * elem));
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+static int write_all(struct slab_writer *w, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len) {
+		ssize_t n = write(w->fd, c, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
+				    (unsigned long long)w->pos, strerror(errno));
+		}
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int flush(struct slab_writer *w)
+{
+	int r = 0;
+
+	if (w->buf_len)
+		r = write_all(w, w->buf, w->buf_len);
+	w->buf_len = 0;
+	return r;
+}
+
+static int out(struct slab_writer *w, const void *p, size_t len)
+{
+	if (w->buf_len + len > OUTBUF_SIZE) {
+		if (flush(w) < 0)
+			return SLAB_ERR_IO;
+		if (len >= OUTBUF_SIZE) {
+			/* Large pieces go straight out: no second copy. */
+			if (write_all(w, p, len) < 0)
+				return SLAB_ERR_IO;
+			w->pos += len;
+			return 0;
+		}
+	}
+	memcpy(w->buf + w->buf_len, p, len);
+	w->buf_len += len;
+	w->pos += len;
+	return 0;
+}
+
+static int out_zero(struct slab_writer *w, uint64_t len)
+{
+	while (len) {
+		size_t room = OUTBUF_SIZE - w->buf_len, n;
+		if (!room) {
+			if (flush(w) < 0)
+				return SLAB_ERR_IO;
+			room = OUTBUF_SIZE;
+		}
+		n = len < room ? (size_t)len : room;
+		memset(w->buf + w->buf_len, 0, n);
+		w->buf_len += n;
+		w->pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- open ------------------------------------------------------------------------------- */
+
+struct slab_writer *slab_writer_new(void)
+{
+	struct slab_writer *w = calloc(1, sizeof(*w));
+
+	if (w)
+		w->fd = -1;
+	return w;
+}
+
+const char *slab_writer_error(const struct slab_writer *w)
+{
+	return w->err;
+}
+
+int slab_writer_open(struct slab_writer *w, int fd, const char *name,
+		     const struct slab_writer_options *o)
+{
+	unsigned char hdr[SLAB_HEADER_SIZE];
+	uint64_t ps = o && o->page_size ? o->page_size : SLAB_DEFAULT_PAGE_SIZE;
+	const char *opts = o && o->options ? o->options : "";
+	size_t optlen = strlen(opts);
+
+	free(w->name);
+	w->name = strdup(name ? name : "(output)");
+	w->fd = fd;
+	if (!w->name)
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+	if (ps < SLAB_MIN_PAGE_SIZE || ps > SLAB_MAX_PAGE_SIZE || (ps & (ps - 1)))
+		return fail(w, SLAB_ERR_INVAL,
+			    "page size %llu is not a power of two from 4 KiB to 1 GiB",
+			    (unsigned long long)ps);
+	if (optlen > SLAB_OPTIONS_MAX)
+		return fail(w, SLAB_ERR_INVAL, "options record is %zu bytes, more than %u",
+			    optlen, SLAB_OPTIONS_MAX);
+	w->buf = malloc(OUTBUF_SIZE);
+	w->set_size = 1024;
+	w->set = calloc(w->set_size, sizeof(*w->set));
+	if (!w->buf || !w->set)
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+	w->page_size = ps;
+	w->data_offset = SLAB_HEADER_SIZE;
+
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, SLAB_MAGIC, 8);
+	slab_put16(hdr + 8, SLAB_VERSION_MAJOR);
+	slab_put16(hdr + 10, SLAB_VERSION_MINOR);
+	slab_put32(hdr + 12, SLAB_HEADER_SIZE);
+	slab_put64(hdr + 16, ps);
+	slab_put64(hdr + 24, w->data_offset);
+	memcpy(hdr + SLAB_OPTIONS_OFFSET, opts, optlen);
+	w->header_crc = slab_crc32c(0, hdr, sizeof(hdr));
+	slab_put32(hdr + 36, w->header_crc);
+	return out(w, hdr, sizeof(hdr));
+}
+
+/* ---- samples ---------------------------------------------------------------------------- */
+
+static int set_insert(struct slab_writer *w, uint64_t index);
+
+static int set_grow(struct slab_writer *w)
+{
+	uint64_t *old = w->set, n = w->set_size;
+
+	w->set_size *= 2;
+	w->set = calloc(w->set_size, sizeof(*w->set));
+	if (!w->set) {
+		w->set = old;
+		w->set_size = n;
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		if (old[i])
+			set_insert(w, old[i] - 1);
+	free(old);
+	return 0;
+}
+
+/* Slot holding the key, or the empty slot where it would go. */
+static uint64_t *set_slot(struct slab_writer *w, const char *key, size_t len)
+{
+	uint64_t mask = w->set_size - 1, h = slab_key_hash(key, len) & mask;
+
+	for (;; h = (h + 1) & mask) {
+		uint64_t v = w->set[h];
+		if (!v)
+			return &w->set[h];
+		const struct wsample *s = &w->samples[v - 1];
+		if (s->key_len == len && memcmp(w->keys + s->key_off, key, len) == 0)
+			return &w->set[h];
+	}
+}
+
+static int set_insert(struct slab_writer *w, uint64_t index)
+{
+	const struct wsample *s = &w->samples[index];
+
+	*set_slot(w, w->keys + s->key_off, s->key_len) = index + 1;
+	return 0;
+}
+
+static int field_id(struct slab_writer *w, const char *name, uint32_t *id)
+{
+	uint64_t cap = w->cap_names;
+
+	for (uint32_t i = 0; i < w->nnames; i++)
+		if (strcmp(w->names[i], name) == 0) {
+			*id = i;
+			return 0;
+		}
+	if (w->nnames >= UINT16_MAX)
+		return fail(w, SLAB_ERR_INVAL, "more than %u distinct field names", UINT16_MAX);
+	if (strlen(name) > UINT16_MAX)
+		return fail(w, SLAB_ERR_INVAL, "field name longer than %u bytes", UINT16_MAX);
+	if (grow((void **)&w->names, &cap, (uint64_t)w->nnames + 1, sizeof(*w->names)) < 0 ||
+	    !(w->names[w->nnames] = strdup(name)))
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+	w->cap_names = (uint32_t)cap;
+	*id = w->nnames++;
+	return 0;
+}
+
+/* Move to a fresh page: zero-fill to the next page boundary. */
+static int new_page(struct slab_writer *w)
+{
+	uint64_t rel = w->pos - w->data_offset;
+	uint64_t pad = (w->page_size - rel % w->page_size) % w->page_size;
+
+	if (out_zero(w, pad) < 0)
+		return SLAB_ERR_IO;
+	w->pages = (w->pos - w->data_offset) / w->page_size + 1;
+	w->page_full = 0;
+	return 0;
+}
+
+int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
+		    const struct slab_field_in *fields, size_t nfields)
+{
+	uint64_t size = 0, used, *slot;
+	struct wsample *s;
+
+	if (w->failed || w->finished)
+		return fail(w, SLAB_ERR_INVAL, "writer is not open");
+	if (key_len > UINT32_MAX)
+		return fail(w, SLAB_ERR_INVAL, "key longer than 4 GiB");
+	if (nfields > 255)
+		return fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
+			    (int)(key_len > 200 ? 200 : key_len), key);
+	for (size_t i = 0; i < nfields; i++) {
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(fields[i].name, fields[j].name) == 0)
+				return fail(w, SLAB_ERR_DUPFIELD, "sample '%.*s': field '%s' given twice",
+					    (int)(key_len > 200 ? 200 : key_len), key,
+					    fields[i].name);
+		size += fields[i].size;
+	}
+	if ((w->nsamples + 1) * 2 > w->set_size && set_grow(w) < 0)
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+	slot = set_slot(w, key, key_len);
+	if (*slot) {
+		return fail(w, SLAB_ERR_DUPKEY, "key '%.*s' appears again (first as sample %llu)",
+			    (int)(key_len > 200 ? 200 : key_len), key,
+			    (unsigned long long)(*slot - 1));
+	}
+
+	/* Placement: a sample that does not fit in what is left of the page starts a new one;
+	 * one larger than a page starts a page and takes whole pages. */
+	used = w->pages ? (w->pos - w->data_offset) - (w->pages - 1) * w->page_size : 0;
+	if (!w->pages || w->page_full || used >= w->page_size ||
+	    (size <= w->page_size && used + size > w->page_size) ||
+	    (size > w->page_size && used > 0)) {
+		if (new_page(w) < 0)
+			return SLAB_ERR_IO;
+	}
+
+	if (grow((void **)&w->samples, &w->cap_samples, w->nsamples + 1, sizeof(*w->samples)) < 0 ||
+	    grow((void **)&w->fields, &w->cap_fields, w->nfields + nfields, sizeof(*w->fields)) < 0 ||
+	    grow((void **)&w->keys, &w->keys_cap, w->keys_len + key_len + 1, 1) < 0)
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+
+	s = &w->samples[w->nsamples];
+	s->offset = w->pos;
+	s->size = size;
+	s->key_off = w->keys_len;
+	s->key_len = (uint32_t)key_len;
+	s->page = (uint32_t)((w->pos - w->data_offset) / w->page_size);
+	s->first_field = w->nfields;
+	s->nfields = (uint32_t)nfields;
+	memcpy(w->keys + w->keys_len, key, key_len);
+	w->keys_len += key_len;
+
+	for (size_t i = 0; i < nfields; i++) {
+		struct wfield *f = &w->fields[w->nfields + i];
+		const struct slab_field_in *in = &fields[i];
+
+		if (field_id(w, in->name, &f->id) < 0)
+			return SLAB_ERR_NOMEM;
+		f->offset = w->pos;
+		f->size = in->size;
+		f->crc = slab_crc32c(0, in->data, (size_t)in->size);
+		f->flags = (unsigned char)(SLAB_FIELD_PRESENT |
+				(in->flags & (SLAB_FIELD_JPEG | SLAB_FIELD_TRANSCODED)));
+		f->width = in->width;
+		f->height = in->height;
+		f->subsamp = (unsigned char)in->subsamp;
+		f->colorspace = (unsigned char)in->colorspace;
+		f->order = (unsigned char)i;
+		if (in->size && out(w, in->data, (size_t)in->size) < 0)
+			return SLAB_ERR_IO;
+	}
+	w->nfields += nfields;
+	w->data_bytes += size;
+	*slot = ++w->nsamples;
+	if (size > w->page_size) {
+		w->pages = s->page + (size + w->page_size - 1) / w->page_size;
+		w->page_full = 1;
+	}
+	return 0;
+}
+
+/* ---- finish ----------------------------------------------------------------------------- */
+
+static int tout(struct slab_writer *w, const void *p, size_t len)
+{
+	w->table_crc = slab_crc32c(w->table_crc, p, len);
+	return out(w, p, len);
+}
+
+static int tzero(struct slab_writer *w, uint64_t len)
+{
+	static const unsigned char z[64];
+
+	while (len) {
+		size_t n = len < sizeof(z) ? (size_t)len : sizeof(z);
+		if (tout(w, z, n) < 0)
+			return SLAB_ERR_IO;
+		len -= n;
+	}
+	return 0;
+}
+
+static const char *const *sort_names;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(sort_names[*(const uint32_t *)a], sort_names[*(const uint32_t *)b]);
+}
+
+static uint64_t pad8(uint64_t n)
+{
+	return (8 - n % 8) % 8;
+}
+
+int slab_writer_finish(struct slab_writer *w)
+{
+	unsigned char th[SLAB_TABLE_HEADER_SIZE], rec[SLAB_FIELD_RECORD], tr[SLAB_TRAILER_SIZE];
+	uint32_t F = w->nnames, *order = NULL, *rank = NULL;
+	uint64_t N = w->nsamples, B = 2, schema_size = 0, table_off, off;
+	uint64_t *index = NULL;
+	unsigned char *row = NULL;
+	int ret = SLAB_ERR_NOMEM;
+
+	if (w->failed || w->finished)
+		return fail(w, SLAB_ERR_INVAL, "writer is not open");
+	while (B < 2 * N)
+		B *= 2;
+
+	/* Field ids become ranks in byte order of the names: a stable, documented schema. */
+	order = malloc((F ? F : 1) * sizeof(*order));
+	rank = malloc((F ? F : 1) * sizeof(*rank));
+	index = calloc(B, sizeof(*index));
+	row = malloc((size_t)(F ? F : 1) * SLAB_FIELD_RECORD);
+	if (!order || !rank || !index || !row) {
+		fail(w, SLAB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < F; i++)
+		order[i] = i;
+	sort_names = (const char *const *)w->names;
+	qsort(order, F, sizeof(*order), by_name);
+	for (uint32_t i = 0; i < F; i++) {
+		rank[order[i]] = i;
+		schema_size += 2 + strlen(w->names[i]);
+	}
+	for (uint64_t i = 0; i < N; i++) {
+		const struct wsample *s = &w->samples[i];
+		uint64_t h = slab_key_hash(w->keys + s->key_off, s->key_len) & (B - 1);
+		while (index[h])
+			h = (h + 1) & (B - 1);
+		index[h] = i + 1;
+	}
+
+	ret = SLAB_ERR_IO;
+	if (out_zero(w, (SLAB_ALIGN - w->pos % SLAB_ALIGN) % SLAB_ALIGN) < 0)
+		goto out;
+	table_off = w->pos;
+
+	memset(th, 0, sizeof(th));
+	memcpy(th, SLAB_TABLE_MAGIC, 8);
+	slab_put64(th + 8, N);
+	slab_put64(th + 16, w->pages);
+	slab_put32(th + 24, F);
+	off = SLAB_TABLE_HEADER_SIZE;
+	slab_put64(th + 32, off);                       /* schema */
+	slab_put64(th + 40, schema_size);
+	off += schema_size + pad8(schema_size);
+	slab_put64(th + 48, off);                       /* samples */
+	off += N * SLAB_SAMPLE_RECORD;
+	slab_put64(th + 56, off);                       /* fields */
+	off += N * F * SLAB_FIELD_RECORD;
+	slab_put64(th + 64, off);                       /* keys */
+	slab_put64(th + 72, w->keys_len);
+	off += w->keys_len + pad8(w->keys_len);
+	slab_put64(th + 80, off);                       /* key index */
+	slab_put64(th + 88, B);
+	off += B * 8;
+	w->table_crc = 0;
+	if (tout(w, th, sizeof(th)) < 0)
+		goto out;
+
+	for (uint32_t r = 0; r < F; r++) {
+		const char *name = w->names[order[r]];
+		size_t len = strlen(name);
+		slab_put16(rec, (uint16_t)len);
+		if (tout(w, rec, 2) < 0 || tout(w, name, len) < 0)
+			goto out;
+	}
+	if (tzero(w, pad8(schema_size)) < 0)
+		goto out;
+
+	for (uint64_t i = 0; i < N; i++) {
+		const struct wsample *s = &w->samples[i];
+		memset(rec, 0, SLAB_SAMPLE_RECORD);
+		slab_put64(rec, s->offset);
+		slab_put64(rec + 8, s->size);
+		slab_put64(rec + 16, s->key_off);
+		slab_put32(rec + 24, s->key_len);
+		slab_put32(rec + 28, s->page);
+		if (tout(w, rec, SLAB_SAMPLE_RECORD) < 0)
+			goto out;
+	}
+
+	for (uint64_t i = 0; i < N; i++) {
+		const struct wsample *s = &w->samples[i];
+		memset(row, 0, (size_t)F * SLAB_FIELD_RECORD);
+		for (uint32_t k = 0; k < s->nfields; k++) {
+			const struct wfield *f = &w->fields[s->first_field + k];
+			unsigned char *p = row + (size_t)rank[f->id] * SLAB_FIELD_RECORD;
+			slab_put64(p, f->offset);
+			slab_put64(p + 8, f->size);
+			slab_put32(p + 16, f->crc);
+			slab_put16(p + 20, (uint16_t)f->width);
+			slab_put16(p + 22, (uint16_t)f->height);
+			p[24] = f->flags;
+			p[25] = f->subsamp;
+			p[26] = f->colorspace;
+			p[27] = f->order;
+		}
+		if (F && tout(w, row, (size_t)F * SLAB_FIELD_RECORD) < 0)
+			goto out;
+	}
+
+	if (tout(w, w->keys, (size_t)w->keys_len) < 0 || tzero(w, pad8(w->keys_len)) < 0)
+		goto out;
+	for (uint64_t i = 0; i < B; i++) {
+		slab_put64(rec, index[i]);
+		if (tout(w, rec, 8) < 0)
+			goto out;
+	}
+
+	memset(tr, 0, sizeof(tr));
+	memcpy(tr, SLAB_TRAILER_MAGIC, 8);
+	slab_put64(tr + 8, table_off);
+	slab_put64(tr + 16, w->pos - table_off);
+	slab_put64(tr + 24, w->pos + SLAB_TRAILER_SIZE);
+	slab_put64(tr + 32, N);
+	slab_put32(tr + 40, w->table_crc);
+	slab_put32(tr + 44, w->header_crc);
+	slab_put32(tr + 60, slab_crc32c(0, tr, 60));
+	if (out(w, tr, sizeof(tr)) < 0 || flush(w) < 0)
+		goto out;
+	w->finished = 1;
+	ret = 0;
+out:
+	free(order);
+	free(rank);
+	free(index);
+	free(row);
+	return ret;
+}
+
+void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st)
+{
+	st->samples = w->nsamples;
+	st->fields = w->nnames;
+	st->pages = w->pages;
+	st->data_bytes = w->data_bytes;
+	st->file_bytes = w->pos;
+}
+
+void slab_writer_free(struct slab_writer *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->nnames; i++)
+		free(w->names[i]);
+	free(w->names);
+	free(w->name);
+	free(w->buf);
+	free(w->samples);
+	free(w->fields);
+	free(w->keys);
+	free(w->set);
+	free(w);
+}

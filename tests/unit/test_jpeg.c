@@ -1,0 +1,424 @@
+/* test_jpeg.c: unit tests of lib/jpeg.c on JPEGs made in memory with TurboJPEG, and on the
+ * corpus JPEGs in $SLAB_CORPUS/jpeg/ when that variable is set. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+#include "format.h"
+#include "jpeg.h"
+#include "unit.h"
+
+struct blob {
+	unsigned char *p;
+	size_t len;
+};
+
+/* A colour picture: horizontal red ramp, vertical green ramp, a blue checkerboard so the
+ * scan data is not trivially small. */
+static unsigned char *
+make_pixels(int w, int h, int pf)
+{
+	int ps = tjPixelSize[pf];
+	unsigned char *pix = malloc((size_t)w * h * ps);
+
+	if (!pix)
+		abort();
+	for (int y = 0; y < h; y++) {
+		for (int x = 0; x < w; x++) {
+			unsigned char *p = pix + ((size_t)y * w + x) * ps;
+			int r = x * 255 / (w > 1 ? w - 1 : 1);
+			int g = y * 255 / (h > 1 ? h - 1 : 1);
+			int b = ((x / 16 + y / 16) & 1) ? 200 : 60;
+
+			if (pf == TJPF_GRAY) {
+				p[0] = (unsigned char)((r + g + b) / 3);
+			} else {
+				p[0] = (unsigned char)r;
+				p[1] = (unsigned char)g;
+				p[2] = (unsigned char)b;
+				if (ps == 4)
+					p[3] = (unsigned char)(255 - (r + g) / 2);
+			}
+		}
+	}
+	return pix;
+}
+
+static struct blob
+encode(int w, int h, int pf, int samp, int quality)
+{
+	tjhandle tj = tjInitCompress();
+	unsigned char *pix = make_pixels(w, h, pf), *jbuf = NULL;
+	unsigned long jsize = 0;
+	struct blob b = { NULL, 0 };
+
+	if (!tj || tjCompress2(tj, pix, w, 0, h, pf, &jbuf, &jsize, samp, quality, 0) != 0) {
+		fprintf(stderr, "tjCompress2: %s\n", tjGetErrorStr2(tj));
+		abort();
+	}
+	b.p = malloc(jsize);
+	if (!b.p)
+		abort();
+	memcpy(b.p, jbuf, jsize);
+	b.len = jsize;
+	tjFree(jbuf);
+	tjDestroy(tj);
+	free(pix);
+	return b;
+}
+
+/* Mean of each channel of a decoded JPEG; the number of channels, or 0. */
+static int
+mean_colour(const struct blob *b, int pf, double mean[4])
+{
+	tjhandle tj = tjInitDecompress();
+	int w, h, samp, cs, ps = tjPixelSize[pf], ret = 0;
+	unsigned char *pix = NULL;
+
+	if (!tj || tjDecompressHeader3(tj, b->p, b->len, &w, &h, &samp, &cs) != 0)
+		goto out;
+	pix = malloc((size_t)w * h * ps);
+	if (!pix || tjDecompress2(tj, b->p, b->len, pix, w, 0, h, pf, 0) != 0)
+		goto out;
+	for (int c = 0; c < ps; c++) {
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < (size_t)w * h; i++)
+			sum += pix[i * ps + c];
+		mean[c] = (double)sum / ((double)w * h);
+	}
+	ret = ps;
+out:
+	free(pix);
+	if (tj)
+		tjDestroy(tj);
+	return ret;
+}
+
+/* Offset of the first byte of entropy-coded data, after the first SOS segment. */
+static size_t
+scan_start(const struct blob *b)
+{
+	size_t i = 2;
+
+	while (i + 4 <= b->len && b->p[i] == 0xFF) {
+		unsigned m = b->p[i + 1];
+		size_t seglen = (size_t)b->p[i + 2] << 8 | b->p[i + 3];
+
+		if (m == 0xDA)
+			return i + 2 + seglen;
+		i += 2 + seglen;
+	}
+	return 0;
+}
+
+static int
+has(const char *haystack, const char *needle)
+{
+	return haystack && strstr(haystack, needle) != NULL;
+}
+
+static void
+test_header(struct slab_jpeg *j)
+{
+	struct { int w, h, pf, samp, want_samp, want_cs; } cases[] = {
+		{ 640, 480, TJPF_RGB, TJSAMP_420, SLAB_SAMP_420, SLAB_CS_YCBCR },
+		{ 640, 480, TJPF_RGB, TJSAMP_444, SLAB_SAMP_444, SLAB_CS_YCBCR },
+		{ 333, 222, TJPF_RGB, TJSAMP_422, SLAB_SAMP_422, SLAB_CS_YCBCR },
+		{ 100, 200, TJPF_RGB, TJSAMP_440, SLAB_SAMP_440, SLAB_CS_YCBCR },
+		{ 640, 480, TJPF_GRAY, TJSAMP_GRAY, SLAB_SAMP_GRAY, SLAB_CS_GRAY },
+		{ 64, 48, TJPF_CMYK, TJSAMP_444, SLAB_SAMP_444, SLAB_CS_YCCK },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct blob b = encode(cases[i].w, cases[i].h, cases[i].pf, cases[i].samp, 90);
+		struct slab_jpeg_info info;
+
+		memset(&info, 0xAA, sizeof(info));
+		CHECK(slab_jpeg_header(j, b.p, b.len, &info) == 0);
+		CHECK(info.width == (uint32_t)cases[i].w);
+		CHECK(info.height == (uint32_t)cases[i].h);
+		CHECK(info.subsamp == cases[i].want_samp);
+		CHECK(info.colorspace == cases[i].want_cs);
+		CHECK(slab_jpeg_check(j, b.p, b.len) == 0);
+		free(b.p);
+	}
+}
+
+static void
+test_bad(struct slab_jpeg *j)
+{
+	struct blob b = encode(640, 480, TJPF_RGB, TJSAMP_420, 90);
+	static const unsigned char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x02";
+	static const unsigned char junk[] = "\xff\xd8\xff\xe0 this is not really a JPEG at all";
+	struct slab_jpeg_info info;
+	unsigned char *bad;
+	size_t start = scan_start(&b);
+
+	/* Cut in the middle of the scan data: the header is intact, the decode is not. */
+	CHECK(start > 0 && start < b.len / 2);
+	CHECK(slab_jpeg_header(j, b.p, b.len / 2, &info) == 0);
+	CHECK(info.width == 640 && info.height == 480);
+	CHECK(slab_jpeg_check(j, b.p, b.len / 2) == -1);
+	CHECK(has(slab_jpeg_error(j), "corrupt JPEG: "));
+	/* Short by the final EOI marker only: still truncated. */
+	CHECK(slab_jpeg_check(j, b.p, b.len - 2) == -1);
+
+	bad = malloc(b.len);
+	if (!bad)
+		abort();
+	memcpy(bad, b.p, b.len);
+	for (size_t i = 0; i < 64; i++)
+		bad[start + (b.len - start) / 2 + i] ^= 0xA5;
+	CHECK(slab_jpeg_header(j, bad, b.len, &info) == 0);
+	CHECK(slab_jpeg_check(j, bad, b.len) == -1);
+	CHECK(has(slab_jpeg_error(j), "corrupt JPEG: "));
+
+	CHECK(slab_jpeg_header(j, png, sizeof(png) - 1, &info) == -1);
+	CHECK(has(slab_jpeg_error(j), "not a JPEG: "));
+	CHECK(slab_jpeg_check(j, png, sizeof(png) - 1) == -1);
+	CHECK(has(slab_jpeg_error(j), "not a JPEG: "));
+	CHECK(slab_jpeg_check(j, junk, sizeof(junk) - 1) == -1);
+	CHECK(slab_jpeg_check(j, b.p, 0) == -1);
+	CHECK(slab_jpeg_check(j, NULL, 0) == -1);
+	CHECK(slab_jpeg_header(j, b.p, 1, &info) == -1);
+
+	/* TurboJPEG 2.1 leaves its handle broken after a failed header: the same context
+	 * must read good JPEGs again. */
+	CHECK(slab_jpeg_header(j, b.p, b.len, &info) == 0);
+	CHECK(slab_jpeg_check(j, b.p, b.len) == 0);
+
+	free(bad);
+	free(b.p);
+}
+
+/* fit() to max_side: the size wanted, the mean colour kept, the header of the result. */
+static void
+fit_case(struct slab_jpeg *j, int w, int h, int pf, int samp, unsigned max_side,
+	 uint32_t want_w, uint32_t want_h)
+{
+	struct blob b = encode(w, h, pf, samp, 95), o;
+	struct slab_jpeg_info info, oinfo;
+	double m0[4], m1[4];
+	void *out = NULL;
+	size_t outlen = 0;
+	int n0, n1;
+
+	CHECK(slab_jpeg_fit(j, b.p, b.len, max_side, 90, &out, &outlen, &info) == 1);
+	CHECK(out != NULL && outlen > 0);
+	if (!out) {
+		fprintf(stderr, "fit %dx%d to %u: %s\n", w, h, max_side, slab_jpeg_error(j));
+		free(b.p);
+		return;
+	}
+	CHECK(info.width == want_w && info.height == want_h);
+	CHECK(info.subsamp == (pf == TJPF_GRAY ? SLAB_SAMP_GRAY : samp));
+	o.p = out;
+	o.len = outlen;
+	CHECK(slab_jpeg_header(j, out, outlen, &oinfo) == 0);
+	CHECK(oinfo.width == info.width && oinfo.height == info.height);
+	CHECK(oinfo.subsamp == info.subsamp && oinfo.colorspace == info.colorspace);
+	CHECK(slab_jpeg_check(j, out, outlen) == 0);
+
+	/* Area averaging keeps the mean; nearest neighbour on a checkerboard would not. */
+	n0 = mean_colour(&b, pf, m0);
+	n1 = mean_colour(&o, pf, m1);
+	CHECK(n0 > 0 && n0 == n1);
+	for (int c = 0; c < n0 && n0 == n1; c++) {
+		if (m0[c] - m1[c] > 2.0 || m1[c] - m0[c] > 2.0) {
+			fprintf(stderr, "%dx%d -> %ux%u channel %d: mean %.2f became %.2f\n",
+				w, h, want_w, want_h, c, m0[c], m1[c]);
+			CHECK(!"mean colour kept");
+		}
+	}
+	free(out);
+	free(b.p);
+}
+
+struct fit_job {
+	const struct blob *in;
+	void *out;
+	size_t outlen;
+	int ret;
+};
+
+static void *
+fit_thread(void *arg)
+{
+	struct fit_job *job = arg;
+	struct slab_jpeg *j = slab_jpeg_new();
+	struct slab_jpeg_info info;
+
+	job->ret = j ? slab_jpeg_fit(j, job->in->p, job->in->len, 100, 85, &job->out,
+				     &job->outlen, &info) : -1;
+	slab_jpeg_free(j);
+	return NULL;
+}
+
+static void
+test_fit(struct slab_jpeg *j)
+{
+	struct blob b = encode(640, 480, TJPF_RGB, TJSAMP_420, 95);
+	struct slab_jpeg_info info;
+	struct fit_job job = { &b, NULL, 0, -2 };
+	pthread_t t;
+	void *a = NULL, *c = NULL;
+	size_t alen = 0, clen = 0;
+
+	fit_case(j, 640, 480, TJPF_RGB, TJSAMP_420, 100, 100, 75);
+	fit_case(j, 480, 640, TJPF_RGB, TJSAMP_444, 100, 75, 100);
+	fit_case(j, 641, 480, TJPF_RGB, TJSAMP_422, 100, 100, 75);
+	fit_case(j, 640, 480, TJPF_GRAY, TJSAMP_GRAY, 100, 100, 75);
+	fit_case(j, 640, 480, TJPF_CMYK, TJSAMP_420, 100, 100, 75);
+	fit_case(j, 800, 600, TJPF_RGB, TJSAMP_420, 100, 100, 75);
+	fit_case(j, 4000, 3000, TJPF_RGB, TJSAMP_420, 256, 256, 192);
+	/* No IDCT scaling leaves twice the target: the box filter alone. */
+	fit_case(j, 400, 300, TJPF_RGB, TJSAMP_420, 399, 399, 299);
+	/* Scaled 1/8, the last row of blocks is mostly padding and must weigh 4/20 only. */
+	fit_case(j, 2000, 20, TJPF_RGB, TJSAMP_444, 100, 100, 1);
+	/* Too thin for IDCT scaling. */
+	fit_case(j, 1000, 10, TJPF_RGB, TJSAMP_444, 100, 100, 1);
+	fit_case(j, 3, 2000, TJPF_GRAY, TJSAMP_GRAY, 64, 1, 64);
+
+	/* Already fits: nothing made, the input described. */
+	a = (void *)1;
+	alen = 7;
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 640, 90, &a, &alen, &info) == 0);
+	CHECK(a == NULL && alen == 0);
+	CHECK(info.width == 640 && info.height == 480 && info.subsamp == SLAB_SAMP_420);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100000, 90, &a, &alen, &info) == 0);
+
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 0, &a, &alen, &info) == -1);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 101, &a, &alen, &info) == -1);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 0, 90, &a, &alen, &info) == -1);
+	CHECK(slab_jpeg_fit(j, b.p, b.len / 2, 100, 90, &a, &alen, &info) == -1);
+	CHECK(a == NULL);
+
+	/* The same bytes twice on one context, and on another context in another thread. */
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 85, &a, &alen, &info) == 1);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 85, &c, &clen, &info) == 1);
+	CHECK(a && c && alen == clen && memcmp(a, c, alen) == 0);
+	CHECK(pthread_create(&t, NULL, fit_thread, &job) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(job.ret == 1 && job.out && job.outlen == alen);
+	CHECK(job.out && a && job.outlen == alen && memcmp(job.out, a, alen) == 0);
+
+	free(job.out);
+	free(a);
+	free(c);
+	free(b.p);
+}
+
+static void
+test_field_names(void)
+{
+	CHECK(slab_jpeg_is_jpeg_field("jpg"));
+	CHECK(slab_jpeg_is_jpeg_field("jpeg"));
+	CHECK(slab_jpeg_is_jpeg_field("JPG"));
+	CHECK(slab_jpeg_is_jpeg_field("JpEg"));
+	CHECK(!slab_jpeg_is_jpeg_field("jpe"));
+	CHECK(!slab_jpeg_is_jpeg_field("jp"));
+	CHECK(!slab_jpeg_is_jpeg_field("jpgs"));
+	CHECK(!slab_jpeg_is_jpeg_field("xjpg"));
+	CHECK(!slab_jpeg_is_jpeg_field("jpg.gz"));
+	CHECK(!slab_jpeg_is_jpeg_field("left.jpg"));
+	CHECK(!slab_jpeg_is_jpeg_field("png"));
+	CHECK(!slab_jpeg_is_jpeg_field(""));
+	CHECK(!slab_jpeg_is_jpeg_field(NULL));
+}
+
+static struct blob
+read_corpus(const char *dir, const char *name)
+{
+	char path[4096];
+	struct blob b = { NULL, 0 };
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/jpeg/%s", dir, name);
+	f = fopen(path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "cannot read '%s'\n", path);
+		CHECK(!"corpus file readable");
+		if (f)
+			fclose(f);
+		return b;
+	}
+	b.p = malloc((size_t)n);
+	if (b.p && fread(b.p, 1, (size_t)n, f) == (size_t)n)
+		b.len = (size_t)n;
+	fclose(f);
+	CHECK(b.len > 0);
+	return b;
+}
+
+static void
+test_corpus(struct slab_jpeg *j, const char *dir)
+{
+	struct blob orig = read_corpus(dir, "testorig.jpg");
+	struct blob intl = read_corpus(dir, "testimgint.jpg");
+	struct blob ari = read_corpus(dir, "testimgari.jpg");
+	struct blob m12 = read_corpus(dir, "monkey12.jpg");
+	struct slab_jpeg_info info;
+	void *out = NULL;
+	size_t outlen = 0;
+	int r;
+
+	CHECK(slab_jpeg_header(j, orig.p, orig.len, &info) == 0);
+	CHECK(info.width == 227 && info.height == 149);
+	CHECK(info.subsamp == SLAB_SAMP_420 && info.colorspace == SLAB_CS_YCBCR);
+	CHECK(slab_jpeg_check(j, orig.p, orig.len) == 0);
+	CHECK(slab_jpeg_fit(j, orig.p, orig.len, 100, 90, &out, &outlen, &info) == 1);
+	CHECK(info.width == 100 && info.height == 66);
+	free(out);
+	CHECK(slab_jpeg_check(j, orig.p, orig.len - 100) == -1);
+
+	CHECK(slab_jpeg_header(j, intl.p, intl.len, &info) == 0);
+	CHECK(info.width == 227 && info.height == 149);
+	CHECK(slab_jpeg_check(j, intl.p, intl.len) == 0);
+
+	/* Debian builds libjpeg-turbo with arithmetic decoding, so this one is accepted. */
+	CHECK(slab_jpeg_header(j, ari.p, ari.len, &info) == 0);
+	CHECK(info.width == 227 && info.height == 149);
+	CHECK(slab_jpeg_check(j, ari.p, ari.len) == 0);
+
+	/* 12-bit: TurboJPEG 2.1 refuses it already at the header, and says why. */
+	r = slab_jpeg_header(j, m12.p, m12.len, &info);
+	CHECK(r == -1 || r == 0);
+	if (r == -1)
+		CHECK(has(slab_jpeg_error(j), "12-bit"));
+	CHECK(slab_jpeg_check(j, m12.p, m12.len) == -1);
+	CHECK(has(slab_jpeg_error(j), "12-bit"));
+	CHECK(slab_jpeg_fit(j, m12.p, m12.len, 16, 90, &out, &outlen, &info) == -1);
+
+	/* The context still works after the refusals. */
+	CHECK(slab_jpeg_check(j, orig.p, orig.len) == 0);
+
+	free(orig.p);
+	free(intl.p);
+	free(ari.p);
+	free(m12.p);
+}
+
+int
+main(void)
+{
+	struct slab_jpeg *j = slab_jpeg_new();
+	const char *corpus = getenv("SLAB_CORPUS");
+
+	CHECK(j != NULL);
+	if (!j)
+		return UNIT_DONE();
+	test_header(j);
+	test_bad(j);
+	test_fit(j);
+	test_field_names();
+	if (corpus && *corpus)
+		test_corpus(j, corpus);
+	slab_jpeg_free(j);
+	CHECK_STR(slab_jpeg_error(NULL), "no JPEG context");
+	return UNIT_DONE();
+}

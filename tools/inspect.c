@@ -1,0 +1,545 @@
+/* inspect: read a .slab file: summary, list, extract a field, verify every checksum, or
+ * turn it back into a tar. */
+#include "cli.h"
+#include "format.h"
+#include "json.h"
+#include "slab.h"
+#include "tarout.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+"Usage: inspect [OPTIONS] FILE...\n"
+"       inspect --get KEY|#INDEX [--field NAME] FILE\n";
+
+static const char help_text[] =
+"Read .slab files. With no mode option, print a summary of each FILE.\n"
+"\n"
+"Modes:\n"
+"      --list               one line per sample: index, key, page, and each field as\n"
+"                           name:offset:size (JPEGs add :WIDTHxHEIGHT)\n"
+"      --get KEY|#INDEX     write one field's exact bytes to standard output\n"
+"      --field NAME         the field for --get (needed when the sample has several)\n"
+"      --verify             check every checksum and structural rule; exit 1 at the\n"
+"                           first problem, naming the sample and the offset\n"
+"      --tar                write the dataset as a tar to standard output, members\n"
+"                           named KEY.FIELD with their original bytes\n"
+"\n"
+"Options:\n"
+"      --json               summary or list as JSON\n"
+"  -q, --quiet              --verify prints nothing when the file is intact\n"
+"  -v, --verbose            say more\n"
+"  -h, --help               show this help and exit\n"
+"  -V, --version            show the version and exit\n"
+"\n"
+"Exit status: 0 success, 1 failure (unreadable or corrupt file, no such key or\n"
+"field), 2 usage error. See inspect(1) and slab(5).\n";
+
+enum {
+	OPT_FIELD = CHAR_MAX + 1,
+	OPT_GET,
+	OPT_JSON,
+	OPT_LIST,
+	OPT_TAR,
+	OPT_VERIFY,
+};
+
+static const struct option longopts[] = {
+	{ "field",   required_argument, NULL, OPT_FIELD },
+	{ "get",     required_argument, NULL, OPT_GET },
+	{ "help",    no_argument,       NULL, 'h' },
+	{ "json",    no_argument,       NULL, OPT_JSON },
+	{ "list",    no_argument,       NULL, OPT_LIST },
+	{ "quiet",   no_argument,       NULL, 'q' },
+	{ "tar",     no_argument,       NULL, OPT_TAR },
+	{ "verbose", no_argument,       NULL, 'v' },
+	{ "verify",  no_argument,       NULL, OPT_VERIFY },
+	{ "version", no_argument,       NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum mode { MODE_SUMMARY, MODE_LIST, MODE_GET, MODE_VERIFY, MODE_TAR };
+
+static const char *const samp_names[] = { "4:4:4", "4:2:2", "4:2:0", "gray", "4:4:0", "4:1:1" };
+static const char *const cs_names[] = { "rgb", "ycbcr", "gray", "cmyk", "ycck" };
+
+static const char *samp_name(unsigned v)
+{
+	return v < sizeof(samp_names) / sizeof(samp_names[0]) ? samp_names[v] : "unknown";
+}
+
+static const char *cs_name(unsigned v)
+{
+	return v < sizeof(cs_names) / sizeof(cs_names[0]) ? cs_names[v] : "unknown";
+}
+
+struct field_stats {
+	uint64_t count, total, min, max, jpegs;
+	uint32_t wmin, wmax, hmin, hmax;
+};
+
+struct stats {
+	uint64_t data_bytes;
+	struct field_stats *f;
+};
+
+static int gather(struct slab *s, struct stats *st)
+{
+	unsigned nf = slab_field_count(s);
+
+	st->data_bytes = 0;
+	st->f = calloc(nf ? nf : 1, sizeof(*st->f));
+	if (!st->f) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (unsigned f = 0; f < nf; f++)
+		st->f[f].min = UINT64_MAX, st->f[f].wmin = st->f[f].hmin = UINT32_MAX;
+	for (uint64_t i = 0; i < slab_count(s); i++) {
+		for (unsigned f = 0; f < nf; f++) {
+			struct slab_field fl;
+			struct field_stats *fs = &st->f[f];
+			int r = slab_get(s, i, f, &fl);
+			if (r < 0) {
+				cli_error("%s", slab_error(s));
+				return -1;
+			}
+			if (!r)
+				continue;
+			fs->count++;
+			fs->total += fl.size;
+			st->data_bytes += fl.size;
+			if (fl.size < fs->min)
+				fs->min = fl.size;
+			if (fl.size > fs->max)
+				fs->max = fl.size;
+			if (fl.flags & SLAB_FIELD_JPEG) {
+				fs->jpegs++;
+				if (fl.width < fs->wmin) fs->wmin = fl.width;
+				if (fl.width > fs->wmax) fs->wmax = fl.width;
+				if (fl.height < fs->hmin) fs->hmin = fl.height;
+				if (fl.height > fs->hmax) fs->hmax = fl.height;
+			}
+		}
+	}
+	return 0;
+}
+
+static double fill_ratio(const struct slab *s, uint64_t data)
+{
+	uint64_t cap = slab_page_count(s) * slab_page_size(s);
+
+	return cap ? (double)data / (double)cap : 0.0;
+}
+
+static uint64_t padding_bytes(const struct slab *s, uint64_t data)
+{
+	return slab_table_offset(s) - slab_data_offset(s) - data;
+}
+
+static int summary_text(struct slab *s, const char *path)
+{
+	struct stats st;
+	char a[32], b[32], c[32];
+	unsigned nf = slab_field_count(s);
+	const char *opt = slab_options(s);
+
+	if (gather(s, &st) < 0)
+		return -1;
+	printf("file:         %s\n", path);
+	printf("format:       slab %u.%u\n", slab_version_major(s), slab_version_minor(s));
+	printf("file size:    %s (%llu bytes)\n", cli_human_size(slab_file_size(s), a, sizeof(a)),
+	       (unsigned long long)slab_file_size(s));
+	printf("page size:    %s (%llu bytes)\n", cli_human_size(slab_page_size(s), a, sizeof(a)),
+	       (unsigned long long)slab_page_size(s));
+	printf("samples:      %llu\n", (unsigned long long)slab_count(s));
+	printf("pages:        %llu, fill %.1f%%, padding %s\n", (unsigned long long)slab_page_count(s),
+	       100.0 * fill_ratio(s, st.data_bytes),
+	       cli_human_size(padding_bytes(s, st.data_bytes), a, sizeof(a)));
+	printf("data:         %s (%llu bytes)\n", cli_human_size(st.data_bytes, a, sizeof(a)),
+	       (unsigned long long)st.data_bytes);
+	printf("fields:       %u\n", nf);
+	if (nf)
+		printf("  %-16s %10s %12s %12s %12s\n", "name", "samples", "total", "min", "max");
+	for (unsigned f = 0; f < nf; f++) {
+		const struct field_stats *fs = &st.f[f];
+		printf("  %-16s %10llu %12s %12s %12s", slab_field_name(s, f),
+		       (unsigned long long)fs->count, cli_human_size(fs->total, a, sizeof(a)),
+		       cli_human_size(fs->count ? fs->min : 0, b, sizeof(b)),
+		       cli_human_size(fs->max, c, sizeof(c)));
+		if (fs->jpegs)
+			printf("  JPEG %ux%u..%ux%u", fs->wmin, fs->hmin, fs->wmax, fs->hmax);
+		putchar('\n');
+	}
+	printf("packed with:\n");
+	while (*opt) {
+		const char *nl = strchr(opt, '\n');
+		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
+		printf("  %.*s\n", (int)len, opt);
+		opt += len + (nl != NULL);
+	}
+	free(st.f);
+	return 0;
+}
+
+static int summary_json(struct slab *s, const char *path, struct json *j)
+{
+	struct stats st;
+	unsigned nf = slab_field_count(s);
+	const char *opt = slab_options(s);
+
+	if (gather(s, &st) < 0)
+		return -1;
+	json_object_begin(j, NULL);
+	json_string(j, "file", path);
+	json_u64(j, "version_major", slab_version_major(s));
+	json_u64(j, "version_minor", slab_version_minor(s));
+	json_u64(j, "file_size", slab_file_size(s));
+	json_u64(j, "page_size", slab_page_size(s));
+	json_u64(j, "samples", slab_count(s));
+	json_u64(j, "pages", slab_page_count(s));
+	json_double(j, "fill", fill_ratio(s, st.data_bytes));
+	json_u64(j, "data_bytes", st.data_bytes);
+	json_u64(j, "padding_bytes", padding_bytes(s, st.data_bytes));
+	json_array_begin(j, "fields");
+	for (unsigned f = 0; f < nf; f++) {
+		const struct field_stats *fs = &st.f[f];
+		json_object_begin(j, NULL);
+		json_string(j, "name", slab_field_name(s, f));
+		json_u64(j, "samples", fs->count);
+		json_u64(j, "total_bytes", fs->total);
+		json_u64(j, "min_bytes", fs->count ? fs->min : 0);
+		json_u64(j, "max_bytes", fs->max);
+		if (fs->jpegs) {
+			json_object_begin(j, "jpeg");
+			json_u64(j, "count", fs->jpegs);
+			json_u64(j, "min_width", fs->wmin);
+			json_u64(j, "max_width", fs->wmax);
+			json_u64(j, "min_height", fs->hmin);
+			json_u64(j, "max_height", fs->hmax);
+			json_object_end(j);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_begin(j, "options");
+	while (*opt) {
+		const char *nl = strchr(opt, '\n'), *eq;
+		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
+		char *line = strndup(opt, len);
+		if (line && (eq = strchr(line, '=')) != NULL) {
+			line[eq - line] = '\0';
+			json_string(j, line, eq + 1);
+		}
+		free(line);
+		opt += len + (nl != NULL);
+	}
+	json_object_end(j);
+	json_object_end(j);
+	free(st.f);
+	return 0;
+}
+
+static int list(struct slab *s, struct json *j)
+{
+	unsigned nf = slab_field_count(s);
+
+	for (uint64_t i = 0; i < slab_count(s); i++) {
+		struct slab_sample smp;
+
+		if (slab_sample(s, i, &smp) < 0) {
+			cli_error("%s", slab_error(s));
+			return -1;
+		}
+		if (j) {
+			json_object_begin(j, NULL);
+			json_u64(j, "index", i);
+			json_string_n(j, "key", smp.key, smp.key_len);
+			json_u64(j, "page", smp.page);
+			json_u64(j, "offset", smp.offset);
+			json_u64(j, "size", smp.size);
+			json_array_begin(j, "fields");
+		} else {
+			printf("%llu\t%.*s\t%llu", (unsigned long long)i, (int)smp.key_len, smp.key,
+			       (unsigned long long)smp.page);
+		}
+		for (unsigned f = 0; f < nf; f++) {
+			struct slab_field fl;
+			char crc[16];
+			int r = slab_get(s, i, f, &fl);
+			if (r < 0) {
+				cli_error("%s", slab_error(s));
+				return -1;
+			}
+			if (!r)
+				continue;
+			if (j) {
+				json_object_begin(j, NULL);
+				json_string(j, "name", slab_field_name(s, f));
+				json_u64(j, "offset", fl.offset);
+				json_u64(j, "size", fl.size);
+				snprintf(crc, sizeof(crc), "%08x", fl.crc);
+				json_string(j, "crc32c", crc);
+				if (fl.flags & SLAB_FIELD_JPEG) {
+					json_u64(j, "width", fl.width);
+					json_u64(j, "height", fl.height);
+					json_string(j, "subsampling", samp_name(fl.subsamp));
+					json_string(j, "colorspace", cs_name(fl.colorspace));
+					json_bool(j, "transcoded", !!(fl.flags & SLAB_FIELD_TRANSCODED));
+				}
+				json_object_end(j);
+			} else {
+				printf("\t%s:%llu:%llu", slab_field_name(s, f),
+				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
+				if (fl.flags & SLAB_FIELD_JPEG)
+					printf(":%ux%u", fl.width, fl.height);
+			}
+		}
+		if (j) {
+			json_array_end(j);
+			json_object_end(j);
+		} else {
+			putchar('\n');
+		}
+	}
+	return 0;
+}
+
+static int write_all(int fd, const unsigned char *p, uint64_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int get(struct slab *s, const char *path, const char *what, const char *field)
+{
+	uint64_t idx;
+	struct slab_sample smp;
+	struct slab_field fl;
+	int f = -1, r;
+
+	if (what[0] == '#') {
+		if (cli_parse_u64(what + 1, 0, UINT64_MAX, &idx) < 0) {
+			cli_error("'%s': invalid sample index '%s'", path, what);
+			return -1;
+		}
+		if (idx >= slab_count(s)) {
+			cli_error("'%s': no sample #%llu (%llu samples)", path, (unsigned long long)idx,
+				  (unsigned long long)slab_count(s));
+			return -1;
+		}
+	} else if (slab_find(s, what, strlen(what), &idx) < 0) {
+		cli_error("%s", slab_error(s));
+		return -1;
+	}
+	if (slab_sample(s, idx, &smp) < 0) {
+		cli_error("%s", slab_error(s));
+		return -1;
+	}
+	if (field) {
+		f = slab_field_lookup(s, field);
+		if (f < 0) {
+			cli_error("'%s': no field '%s' in this dataset", path, field);
+			return -1;
+		}
+	} else {
+		/* Without --field, a sample with one field gives that one. */
+		for (unsigned k = 0; k < slab_field_count(s); k++) {
+			r = slab_get(s, idx, k, &fl);
+			if (r < 0) {
+				cli_error("%s", slab_error(s));
+				return -1;
+			}
+			if (r == 1) {
+				if (f >= 0) {
+					cli_error("'%s': sample '%.*s' has several fields: choose one with --field",
+						  path, (int)smp.key_len, smp.key);
+					return -2;
+				}
+				f = (int)k;
+			}
+		}
+		if (f < 0) {
+			cli_error("'%s': sample '%.*s' has no fields", path, (int)smp.key_len, smp.key);
+			return -1;
+		}
+	}
+	r = slab_get(s, idx, (unsigned)f, &fl);
+	if (r < 0) {
+		cli_error("%s", slab_error(s));
+		return -1;
+	}
+	if (r == 0) {
+		cli_error("'%s': sample '%.*s' has no field '%s'", path, (int)smp.key_len, smp.key,
+			  slab_field_name(s, (unsigned)f));
+		return -1;
+	}
+	fflush(stdout);
+	if (write_all(STDOUT_FILENO, fl.data, fl.size) < 0 && errno != EPIPE) {
+		cli_error("write error: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void verify_progress(uint64_t done, uint64_t total, void *arg)
+{
+	fprintf(stderr, "\r%s: '%s': verified %3.0f%%", cli_progname(), (const char *)arg,
+		total ? 100.0 * (double)done / (double)total : 100.0);
+}
+
+static int verify(struct slab *s, const char *path)
+{
+	int progress = cli_progress_wanted();
+	int r = slab_verify(s, progress ? verify_progress : NULL, (void *)path);
+	char a[32];
+
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		cli_error("%s", slab_error(s));
+		return -1;
+	}
+	if (cli_verbosity >= 1)
+		printf("%s: ok, %llu samples, %s checked\n", path, (unsigned long long)slab_count(s),
+		       cli_human_size(slab_file_size(s), a, sizeof(a)));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode = MODE_SUMMARY;
+	const char *get_what = NULL, *field = NULL;
+	int json = 0, nmodes = 0, c, ret = EXIT_OK;
+	struct json j;
+
+	cli_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FIELD:
+			field = optarg;
+			break;
+		case OPT_GET:
+			mode = MODE_GET;
+			get_what = optarg;
+			nmodes++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_LIST:
+			mode = MODE_LIST;
+			nmodes++;
+			break;
+		case 'q':
+			cli_verbosity = 0;
+			break;
+		case OPT_TAR:
+			mode = MODE_TAR;
+			nmodes++;
+			break;
+		case 'v':
+			cli_verbosity = 2;
+			break;
+		case OPT_VERIFY:
+			mode = MODE_VERIFY;
+			nmodes++;
+			break;
+		case 'V':
+			printf("inspect (slab) %s\n", SLAB_VERSION);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
+			return EXIT_USAGE;
+		}
+	}
+	if (nmodes > 1)
+		return cli_usage_error("--list, --get, --verify and --tar exclude each other");
+	if (optind == argc)
+		return cli_usage_error("no input file");
+	if (field && mode != MODE_GET)
+		return cli_usage_error("--field goes with --get");
+	if (json && mode != MODE_SUMMARY && mode != MODE_LIST)
+		return cli_usage_error("--json goes with the summary or --list");
+	if (mode == MODE_GET && argc - optind != 1)
+		return cli_usage_error("--get reads exactly one file");
+	if (mode == MODE_TAR && isatty(STDOUT_FILENO))
+		return cli_usage_error("refusing to write a tar to a terminal (redirect it)");
+
+	if (json) {
+		json_init(&j, stdout);
+		if (argc - optind > 1 || mode == MODE_LIST)
+			json_array_begin(&j, NULL);
+	}
+	for (int i = optind; i < argc; i++) {
+		const char *path = argv[i];
+		struct slab *s = slab_new();
+		char err[512];
+		int r = 0;
+
+		if (!s) {
+			cli_error("out of memory");
+			return EXIT_FAIL;
+		}
+		if (slab_open(s, path) < 0) {
+			cli_error("%s", slab_error(s));
+			slab_close(s);
+			ret = EXIT_FAIL;
+			continue;       /* the other files still get their turn */
+		}
+		switch (mode) {
+		case MODE_SUMMARY:
+			if (!json && i > optind)
+				putchar('\n');
+			r = json ? summary_json(s, path, &j) : summary_text(s, path);
+			break;
+		case MODE_LIST:
+			r = list(s, json ? &j : NULL);
+			break;
+		case MODE_GET:
+			r = get(s, path, get_what, field);
+			break;
+		case MODE_VERIFY:
+			r = verify(s, path);
+			break;
+		case MODE_TAR:
+			fflush(stdout);
+			r = slab_tar_export(s, STDOUT_FILENO, err, sizeof(err));
+			if (r < 0)
+				cli_error("'%s': tar output: %s", path, err);
+			break;
+		}
+		slab_close(s);
+		if (r == -2)
+			return EXIT_USAGE;
+		if (r < 0)
+			ret = EXIT_FAIL;
+	}
+	if (json) {
+		if (argc - optind > 1 || mode == MODE_LIST)
+			json_array_end(&j);
+		json_finish(&j);
+	}
+	if (cli_close_stdout() < 0)
+		ret = EXIT_FAIL;
+	return ret;
+}

@@ -1,0 +1,758 @@
+/* pack: tar / WebDataset shards (plain or compressed, files or a pipe) -> one .slab file.
+ * Reads samples in order, checks or re-encodes JPEGs on --jobs threads, and writes them in
+ * input order so the output is the same whatever the thread count. */
+#include "cli.h"
+#include "format.h"
+#include "jpeg.h"
+#include "slab.h"
+#include "tarin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+"Usage: pack [OPTIONS] -o OUTPUT [INPUT...]\n";
+
+static const char help_text[] =
+"Pack tar / WebDataset shards into one page-aligned .slab file.\n"
+"\n"
+"INPUT is a tar archive, plain or compressed with gzip, bzip2, xz, zstd or lz4\n"
+"(detected from its bytes); '-' or no INPUT reads standard input. Several inputs\n"
+"make one dataset, in the order given. OUTPUT '-' writes to standard output.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE          write the .slab here (required); a file appears\n"
+"                             only when complete\n"
+"      --page-size SIZE       page size, a power of two from 4K to 1G (default 2M)\n"
+"      --fields LIST          keep only these fields (comma-separated, e.g. jpg,cls)\n"
+"      --max-sample-size SIZE refuse samples larger than SIZE (default 1G)\n"
+"      --on-error=MODE        fail (default): a bad sample stops the pack;\n"
+"                             skip: warn, drop the sample and go on\n"
+"      --jpeg-check           decode every JPEG fully; a corrupt one is a bad sample\n"
+"      --jpeg-max-side N      re-encode JPEGs whose longer side exceeds N pixels\n"
+"      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
+"  -j, --jobs N               threads for JPEG work (default: online CPUs)\n"
+"  -q, --quiet                no summary, only errors\n"
+"  -v, --verbose              say more (each skipped member kind, each input)\n"
+"  -h, --help                 show this help and exit\n"
+"  -V, --version              show the version and exit\n"
+"\n"
+"SIZE takes K, M, G suffixes (binary). Exit status: 0 packed, 1 failed (nothing is\n"
+"left under OUTPUT), 2 usage error. See pack(1) and slab(5).\n";
+
+enum {
+	OPT_PAGE_SIZE = CHAR_MAX + 1,
+	OPT_FIELDS,
+	OPT_MAX_SAMPLE,
+	OPT_ON_ERROR,
+	OPT_JPEG_CHECK,
+	OPT_JPEG_MAX_SIDE,
+	OPT_JPEG_QUALITY,
+};
+
+static const struct option longopts[] = {
+	{ "fields",          required_argument, NULL, OPT_FIELDS },
+	{ "help",            no_argument,       NULL, 'h' },
+	{ "jobs",            required_argument, NULL, 'j' },
+	{ "jpeg-check",      no_argument,       NULL, OPT_JPEG_CHECK },
+	{ "jpeg-max-side",   required_argument, NULL, OPT_JPEG_MAX_SIDE },
+	{ "jpeg-quality",    required_argument, NULL, OPT_JPEG_QUALITY },
+	{ "max-sample-size", required_argument, NULL, OPT_MAX_SAMPLE },
+	{ "on-error",        required_argument, NULL, OPT_ON_ERROR },
+	{ "output",          required_argument, NULL, 'o' },
+	{ "page-size",       required_argument, NULL, OPT_PAGE_SIZE },
+	{ "quiet",           no_argument,       NULL, 'q' },
+	{ "verbose",         no_argument,       NULL, 'v' },
+	{ "version",         no_argument,       NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct opts {
+	const char *output;
+	uint64_t page_size, max_sample;
+	char **keep;
+	size_t nkeep;
+	int skip_bad, jpeg_check, jpeg_quality, jpeg_quality_set;
+	unsigned jpeg_max_side;
+	unsigned jobs;
+};
+
+/* ---- the output file, and removing it when anything goes wrong --------------------------- */
+
+static char *tmp_path;          /* the temporary output, unlinked on failure or signal */
+
+static void on_signal(int sig)
+{
+	if (tmp_path)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	/* A file-size limit is a write error like a full disk, not a death. */
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* A temporary file beside path, so the final rename stays on one filesystem. */
+static int open_temp(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+	mode_t mask;
+	int fd;
+
+	if (asprintf(&tmp_path, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
+		     slash ? slash + 1 : path) < 0) {
+		tmp_path = NULL;
+		return -1;
+	}
+	fd = mkostemp(tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
+		free(tmp_path);
+		tmp_path = NULL;
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		cli_error("'%s': %s", tmp_path, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static int commit_output(int fd, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd;
+
+	if (fsync(fd) < 0) {
+		cli_error("'%s': fsync: %s", path, strerror(errno));
+		return -1;
+	}
+	if (close(fd) < 0) {
+		cli_error("'%s': close: %s", path, strerror(errno));
+		return -1;
+	}
+	if (rename(tmp_path, path) < 0) {
+		cli_error("'%s': rename: %s", path, strerror(errno));
+		return -1;
+	}
+	free(tmp_path);
+	tmp_path = NULL;
+	/* The rename itself must reach the disk too. */
+	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
+	if (dir) {
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
+	return 0;
+}
+
+/* ---- per-sample work: JPEG checks and re-encoding, on worker threads ---------------------- */
+
+struct job {
+	struct slab_in_sample *s;
+	const char *input;
+	struct slab_field_in *fin;
+	void **owned;                   /* re-encoded buffers */
+	int bad;
+	char reason[512];
+	int done;
+};
+
+static void job_clear(struct job *jb)
+{
+	if (jb->s)
+		for (size_t i = 0; i < jb->s->nfields; i++)
+			free(jb->owned[i]);
+	free(jb->owned);
+	free(jb->fin);
+	slab_in_sample_free(jb->s);
+	memset(jb, 0, sizeof(*jb));
+}
+
+static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
+{
+	struct slab_in_sample *s = jb->s;
+
+	if (s->bad) {
+		jb->bad = 1;
+		snprintf(jb->reason, sizeof(jb->reason), "%s", s->reason);
+		return;
+	}
+	jb->fin = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->fin));
+	jb->owned = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->owned));
+	if (!jb->fin || !jb->owned) {
+		jb->bad = -1;
+		snprintf(jb->reason, sizeof(jb->reason), "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < s->nfields; i++) {
+		struct slab_field_in *f = &jb->fin[i];
+		const unsigned char *data = s->data + s->fields[i].offset;
+		size_t size = (size_t)s->fields[i].size;
+		struct slab_jpeg_info info;
+		int r = 0;
+
+		f->name = s->fields[i].name;
+		f->data = data;
+		f->size = size;
+		if (!slab_jpeg_is_jpeg_field(f->name))
+			continue;
+		if (o->jpeg_check && slab_jpeg_check(jp, data, size) < 0)
+			r = -1;
+		if (r == 0 && o->jpeg_max_side) {
+			void *outbuf = NULL;
+			size_t outlen = 0;
+			r = slab_jpeg_fit(jp, data, size, o->jpeg_max_side, o->jpeg_quality,
+					  &outbuf, &outlen, &info);
+			if (r == 1) {
+				jb->owned[i] = outbuf;
+				f->data = outbuf;
+				f->size = outlen;
+				f->flags |= SLAB_FIELD_TRANSCODED;
+				r = 0;
+			}
+		} else if (r == 0 && slab_jpeg_header(jp, data, size, &info) < 0) {
+			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated. */
+			continue;
+		}
+		if (r < 0) {
+			jb->bad = 1;
+			snprintf(jb->reason, sizeof(jb->reason), "sample '%.200s' field '%.100s': %s",
+				 s->key, f->name, slab_jpeg_error(jp));
+			return;
+		}
+		f->flags |= SLAB_FIELD_JPEG;
+		f->width = info.width;
+		f->height = info.height;
+		f->subsamp = (unsigned)info.subsamp;
+		f->colorspace = (unsigned)info.colorspace;
+	}
+}
+
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct job *ring;
+	uint64_t cap, head, claim, tail;        /* head <= claim <= tail */
+	int stop;
+	const struct opts *o;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	struct slab_jpeg *jp = slab_jpeg_new();
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct job *jb;
+		while (p->claim == p->tail && !p->stop)
+			pthread_cond_wait(&p->work, &p->mu);
+		if (p->claim == p->tail)
+			break;
+		jb = &p->ring[p->claim++ % p->cap];
+		pthread_mutex_unlock(&p->mu);
+		if (jp) {
+			process(jb, jp, p->o);
+		} else {
+			jb->bad = -1;
+			snprintf(jb->reason, sizeof(jb->reason), "out of memory");
+		}
+		pthread_mutex_lock(&p->mu);
+		jb->done = 1;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	slab_jpeg_free(jp);
+	return NULL;
+}
+
+/* ---- the pack itself -------------------------------------------------------------------- */
+
+struct run {
+	const struct opts *o;
+	struct slab_writer *w;
+	const char *outname;
+	uint64_t bad_samples;
+	uint64_t data_in;
+	double start, last_progress;
+	int progress;
+};
+
+static void show_progress(struct run *r, int force)
+{
+	struct slab_writer_stats st;
+	double now = cli_now(), secs;
+	char hs[32];
+
+	if (!r->progress || (!force && now - r->last_progress < 0.25))
+		return;
+	r->last_progress = now;
+	slab_writer_stats(r->w, &st);
+	secs = now - r->start;
+	fprintf(stderr, "\r%s: %llu samples, %s, %.1f MB/s   ", cli_progname(),
+		(unsigned long long)st.samples, cli_human_size(st.data_bytes, hs, sizeof(hs)),
+		secs > 0 ? (double)st.data_bytes / 1e6 / secs : 0.0);
+}
+
+/* Write a processed sample. 0, or -1 when the pack must stop. */
+static int emit(struct run *r, struct job *jb)
+{
+	struct slab_in_sample *s = jb->s;
+	int rc;
+
+	if (jb->bad < 0) {
+		cli_error("'%s': %s", jb->input, jb->reason);
+		return -1;
+	}
+	if (jb->bad) {
+		if (!r->o->skip_bad) {
+			cli_error("'%s': %s", jb->input, jb->reason);
+			return -1;
+		}
+		cli_warn("'%s': skipping: %s", jb->input, jb->reason);
+		r->bad_samples++;
+		return 0;
+	}
+	rc = slab_writer_add(r->w, s->key, s->key_len, jb->fin, s->nfields);
+	if (rc == SLAB_ERR_DUPKEY || rc == SLAB_ERR_DUPFIELD) {
+		if (!r->o->skip_bad) {
+			cli_error("'%s': %s", jb->input, slab_writer_error(r->w));
+			return -1;
+		}
+		cli_warn("'%s': skipping: %s", jb->input, slab_writer_error(r->w));
+		r->bad_samples++;
+		return 0;
+	}
+	if (rc < 0) {
+		cli_error("%s", slab_writer_error(r->w));
+		return -1;
+	}
+	show_progress(r, 0);
+	return 0;
+}
+
+static int jpeg_work(const struct opts *o)
+{
+	return o->jpeg_check || o->jpeg_max_side;
+}
+
+/* Read every input, process and write. 0 or -1. */
+static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_tarin_stats *tot)
+{
+	const struct opts *o = r->o;
+	struct pool p;
+	pthread_t *threads = NULL;
+	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0;
+	struct slab_jpeg *jp = NULL;
+	int ret = -1;
+	struct slab_tarin_options to = {
+		.max_sample_size = o->max_sample,
+		.keep = (const char *const *)o->keep,
+		.nkeep = o->nkeep,
+	};
+
+	memset(&p, 0, sizeof(p));
+	memset(tot, 0, sizeof(*tot));
+	p.o = o;
+	p.cap = nthreads ? 4 * (uint64_t)nthreads : 1;
+	p.ring = calloc(p.cap, sizeof(*p.ring));
+	jp = slab_jpeg_new();
+	if (!p.ring || !jp) {
+		cli_error("out of memory");
+		goto out;
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.work, NULL);
+	pthread_cond_init(&p.done, NULL);
+	if (nthreads) {
+		threads = calloc(nthreads, sizeof(*threads));
+		if (!threads) {
+			cli_error("out of memory");
+			goto out;
+		}
+		for (unsigned i = 0; i < nthreads; i++)
+			if (pthread_create(&threads[i], NULL, worker, &p) != 0) {
+				cli_error("cannot start a thread");
+				nthreads = i;
+				goto out;
+			}
+	}
+
+	for (int k = 0; k < (ninputs ? ninputs : 1); k++) {
+		const char *path = ninputs ? inputs[k] : "-";
+		const char *label = strcmp(path, "-") ? path : "(stdin)";
+		struct slab_tarin *t = slab_tarin_new();
+		struct slab_tarin_stats st;
+		int rc;
+
+		if (!t) {
+			cli_error("out of memory");
+			goto out;
+		}
+		cli_info("reading '%s'", label);
+		if (slab_tarin_open(t, path, &to) < 0) {
+			cli_error("%s", slab_tarin_error(t));
+			slab_tarin_free(t);
+			goto out;
+		}
+		for (;;) {
+			struct slab_in_sample *s;
+			struct job *jb;
+
+			rc = slab_tarin_next(t, &s);
+			if (rc <= 0)
+				break;
+			if (!s->nfields && !s->bad) {
+				tot->skipped_empty++;
+				slab_in_sample_free(s);
+				continue;
+			}
+			if (!nthreads) {
+				struct job one = { .s = s, .input = label };
+				process(&one, jp, o);
+				rc = emit(r, &one);
+				job_clear(&one);
+				if (rc < 0)
+					break;
+				continue;
+			}
+			pthread_mutex_lock(&p.mu);
+			/* Full ring: write finished jobs from the head, in order. */
+			while (p.tail - p.head == p.cap || (p.head < p.tail && p.ring[p.head % p.cap].done)) {
+				jb = &p.ring[p.head % p.cap];
+				while (!jb->done)
+					pthread_cond_wait(&p.done, &p.mu);
+				pthread_mutex_unlock(&p.mu);
+				rc = emit(r, jb);
+				job_clear(jb);
+				pthread_mutex_lock(&p.mu);
+				p.head++;
+				if (rc < 0)
+					break;
+			}
+			if (rc < 0) {
+				pthread_mutex_unlock(&p.mu);
+				slab_in_sample_free(s);
+				break;
+			}
+			jb = &p.ring[p.tail % p.cap];
+			jb->s = s;
+			jb->input = label;
+			p.tail++;
+			pthread_cond_signal(&p.work);
+			pthread_mutex_unlock(&p.mu);
+		}
+		if (rc < 0) {
+			if (*slab_tarin_error(t))      /* else emit() said it already */
+				cli_error("%s", slab_tarin_error(t));
+			slab_tarin_free(t);
+			goto out;
+		}
+		slab_tarin_stats(t, &st);
+		tot->members += st.members;
+		tot->skipped_special += st.skipped_special;
+		tot->skipped_names += st.skipped_names;
+		tot->skipped_fields += st.skipped_fields;
+		tot->raw_bytes += st.raw_bytes;
+		tot->data_bytes += st.data_bytes;
+		slab_tarin_free(t);
+	}
+
+	/* Drain what is still in flight, in order. */
+	pthread_mutex_lock(&p.mu);
+	while (p.head < p.tail) {
+		struct job *jb = &p.ring[p.head % p.cap];
+		int rc;
+		while (!jb->done)
+			pthread_cond_wait(&p.done, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		rc = emit(r, jb);
+		job_clear(jb);
+		pthread_mutex_lock(&p.mu);
+		p.head++;
+		if (rc < 0) {
+			pthread_mutex_unlock(&p.mu);
+			goto out;
+		}
+	}
+	pthread_mutex_unlock(&p.mu);
+	ret = 0;
+out:
+	if (nthreads) {
+		pthread_mutex_lock(&p.mu);
+		p.stop = 1;
+		pthread_cond_broadcast(&p.work);
+		pthread_mutex_unlock(&p.mu);
+		for (unsigned i = 0; i < nthreads; i++)
+			pthread_join(threads[i], NULL);
+	}
+	if (p.ring)
+		for (uint64_t i = 0; i < p.cap; i++)
+			job_clear(&p.ring[i]);
+	free(p.ring);
+	free(threads);
+	slab_jpeg_free(jp);
+	return ret;
+}
+
+static char *options_text(const struct opts *o)
+{
+	char *text = NULL, *fields = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&fields, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < o->nkeep; i++)
+		fprintf(f, "%s%s", i ? "," : "", o->keep[i]);
+	fclose(f);
+	if (asprintf(&text,
+		     "tool=pack %s\n"
+		     "page-size=%llu\n"
+		     "fields=%s\n"
+		     "max-sample-size=%llu\n"
+		     "on-error=%s\n"
+		     "jpeg-check=%d\n"
+		     "jpeg-max-side=%u\n"
+		     "jpeg-quality=%d\n",
+		     SLAB_VERSION, (unsigned long long)o->page_size, o->nkeep ? fields : "*",
+		     (unsigned long long)o->max_sample, o->skip_bad ? "skip" : "fail",
+		     o->jpeg_check, o->jpeg_max_side, o->jpeg_max_side ? o->jpeg_quality : 0) < 0)
+		text = NULL;
+	free(fields);
+	return text;
+}
+
+static int split_fields(struct opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
+		if (!k)
+			return -1;
+		o->keep = k;
+		o->keep[o->nkeep] = strdup(tok);
+		if (!o->keep[o->nkeep])
+			return -1;
+		o->nkeep++;
+	}
+	free(copy);
+	return o->nkeep ? 0 : -1;
+}
+
+static void summary(const struct run *r, const struct slab_tarin_stats *in, double secs)
+{
+	struct slab_writer_stats st;
+	char hd[32], hf[32], hp[32], skip[256] = "";
+	double fill;
+	int n = 0;
+
+	slab_writer_stats(r->w, &st);
+	fill = st.pages ? 100.0 * (double)st.data_bytes / ((double)st.pages * (double)r->o->page_size) : 0;
+	if (in->skipped_special)
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu non-file members", n ? ", " : "",
+			      (unsigned long long)in->skipped_special);
+	if (in->skipped_names)
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu names without extension", n ? ", " : "",
+			      (unsigned long long)in->skipped_names);
+	if (in->skipped_fields)
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu members of other fields", n ? ", " : "",
+			      (unsigned long long)in->skipped_fields);
+	if (in->skipped_empty)
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu samples with no kept field", n ? ", " : "",
+			      (unsigned long long)in->skipped_empty);
+	if (r->bad_samples)
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu bad samples", n ? ", " : "",
+			      (unsigned long long)r->bad_samples);
+	cli_error("'%s': %llu samples, %llu fields, %llu pages of %s, fill %.1f%%, %s data, %s file, %.1f MB/s%s%s",
+		  r->outname, (unsigned long long)st.samples, (unsigned long long)st.fields,
+		  (unsigned long long)st.pages, cli_human_size(r->o->page_size, hp, sizeof(hp)), fill,
+		  cli_human_size(st.data_bytes, hd, sizeof(hd)),
+		  cli_human_size(st.file_bytes, hf, sizeof(hf)),
+		  secs > 0 ? (double)in->data_bytes / 1e6 / secs : 0.0, n ? "; skipped " : "", skip);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.page_size = SLAB_DEFAULT_PAGE_SIZE,
+		.max_sample = 1ull << 30,
+		.jpeg_quality = 90,
+	};
+	struct slab_writer_options wo;
+	struct slab_tarin_stats in;
+	struct run r;
+	char *opt_text = NULL;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int c, fd = -1, ret = EXIT_FAIL;
+	uint64_t v;
+
+	cli_init(argv[0]);
+	o.jobs = ncpu > 0 ? (unsigned)ncpu : 1;
+	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FIELDS:
+			if (split_fields(&o, optarg) < 0)
+				return cli_usage_error("invalid --fields list '%s'", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case 'j':
+			if (cli_parse_u64(optarg, 1, 1024, &v) < 0)
+				return cli_usage_error("invalid --jobs '%s' (a number from 1 to 1024)", optarg);
+			o.jobs = (unsigned)v;
+			break;
+		case OPT_JPEG_CHECK:
+			o.jpeg_check = 1;
+			break;
+		case OPT_JPEG_MAX_SIDE:
+			if (cli_parse_u64(optarg, 1, 65535, &v) < 0)
+				return cli_usage_error("invalid --jpeg-max-side '%s' (a number from 1 to 65535)", optarg);
+			o.jpeg_max_side = (unsigned)v;
+			break;
+		case OPT_JPEG_QUALITY:
+			if (cli_parse_u64(optarg, 1, 100, &v) < 0)
+				return cli_usage_error("invalid --jpeg-quality '%s' (a number from 1 to 100)", optarg);
+			o.jpeg_quality = (int)v;
+			o.jpeg_quality_set = 1;
+			break;
+		case OPT_MAX_SAMPLE:
+			if (cli_parse_size(optarg, &o.max_sample) < 0 || o.max_sample == 0)
+				return cli_usage_error("invalid --max-sample-size '%s'", optarg);
+			break;
+		case OPT_ON_ERROR:
+			if (strcmp(optarg, "skip") == 0)
+				o.skip_bad = 1;
+			else if (strcmp(optarg, "fail") == 0)
+				o.skip_bad = 0;
+			else
+				return cli_usage_error("invalid --on-error '%s' (fail or skip)", optarg);
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case OPT_PAGE_SIZE:
+			if (cli_parse_size(optarg, &o.page_size) < 0 || o.page_size < SLAB_MIN_PAGE_SIZE ||
+			    o.page_size > SLAB_MAX_PAGE_SIZE || (o.page_size & (o.page_size - 1)))
+				return cli_usage_error("invalid --page-size '%s' (a power of two from 4K to 1G)", optarg);
+			break;
+		case 'q':
+			cli_verbosity = 0;
+			break;
+		case 'v':
+			cli_verbosity = 2;
+			break;
+		case 'V':
+			printf("pack (slab) %s\n", SLAB_VERSION);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
+			return EXIT_USAGE;
+		}
+	}
+	if (!o.output)
+		return cli_usage_error("no output given (use -o FILE, or -o - for standard output)");
+	if (o.jpeg_quality_set && !o.jpeg_max_side)
+		return cli_usage_error("--jpeg-quality only applies with --jpeg-max-side");
+	if (strcmp(o.output, "-") == 0 && isatty(STDOUT_FILENO))
+		return cli_usage_error("refusing to write a .slab to a terminal (redirect it, or use -o FILE)");
+	if (optind == argc && isatty(STDIN_FILENO))
+		return cli_usage_error("no input given and standard input is a terminal");
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+		if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			cli_error("'%s': is a directory", argv[i]);
+			return EXIT_FAIL;
+		}
+	}
+
+	catch_signals();
+	opt_text = options_text(&o);
+	memset(&r, 0, sizeof(r));
+	r.o = &o;
+	r.outname = strcmp(o.output, "-") ? o.output : "(stdout)";
+	r.w = slab_writer_new();
+	if (!opt_text || !r.w) {
+		cli_error("out of memory");
+		goto out;
+	}
+	fd = strcmp(o.output, "-") ? open_temp(o.output) : STDOUT_FILENO;
+	if (fd < 0)
+		goto out;
+	wo.page_size = o.page_size;
+	wo.options = opt_text;
+	if (slab_writer_open(r.w, fd, r.outname, &wo) < 0) {
+		cli_error("%s", slab_writer_error(r.w));
+		goto out;
+	}
+	r.start = r.last_progress = cli_now();
+	r.progress = cli_progress_wanted();
+	if (pack_inputs(&r, argv + optind, argc - optind, &in) < 0)
+		goto out;
+	if (slab_writer_finish(r.w) < 0) {
+		cli_error("%s", slab_writer_error(r.w));
+		goto out;
+	}
+	if (fd != STDOUT_FILENO) {
+		if (commit_output(fd, o.output) < 0) {
+			fd = -1;
+			goto out;
+		}
+		fd = -1;
+	}
+	if (r.progress)
+		fputs("\r\033[K", stderr);
+	if (cli_verbosity >= 1)
+		summary(&r, &in, cli_now() - r.start);
+	ret = EXIT_OK;
+out:
+	if (ret != EXIT_OK && r.progress)
+		fputs("\n", stderr);
+	if (fd >= 0 && fd != STDOUT_FILENO)
+		close(fd);
+	if (tmp_path) {
+		unlink(tmp_path);
+		free(tmp_path);
+		tmp_path = NULL;
+	}
+	slab_writer_free(r.w);
+	free(opt_text);
+	for (size_t i = 0; i < o.nkeep; i++)
+		free(o.keep[i]);
+	free(o.keep);
+	return ret;
+}
