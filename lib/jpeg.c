@@ -336,21 +336,21 @@ scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
 }
 
 /*
- * Weights of an exact area-averaging resize along one axis of `side` pixels in the JPEG,
- * decoded at scaling num/denom to n pixels, down to m pixels. In units of 1/(num * m) of a
- * JPEG pixel, output pixel x covers [x * side * num, (x + 1) * side * num) and decoded pixel
- * i covers [i * denom * m, (i + 1) * denom * m), cut at side * num * m: the last decoded
- * pixel may stand for only part of an IDCT block, the rest being the encoder's padding, and
- * so weighs only what it covers. All whole numbers: every output's weights add up to
- * side * num and the result is the same on any machine. Writes m spans and at most n + m
- * weights.
+ * Weights of an exact area-averaging resize along one axis of `side` JPEG pixels, decoded at
+ * scaling num/denom to n = ceil(side * num / denom) pixels, down to m pixels. Measured in
+ * 1/(num * m) of a JPEG pixel, output pixel x covers [x * side * num, (x + 1) * side * num)
+ * and decoded pixel i covers [i * denom * m, (i + 1) * denom * m). Coordinates are the
+ * JPEG's, not the decoded image's: the last decoded pixel may stand for a block that is
+ * mostly the encoder's padding, and so weighs only the part inside the picture. All whole
+ * numbers: every output's weights add up to side * num, and the result is the same on any
+ * machine. Writes m spans and at most n + m weights.
  */
 static void
 make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side, tjscalingfactor f,
 	   uint32_t m)
 {
 	uint64_t out_unit = (uint64_t)side * (uint32_t)f.num;
-	uint64_t in_unit = (uint64_t)(uint32_t)f.denom * m, end = out_unit * m;
+	uint64_t in_unit = (uint64_t)(uint32_t)f.denom * m;
 	size_t k = *woff;
 
 	for (uint32_t x = 0; x < m; x++) {
@@ -367,8 +367,6 @@ make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side, tjscaling
 				a = lo;
 			if (b > hi)
 				b = hi;
-			if (b > end)
-				b = end;
 			wt[k++] = (uint32_t)(b - a);
 		}
 	}

@@ -88,6 +88,8 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	archive_read_support_format_tar(t->a);
 	archive_read_support_format_gnutar(t->a);
 	archive_read_support_format_empty(t->a);
+	/* `cat a.tar b.tar` is a common way to join shards: read past end-of-archive blocks. */
+	archive_read_set_format_option(t->a, "tar", "read_concatenated_archives", "1");
 	if (!path || strcmp(path, "-") == 0)
 		r = archive_read_open_fd(t->a, 0, READ_BLOCK);
 	else

@@ -1,0 +1,46 @@
+# common.bash: shared set-up for the bats suite: the tools under test on PATH, the shared
+# corpus, a fresh working folder per test, and small helpers.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+SLAB_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+: "${SLAB_BUILD:=$SLAB_ROOT/build}"
+PATH="$SLAB_BUILD/bin:$PATH"
+CORPUS="$SLAB_ROOT/../shared/corpus"
+HELPERS="$SLAB_ROOT/tests/test_helper"
+
+cd "$BATS_TEST_TMPDIR" || exit 1
+
+# Tests that read the shared corpus skip where it is absent, as in a user's own clone.
+need_corpus() {
+	[ -d "$CORPUS" ] || skip "no shared corpus at $CORPUS"
+}
+
+# mktar.py ARGS...: a random WebDataset tar (see its --help).
+mktar() {
+	python3 "$HELPERS/mktar.py" "$@"
+}
+
+# tarcmp A B: same members (names, bytes, order) in both tars, else a diff-like report.
+tarcmp() {
+	python3 "$HELPERS/tarcmp.py" "$@"
+}
+
+# flip FILE OFFSET: invert one byte in place.
+flip() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0xFF]))
+PY
+}
+
+# filesize FILE
+filesize() {
+	stat -c %s "$1"
+}
