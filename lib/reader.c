@@ -375,11 +375,15 @@ struct span {
 	unsigned f;
 };
 
+/* By offset, and at one offset the shorter first: an empty field shares its offset with the
+ * field after it, and must come before it for the tiling check. */
 static int by_offset(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
 
-	return x->off < y->off ? -1 : x->off > y->off;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
 }
 
 int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),

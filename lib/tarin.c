@@ -74,13 +74,13 @@ void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st)
 		st->raw_bytes = (uint64_t)archive_filter_bytes(t->a, -1);
 }
 
-int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o)
+/* What every input shares: the name for messages, the options and a reader that takes any
+ * compression and tar dialect. 0 or an error. */
+static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin_options *o)
 {
-	int r;
-
 	if (o)
 		t->o = *o;
-	t->name = strdup(path && strcmp(path, "-") ? path : "-");
+	t->name = strdup(name);
 	t->a = archive_read_new();
 	if (!t->name || !t->a)
 		return fail(t, "out of memory");
@@ -90,18 +90,36 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	archive_read_support_format_empty(t->a);
 	/* `cat a.tar b.tar` is a common way to join shards: read past end-of-archive blocks. */
 	archive_read_set_format_option(t->a, "tar", "read_concatenated_archives", "1");
+	return 0;
+}
+
+/* The result of archive_read_open_*() as our error. */
+static int open_result(struct slab_tarin *t, int r)
+{
+	if (r != ARCHIVE_OK) {
+		int e = archive_errno(t->a);
+		const char *msg = archive_error_string(t->a);
+		if (e == EILSEQ)        /* libarchive's "file format" errno */
+			return fail(t, "not a tar archive: %s", msg ? msg : "unknown format");
+		if (e > 0 && e != EINVAL)
+			return fail(t, "%s", strerror(e)), SLAB_ERR_IO;
+		/* Detection reads ahead: a damaged compressed stream shows up already here. */
+		return fail_archive(t, "truncated or corrupt archive");
+	}
+	return 0;
+}
+
+int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o)
+{
+	int r = setup(t, path && strcmp(path, "-") ? path : "-", o);
+
+	if (r < 0)
+		return r;
 	if (!path || strcmp(path, "-") == 0)
 		r = archive_read_open_fd(t->a, 0, READ_BLOCK);
 	else
 		r = archive_read_open_filename(t->a, path, READ_BLOCK);
-	if (r != ARCHIVE_OK) {
-		int e = archive_errno(t->a);
-		const char *msg = archive_error_string(t->a);
-		if (e > 0 && e != EILSEQ && e != EINVAL)  /* libarchive: format, misc */
-			return fail(t, "%s", strerror(e)), SLAB_ERR_IO;
-		return fail(t, "not a tar archive: %s", msg ? msg : "unknown format");
-	}
-	return 0;
+	return open_result(t, r);
 }
 
 int slab_split_name(const char *name, size_t *key_len, const char **field)
@@ -144,10 +162,15 @@ static int reserve(unsigned char **buf, uint64_t *cap, uint64_t need)
 	uint64_t n = *cap ? *cap : 65536;
 	unsigned char *p;
 
-	if (need <= *cap)
+	/* Allocate even for need == 0: a sample of empty members still gets a buffer, so no
+	 * pointer arithmetic or memset/memcpy ever sees NULL. */
+	if (need <= *cap && *buf)
 		return 0;
-	while (n < need)
+	while (n < need) {
+		if (n > UINT64_MAX / 2)
+			return -1;
 		n *= 2;
+	}
 	if (n > SIZE_MAX)
 		return -1;
 	p = realloc(*buf, (size_t)n);
@@ -186,7 +209,7 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN)
+		if (r == ARCHIVE_RETRY || r < ARCHIVE_WARN)
 			return fail_archive(t, "truncated or corrupt archive");
 		if (off < 0 || (uint64_t)off < filled || (uint64_t)off > size || len > size - (uint64_t)off)
 			return fail(t, "member data of '%s' runs past its size %llu", s->key,
@@ -221,9 +244,8 @@ static int next_member(struct slab_tarin *t)
 			t->eof = 1;
 			return 0;
 		}
-		if (r == ARCHIVE_RETRY)
-			continue;
-		if (r < ARCHIVE_WARN)
+		/* RETRY is a damaged header libarchive would skip to resync: a member lost. */
+		if (r == ARCHIVE_RETRY || r < ARCHIVE_WARN)
 			return fail_archive(t, "truncated or corrupt archive");
 		t->st.members++;
 		t->pending_offset = (uint64_t)archive_read_header_position(t->a);
@@ -243,6 +265,11 @@ static int next_member(struct slab_tarin *t)
 			t->st.skipped_fields++;
 			continue;
 		}
+		/* libarchive passes a negative size from a GNU sparse header through: as a size it
+		 * would wrap every bound below. */
+		if (archive_entry_size(e) < 0)
+			return fail(t, "member '%s' at offset %llu has a negative size", name,
+				    (unsigned long long)t->pending_offset);
 		free(t->pending_name);
 		t->pending_name = strdup(name);
 		if (!t->pending_name)
@@ -341,4 +368,14 @@ void slab_tarin_free(struct slab_tarin *t)
 	free(t->last_good);
 	free(t->name);
 	free(t);
+}
+
+int slab_tarin_open_memory(struct slab_tarin *t, const void *buf, size_t len, const char *name,
+			   const struct slab_tarin_options *o)
+{
+	int r = setup(t, name ? name : "(memory)", o);
+
+	if (r < 0)
+		return r;
+	return open_result(t, archive_read_open_memory(t->a, buf, len));
 }

@@ -40,7 +40,6 @@ struct slab_tarin_stats {
 	uint64_t skipped_special;       /* directories, links, devices, fifos */
 	uint64_t skipped_names;         /* names without a key and an extension */
 	uint64_t skipped_fields;        /* members whose field --fields did not keep */
-	uint64_t skipped_empty;         /* samples left with no field */
 	uint64_t raw_bytes;             /* bytes consumed from the input (compressed) */
 	uint64_t data_bytes;            /* member bytes, uncompressed */
 };
@@ -50,6 +49,10 @@ struct slab_tarin *slab_tarin_new(void);
 
 /* Open path ("-" or NULL: standard input). name is used in messages. */
 int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o);
+/* The same over a buffer the caller keeps alive until slab_tarin_free() (fuzzing, tests).
+ * name is used in messages; NULL: "(memory)". */
+int slab_tarin_open_memory(struct slab_tarin *t, const void *buf, size_t len, const char *name,
+			   const struct slab_tarin_options *o);
 
 /* The next sample: 1 and *out (the caller frees it with slab_in_sample_free), 0 at the end,
  * or a negative error (truncated or corrupt input, I/O) whose text names the input and the

@@ -188,7 +188,7 @@ struct job {
 
 static void job_clear(struct job *jb)
 {
-	if (jb->s)
+	if (jb->s && jb->owned)
 		for (size_t i = 0; i < jb->s->nfields; i++)
 			free(jb->owned[i]);
 	free(jb->owned);
@@ -431,11 +431,6 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			rc = slab_tarin_next(t, &s);
 			if (rc <= 0)
 				break;
-			if (!s->nfields && !s->bad) {
-				tot->skipped_empty++;
-				slab_in_sample_free(s);
-				continue;
-			}
 			if (!nthreads) {
 				struct job one = { .s = s, .input = label };
 				process(&one, jp, o);
@@ -590,9 +585,6 @@ static void summary(const struct run *r, const struct slab_tarin_stats *in, doub
 	if (in->skipped_fields)
 		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu members of other fields", n ? ", " : "",
 			      (unsigned long long)in->skipped_fields);
-	if (in->skipped_empty)
-		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu samples with no kept field", n ? ", " : "",
-			      (unsigned long long)in->skipped_empty);
 	if (r->bad_samples)
 		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu bad samples", n ? ", " : "",
 			      (unsigned long long)r->bad_samples);

@@ -1,6 +1,7 @@
 # common.bash: shared set-up for the bats suite: the tools under test on PATH, the shared
 # corpus, a fresh working folder per test, and small helpers.
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 
@@ -10,7 +11,8 @@ PATH="$SLAB_BUILD/bin:$PATH"
 CORPUS="$SLAB_ROOT/../shared/corpus"
 HELPERS="$SLAB_ROOT/tests/test_helper"
 
-cd "$BATS_TEST_TMPDIR" || exit 1
+# A folder of its own: bats keeps files of its own in $BATS_TEST_TMPDIR.
+mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || exit 1
 
 # Tests that read the shared corpus skip where it is absent, as in a user's own clone.
 need_corpus() {

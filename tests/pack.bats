@@ -1,0 +1,339 @@
+#!/usr/bin/env bats
+# pack: options, messages, exit codes, compression, pipes, atomic output, determinism.
+
+load test_helper/common
+
+# A small WebDataset made here: three samples, with a missing field and a JPEG.
+small_tar() {
+	mkdir -p src/d
+	printf 'one' > src/d/a.txt
+	printf '1' > src/d/a.cls
+	printf 'two' > src/d/b.txt
+	printf '' > src/d/c.cls
+	(cd src && tar --format=gnu --sort=name -cf ../small.tar d)
+}
+
+@test "pack --help prints usage on stdout and exits 0" {
+	run -0 --separate-stderr pack --help
+	assert_line --index 0 "Usage: pack [OPTIONS] -o OUTPUT [INPUT...]"
+	assert_output --partial "--page-size SIZE"
+	[ -z "$stderr" ]
+}
+
+@test "pack --version" {
+	run -0 pack --version
+	assert_output --regexp '^pack \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "pack without -o is a usage error" {
+	small_tar
+	run -2 --separate-stderr pack small.tar
+	[ "$stderr" = "pack: no output given (use -o FILE, or -o - for standard output)
+Try 'pack --help' for more information." ]
+}
+
+@test "pack rejects bad option values with exit 2" {
+	small_tar
+	run -2 --separate-stderr pack -o x.slab --page-size 3K small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --page-size '3K' (a power of two from 4K to 1G)"
+	run -2 --separate-stderr pack -o x.slab --page-size 2048 small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --page-size '2048' (a power of two from 4K to 1G)"
+	run -2 --separate-stderr pack -o x.slab --page-size 2G small.tar
+	run -2 --separate-stderr pack -o x.slab -j 0 small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --jobs '0' (a number from 1 to 1024)"
+	run -2 --separate-stderr pack -o x.slab -j 3x small.tar
+	run -2 --separate-stderr pack -o x.slab --jpeg-quality 101 --jpeg-max-side 10 small.tar
+	run -2 --separate-stderr pack -o x.slab --jpeg-quality 80 small.tar
+	assert_equal "${stderr_lines[0]}" "pack: --jpeg-quality only applies with --jpeg-max-side"
+	run -2 --separate-stderr pack -o x.slab --on-error=ignore small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --on-error 'ignore' (fail or skip)"
+	run -2 --separate-stderr pack -o x.slab --max-sample-size 1Q small.tar
+	run -2 --separate-stderr pack -o x.slab --fields , small.tar
+	run -2 --separate-stderr pack -o x.slab --no-such-option small.tar
+	assert_equal "${stderr_lines[0]}" "pack: unrecognized option '--no-such-option'"
+	assert_equal "${stderr_lines[1]}" "Try 'pack --help' for more information."
+	[ ! -e x.slab ]
+}
+
+@test "pack a small tar: summary line, samples, fields" {
+	small_tar
+	run -0 --separate-stderr pack -o small.slab small.tar
+	[ -z "$output" ]
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "$stderr" == "pack: 'small.slab': 3 samples, 2 fields, 1 pages of 2.0 MiB, fill 0.0%, 7 B data, "* ]]
+	[[ "$stderr" == *"; skipped 1 non-file members" ]]
+	run -0 inspect --list small.slab
+	assert_equal "${lines[0]}" "0	d/a	0	cls:4096:1	txt:4097:3"
+	assert_equal "${lines[1]}" "1	d/b	0	txt:4100:3"
+	assert_equal "${lines[2]}" "2	d/c	0	cls:4103:0"
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "pack -q prints nothing" {
+	small_tar
+	run -0 pack -q -o small.slab small.tar
+	assert_output ""
+}
+
+@test "pack reads standard input and writes standard output" {
+	small_tar
+	pack -q -o file.slab small.tar
+	pack -q -o - < small.tar > pipe.slab
+	cmp file.slab pipe.slab
+	cat small.tar | pack -q -o - - | cat > pipe2.slab
+	cmp file.slab pipe2.slab
+}
+
+@test "pack refuses to write a .slab to a terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	small_tar
+	run script -qec "pack -o - small.tar" /dev/null
+	assert_output --partial "pack: refusing to write a .slab to a terminal"
+}
+
+@test "pack detects every compression from the bytes, not the name" {
+	mktar --seed 3 --samples 20 -o in.tar
+	pack -q -o plain.slab in.tar
+	for z in gzip bzip2 xz zstd lz4; do
+		command -v "$z" >/dev/null || skip "$z not installed"
+		"$z" -c in.tar > "in.$z.bin"
+		run -0 pack -q -o "$z.slab" "in.$z.bin"
+		cmp plain.slab "$z.slab"
+		"$z" -c in.tar | pack -q -o - > "$z.pipe.slab"
+		cmp plain.slab "$z.pipe.slab"
+	done
+}
+
+@test "several inputs make one dataset in the order given" {
+	mktar --seed 1 --samples 10 -o a.tar
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("b.tar", "w") as t:
+    for i in range(3):
+        ti = tarfile.TarInfo("other%d.bin" % i); ti.size = 2
+        t.addfile(ti, io.BytesIO(b"xy"))
+PY
+	gzip -c b.tar > b.tar.gz
+	run -0 pack -q -o ab.slab a.tar b.tar.gz
+	run -0 inspect --list ab.slab
+	assert_equal "${#lines[@]}" 13
+	[[ "${lines[10]}" == "10	other0	"* ]]
+	[[ "${lines[12]}" == "12	other2	"* ]]
+}
+
+@test "--page-size is recorded and every page starts 4096-aligned" {
+	mktar --seed 5 --samples 40 --max-size 3000 -o in.tar
+	run -0 pack -q --page-size 8K -o p.slab in.tar
+	run -0 inspect --json p.slab
+	assert_output --partial '"page_size": 8192'
+	assert_output --partial '"page-size": "8192"'
+	# every sample lies inside one 8 KiB page, or starts one when larger
+	inspect --list p.slab | python3 -c '
+import sys
+for line in sys.stdin:
+    parts = line.rstrip("\n").split("\t")
+    offs = [int(f.split(":")[1]) for f in parts[3:]]
+    sizes = [int(f.split(":")[2]) for f in parts[3:]]
+    start, size = min(offs), sum(sizes)
+    rel = start - 4096
+    if size > 8192:
+        assert rel % 8192 == 0, line
+    else:
+        assert rel // 8192 == (rel + max(size, 1) - 1) // 8192, line
+'
+}
+
+@test "a sample larger than a page starts a page and takes whole pages" {
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("big.tar", "w") as t:
+    for name, size in [("a.bin", 100), ("big.bin", 10000), ("c.bin", 10)]:
+        ti = tarfile.TarInfo(name); ti.size = size
+        t.addfile(ti, io.BytesIO(bytes([len(name)]) * size))
+PY
+	run -0 pack -q --page-size 4K -o big.slab big.tar
+	run -0 inspect --list big.slab
+	assert_equal "${lines[0]}" "0	a	0	bin:4096:100"
+	assert_equal "${lines[1]}" "1	big	1	bin:8192:10000"
+	assert_equal "${lines[2]}" "2	c	4	bin:20480:10"
+	run -0 inspect --verify big.slab
+}
+
+@test "--fields keeps only the named fields and counts the rest" {
+	small_tar
+	run -0 --separate-stderr pack -o f.slab --fields txt small.tar
+	[[ "$stderr" == *"skipped 1 non-file members, 2 members of other fields" ]]
+	run -0 inspect --list f.slab
+	assert_equal "${#lines[@]}" 2
+	assert_equal "${lines[0]}" "0	d/a	0	txt:4096:3"
+}
+
+@test "a key appearing again later is an error naming the key and input" {
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("dup.tar", "w") as t:
+    for name in ["a.txt", "b.txt", "a.cls"]:
+        ti = tarfile.TarInfo(name); ti.size = 1
+        t.addfile(ti, io.BytesIO(b"x"))
+PY
+	run -1 --separate-stderr pack -o dup.slab dup.tar
+	assert_equal "$stderr" "pack: 'dup.tar': key 'a' appears again (first as sample 0)"
+	[ ! -e dup.slab ]
+	[ -z "$(ls -A | grep -v '^dup.tar$')" ]
+	run -0 --separate-stderr pack -o dup.slab --on-error=skip dup.tar
+	assert_equal "${stderr_lines[0]}" "pack: 'dup.tar': skipping: key 'a' appears again (first as sample 0)"
+	[[ "${stderr_lines[1]}" == *"2 samples"*"; skipped 1 bad samples" ]]
+}
+
+@test "a field twice in one sample is an error; --on-error=skip drops that sample" {
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("dupf.tar", "w") as t:
+    for name in ["a.txt", "b.txt", "b.txt", "c.txt"]:
+        ti = tarfile.TarInfo(name); ti.size = 1
+        t.addfile(ti, io.BytesIO(b"x"))
+PY
+	run -1 --separate-stderr pack -o d.slab dupf.tar
+	assert_equal "$stderr" "pack: 'dupf.tar': field 'txt' appears twice in sample 'b'"
+	[ ! -e d.slab ]
+	run -0 --separate-stderr pack -o d.slab --on-error=skip dupf.tar
+	assert_equal "${stderr_lines[0]}" "pack: 'dupf.tar': skipping: field 'txt' appears twice in sample 'b'"
+	run -0 inspect --list d.slab
+	assert_equal "${#lines[@]}" 2
+	[[ "${lines[1]}" == "1	c	"* ]]
+}
+
+@test "--max-sample-size refuses bigger samples with a clear message" {
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("m.tar", "w") as t:
+    for name, size in [("a.bin", 10), ("b.bin", 5000), ("b.txt", 100), ("c.bin", 10)]:
+        ti = tarfile.TarInfo(name); ti.size = size
+        t.addfile(ti, io.BytesIO(b"z" * size))
+PY
+	run -1 --separate-stderr pack -o m.slab --max-sample-size 4K m.tar
+	assert_equal "$stderr" "pack: 'm.tar': sample 'b' is larger than the maximum sample size 4096 bytes"
+	[ ! -e m.slab ]
+	run -0 --separate-stderr pack -o m.slab --max-sample-size 4K --on-error=skip m.tar
+	run -0 inspect --list m.slab
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "a truncated tar is an error naming the input and the last good member's offset" {
+	mktar --seed 2 --samples 8 --max-size 4000 --format gnu -o in.tar
+	size=$(filesize in.tar)
+	head -c $((size / 2)) in.tar > cut.tar
+	run -1 --separate-stderr pack -o cut.slab cut.tar
+	[[ "$stderr" == "pack: 'cut.tar': truncated or corrupt archive: "*"(last good member '"*"' at offset "[0-9]*")" ]]
+	[ ! -e cut.slab ]
+	[ -z "$(ls -A | grep -v -e '^in.tar$' -e '^cut.tar$')" ]
+}
+
+@test "a truncated tar.gz is an error too" {
+	mktar --seed 2 --samples 8 --max-size 4000 -o in.tar
+	gzip -c in.tar > in.tgz
+	head -c $(($(filesize in.tgz) / 2)) in.tgz > cut.tgz
+	run -1 --separate-stderr pack -o cut.slab cut.tgz
+	[[ "$stderr" == "pack: 'cut.tgz': truncated or corrupt archive: "* ]]
+	[ ! -e cut.slab ]
+}
+
+@test "a corrupt header checksum is an error" {
+	mktar --seed 2 --samples 4 --format ustar -o in.tar
+	second=$(python3 -c 'import tarfile; print(tarfile.open("in.tar").getmembers()[1].offset)')
+	flip in.tar $((second + 3))   # inside the second member's name
+	run -1 --separate-stderr pack -o x.slab in.tar
+	assert_equal "$stderr" "pack: 'in.tar': truncated or corrupt archive: Damaged tar archive (last good member 'sample00000.cls' at offset 0)"
+	[ ! -e x.slab ]
+}
+
+@test "input that is not a tar, missing inputs and directories fail with exit 1" {
+	echo "hello world" > note.txt
+	run -1 --separate-stderr pack -o x.slab note.txt
+	assert_equal "$stderr" "pack: 'note.txt': not a tar archive: Unrecognized archive format"
+	run -1 --separate-stderr pack -o x.slab missing.tar
+	assert_equal "$stderr" "pack: 'missing.tar': No such file or directory"
+	mkdir adir
+	run -1 --separate-stderr pack -o x.slab adir
+	assert_equal "$stderr" "pack: 'adir': is a directory"
+	[ ! -e x.slab ]
+}
+
+@test "an empty input gives an empty, valid dataset" {
+	: > empty.tar
+	run -0 pack -q -o e.slab empty.tar
+	run -0 inspect --verify e.slab
+	run -0 inspect --list e.slab
+	assert_output ""
+}
+
+@test "the output replaces an existing file only when complete" {
+	small_tar
+	echo "precious" > out.slab
+	head -c 3000 small.tar > bad.tar
+	run -1 pack -o out.slab bad.tar
+	assert_equal "$(cat out.slab)" "precious"
+	run -0 pack -q -o out.slab small.tar
+	run -0 inspect --verify out.slab
+}
+
+@test "an unwritable output folder fails cleanly" {
+	small_tar
+	run -1 --separate-stderr pack -o no/such/dir/x.slab small.tar
+	[[ "$stderr" == "pack: 'no/such/dir/x.slab': cannot create a file there: No such file or directory" ]]
+}
+
+@test "disk full (file size limit) leaves no output file and exits 1" {
+	mktar --seed 4 --samples 30 --max-size 20000 -o in.tar
+	run -1 --separate-stderr bash -c 'ulimit -f 64; exec pack -o out.slab in.tar'
+	[[ "$stderr" == "pack: 'out.slab': write failed at offset "*": File too large" ]]
+	[ ! -e out.slab ]
+	[ -z "$(ls -A | grep -v '^in.tar$')" ]
+}
+
+@test "a killed pack leaves nothing under the output name" {
+	mktar --seed 4 --samples 20 --max-size 20000 -o in.tar
+	mkfifo fifo
+	# Half the input, then the writer holds the pipe open: pack waits mid-stream.
+	(head -c 30000 in.tar; sleep 30) > fifo &
+	feeder=$!
+	pack -q -o out.slab fifo &
+	pid=$!
+	seen=0
+	for _ in $(seq 100); do
+		ls -A | grep -q '^\.out\.slab\.tmp\.' && { seen=1; break; }
+		sleep 0.1
+	done
+	assert_equal "$seen" 1
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	kill "$feeder" 2>/dev/null || true
+	[ ! -e out.slab ]
+	[ -z "$(ls -A | grep -v -e '^in.tar$' -e '^fifo$')" ]
+}
+
+@test "output is byte-identical whatever the number of threads" {
+	mktar --seed 9 --samples 60 -o in.tar
+	pack -q -j1 -o j1.slab in.tar
+	pack -q -j2 -o j2.slab in.tar
+	pack -q -j7 -o j7.slab in.tar
+	cmp j1.slab j2.slab
+	cmp j1.slab j7.slab
+	pack -q -j1 -o again.slab in.tar
+	cmp j1.slab again.slab
+}
+
+@test "sparse members are read with their holes as zeros" {
+	truncate -s 300000 holes.bin
+	printf 'head' | dd of=holes.bin conv=notrunc status=none
+	printf 'tail' | dd of=holes.bin bs=1 seek=299990 conv=notrunc status=none
+	tar --sparse --format=gnu -cf sparse.tar holes.bin
+	tar --sparse --format=posix -cf sparse-pax.tar holes.bin
+	for t in sparse.tar sparse-pax.tar; do
+		run -0 pack -q -o s.slab "$t"
+		inspect --get holes --field bin s.slab > back.bin
+		cmp holes.bin back.bin
+	done
+}

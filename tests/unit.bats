@@ -1,0 +1,15 @@
+#!/usr/bin/env bats
+# The C unit tests of lib/ (tests/unit/test_*.c), one bats test each.
+
+load test_helper/common
+
+run_unit() {
+	local bin="$SLAB_BUILD/unit/$1"
+	[ -x "$bin" ] || fail "unit test $1 not built (run make)"
+	SLAB_CORPUS="$CORPUS" run -0 "$bin"
+}
+
+@test "unit: sizes, numbers and messages (test_cli)" { run_unit test_cli; }
+@test "unit: JSON writer (test_json)" { run_unit test_json; }
+@test "unit: JPEG header, check and downscale (test_jpeg)" { run_unit test_jpeg; }
+@test "unit: format writer and reader API (test_format)" { run_unit test_format; }

@@ -1,0 +1,257 @@
+/* test_format.c: the writer and reader API against each other: layout rules, lookups, error
+ * codes, and that every single flipped byte or truncation of a file is caught. */
+#include "crc32c.h"
+#include "format.h"
+#include "slab.h"
+#include "tarin.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Pack samples into a memory file; returns its bytes (malloc'd) and size. */
+struct sample_spec {
+	const char *key;
+	const char *f1;
+	size_t n1;
+	const char *f2;
+	size_t n2;
+};
+
+static unsigned char *pack(const struct sample_spec *sp, size_t n, uint64_t page_size,
+			   size_t *size)
+{
+	int fd = memfd_create("slab", 0);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = page_size, .options = "tool=test\n" };
+	unsigned char *buf;
+	off_t end;
+
+	CHECK(fd >= 0 && w);
+	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
+	for (size_t i = 0; i < n; i++) {
+		struct slab_field_in f[2];
+		size_t nf = 0;
+		unsigned char *d1 = malloc(sp[i].n1 + 1), *d2 = malloc(sp[i].n2 + 1);
+		for (size_t k = 0; k < sp[i].n1; k++)
+			d1[k] = (unsigned char)(i * 7 + k);
+		for (size_t k = 0; k < sp[i].n2; k++)
+			d2[k] = (unsigned char)(i * 13 + k * 3);
+		memset(f, 0, sizeof(f));
+		if (sp[i].f1)
+			f[nf++] = (struct slab_field_in){ .name = sp[i].f1, .data = d1, .size = sp[i].n1 };
+		if (sp[i].f2)
+			f[nf++] = (struct slab_field_in){ .name = sp[i].f2, .data = d2, .size = sp[i].n2 };
+		CHECK(slab_writer_add(w, sp[i].key, strlen(sp[i].key), f, nf) == 0);
+		free(d1);
+		free(d2);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	end = lseek(fd, 0, SEEK_END);
+	buf = malloc((size_t)end);
+	CHECK(pread(fd, buf, (size_t)end, 0) == end);
+	close(fd);
+	*size = (size_t)end;
+	return buf;
+}
+
+static void test_crc(void)
+{
+	CHECK(slab_crc32c(0, "123456789", 9) == 0xe3069283u);
+	CHECK(slab_crc32c(slab_crc32c(0, "1234", 4), "56789", 5) == 0xe3069283u);
+	CHECK(slab_crc32c(0, "", 0) == 0);
+	/* unaligned start and odd lengths take the byte loops */
+	{
+		unsigned char b[100];
+		for (int i = 0; i < 100; i++)
+			b[i] = (unsigned char)(i * 31);
+		uint32_t whole = slab_crc32c(0, b + 3, 90);
+		uint32_t parts = slab_crc32c(slab_crc32c(0, b + 3, 13), b + 16, 77);
+		CHECK(whole == parts);
+	}
+}
+
+static void test_split(void)
+{
+	size_t kl;
+	const char *f;
+
+	CHECK(slab_split_name("a/b.seg.png", &kl, &f) == 0 && kl == 3 && strcmp(f, "seg.png") == 0);
+	CHECK(slab_split_name("x.y/z.jpg", &kl, &f) == 0 && kl == 5 && strcmp(f, "jpg") == 0);
+	CHECK(slab_split_name("./k.cls", &kl, &f) == 0 && kl == 3 && strcmp(f, "cls") == 0);
+	CHECK(slab_split_name("noext", &kl, &f) < 0);
+	CHECK(slab_split_name("dir.d/noext", &kl, &f) < 0);
+	CHECK(slab_split_name(".hidden", &kl, &f) < 0);
+	CHECK(slab_split_name("a/.hidden", &kl, &f) < 0);
+	CHECK(slab_split_name("trailing.", &kl, &f) < 0);
+	CHECK(slab_split_name("", &kl, &f) < 0);
+}
+
+static void test_roundtrip_and_pages(void)
+{
+	static const struct sample_spec sp[] = {
+		{ "s0", "jpg", 3000, "cls", 1 },
+		{ "s1", "jpg", 2000, NULL, 0 },         /* does not fit page 0: page 1 */
+		{ "big", "jpg", 9000, "cls", 2 },       /* larger than a page: starts page 2, 3 pages */
+		{ "after", "cls", 5, NULL, 0 },         /* page 5, not the big one's last page */
+		{ "exact", "bin", 4096, NULL, 0 },      /* a whole page */
+		{ "empty", "bin", 0, NULL, 0 },         /* zero bytes after a full page */
+		{ "dir/with.dots/k", "seg.png", 10, "A", 0 },
+	};
+	size_t n = sizeof(sp) / sizeof(sp[0]), size;
+	unsigned char *buf = pack(sp, n, 4096, &size);
+	struct slab *s = slab_new();
+	struct slab_sample smp;
+	struct slab_field fl;
+	uint64_t idx;
+
+	CHECK(slab_open_mem(s, buf, size, "mem") == 0);
+	CHECK(slab_count(s) == n);
+	CHECK(slab_page_size(s) == 4096);
+	CHECK(slab_field_count(s) == 5);
+	CHECK_STR(slab_field_name(s, 0), "A");          /* sorted by bytes */
+	CHECK_STR(slab_field_name(s, 1), "bin");
+	CHECK_STR(slab_field_name(s, 2), "cls");
+	CHECK_STR(slab_field_name(s, 3), "jpg");
+	CHECK_STR(slab_field_name(s, 4), "seg.png");
+	CHECK(slab_field_name(s, 5) == NULL);
+	CHECK(slab_field_lookup(s, "cls") == 2);
+	CHECK(slab_field_lookup(s, "nope") == -1);
+	CHECK_STR(slab_options(s), "tool=test\n");
+
+	CHECK(slab_sample(s, 0, &smp) == 0 && smp.page == 0 && smp.offset == 4096 && smp.size == 3001);
+	CHECK(slab_sample(s, 1, &smp) == 0 && smp.page == 1 && smp.offset == 8192);
+	CHECK(slab_sample(s, 2, &smp) == 0 && smp.page == 2 && smp.offset == 12288 && smp.size == 9002);
+	CHECK(slab_sample(s, 3, &smp) == 0 && smp.page == 5 && smp.offset == 4096 + 5 * 4096);
+	CHECK(slab_sample(s, 4, &smp) == 0 && smp.page == 6);
+	CHECK(slab_sample(s, 5, &smp) == 0 && smp.page == 7 && smp.size == 0);
+	CHECK(slab_sample(s, 7, &smp) == SLAB_ERR_RANGE);
+	CHECK(slab_page_count(s) == 8);
+
+	CHECK(slab_get(s, 0, 3, &fl) == 1 && fl.size == 3000 && fl.offset == 4096 && fl.order == 0);
+	for (size_t k = 0; k < 3000; k++)
+		if (fl.data[k] != (unsigned char)k) {
+			CHECK(!"field bytes differ");
+			break;
+		}
+	CHECK(slab_get(s, 0, 2, &fl) == 1 && fl.size == 1 && fl.offset == 7096 && fl.order == 1);
+	CHECK(slab_get(s, 1, 2, &fl) == 0);             /* s1 has no cls */
+	CHECK(slab_get(s, 6, 0, &fl) == 1 && fl.size == 0);
+	CHECK(slab_get(s, 0, 9, &fl) == SLAB_ERR_RANGE);
+	CHECK(slab_get(s, 99, 0, &fl) == SLAB_ERR_RANGE);
+
+	CHECK(slab_find(s, "big", 3, &idx) == 0 && idx == 2);
+	CHECK(slab_find(s, "dir/with.dots/k", 15, &idx) == 0 && idx == 6);
+	CHECK(slab_find(s, "bi", 2, &idx) == SLAB_ERR_NOTFOUND);
+	CHECK(strstr(slab_error(s), "no sample with key 'bi'") != NULL);
+	CHECK(slab_verify(s, NULL, NULL) == 0);
+	slab_close(s);
+
+	/* Every single flipped byte is found, by open or by verify. */
+	{
+		size_t missed = 0;
+		for (size_t off = 0; off < size; off++) {
+			struct slab *t = slab_new();
+			buf[off] ^= 0x5a;
+			if (slab_open_mem(t, buf, size, "mem") == 0 && slab_verify(t, NULL, NULL) == 0) {
+				if (!missed)
+					fprintf(stderr, "flip at offset %zu not found\n", off);
+				missed++;
+			}
+			buf[off] ^= 0x5a;
+			slab_close(t);
+		}
+		CHECK(missed == 0);
+	}
+	/* Every truncation is refused at open. */
+	{
+		size_t accepted = 0;
+		for (size_t len = 0; len < size; len += 1 + len / 64) {
+			struct slab *t = slab_new();
+			if (slab_open_mem(t, buf, len, "mem") == 0)
+				accepted++;
+			slab_close(t);
+		}
+		CHECK(accepted == 0);
+	}
+	free(buf);
+}
+
+static void test_writer_errors(void)
+{
+	int fd = memfd_create("slab", 0);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options bad = { .page_size = 5000 };
+	struct slab_writer_options ok = { .page_size = 4096 };
+	struct slab_field_in f[2] = {
+		{ .name = "a", .data = "x", .size = 1 },
+		{ .name = "a", .data = "y", .size = 1 },
+	};
+	char longopt[SLAB_OPTIONS_MAX + 2];
+	off_t before;
+
+	CHECK(slab_writer_open(w, fd, "mem", &bad) == SLAB_ERR_INVAL);
+	CHECK(strstr(slab_writer_error(w), "page size 5000 is not a power of two") != NULL);
+	slab_writer_free(w);
+
+	w = slab_writer_new();
+	memset(longopt, 'x', sizeof(longopt) - 1);
+	longopt[sizeof(longopt) - 1] = '\0';
+	ok.options = longopt;
+	CHECK(slab_writer_open(w, fd, "mem", &ok) == SLAB_ERR_INVAL);
+	slab_writer_free(w);
+
+	w = slab_writer_new();
+	ok.options = NULL;
+	CHECK(slab_writer_open(w, fd, "mem", &ok) == 0);
+	CHECK(slab_writer_add(w, "k", 1, f, 2) == SLAB_ERR_DUPFIELD);
+	CHECK_STR(slab_writer_error(w), "sample 'k': field 'a' given twice");
+	CHECK(slab_writer_add(w, "k", 1, f, 1) == 0);
+	before = lseek(fd, 0, SEEK_CUR);
+	CHECK(slab_writer_add(w, "k", 1, f + 1, 1) == SLAB_ERR_DUPKEY);
+	CHECK_STR(slab_writer_error(w), "key 'k' appears again (first as sample 0)");
+	CHECK(slab_writer_add(w, "j", 1, f + 1, 1) == 0);  /* refusals are not final */
+	CHECK(slab_writer_finish(w) == 0);
+	CHECK(lseek(fd, 0, SEEK_CUR) > before);
+	slab_writer_free(w);
+	close(fd);
+}
+
+static void test_reader_rejects(void)
+{
+	static const struct sample_spec sp[] = { { "a", "txt", 10, NULL, 0 } };
+	size_t size;
+	unsigned char *buf = pack(sp, 1, 0, &size);
+	struct slab *s = slab_new();
+
+	CHECK(slab_open_mem(s, "hello", 5, "x") == SLAB_ERR_FORMAT);
+	CHECK_STR(slab_error(s), "'x': not a slab file (bad magic number)");
+	slab_close(s);
+
+	/* Another major version is refused even with a valid checksum. */
+	s = slab_new();
+	slab_put16(buf + 8, 2);
+	memset(buf + 36, 0, 4);
+	slab_put32(buf + 36, slab_crc32c(0, buf, SLAB_HEADER_SIZE));
+	CHECK(slab_open_mem(s, buf, size, "x") == SLAB_ERR_FORMAT);
+	CHECK_STR(slab_error(s), "'x': format version 2.0 is not supported (this reader reads 1.x)");
+	slab_close(s);
+
+	s = slab_new();
+	CHECK(slab_open(s, "/nonexistent/file.slab") == SLAB_ERR_IO);
+	CHECK_STR(slab_error(s), "'/nonexistent/file.slab': No such file or directory");
+	slab_close(s);
+	free(buf);
+}
+
+int main(void)
+{
+	test_crc();
+	test_split();
+	test_roundtrip_and_pages();
+	test_writer_errors();
+	test_reader_rejects();
+	return UNIT_DONE();
+}
