@@ -1,0 +1,263 @@
+#!/usr/bin/env bats
+# inspect: summary, JSON, list, get, verify, tar; corrupt, truncated and foreign files.
+
+load test_helper/common
+
+# three samples: d/a (cls, txt), d/b (txt), d/c (cls, empty)
+small_slab() {
+	mkdir -p src/d
+	printf 'one' > src/d/a.txt
+	printf '1' > src/d/a.cls
+	printf 'two' > src/d/b.txt
+	printf '' > src/d/c.cls
+	(cd src && tar --format=gnu --sort=name -cf ../small.tar d)
+	pack -q -o small.slab small.tar
+}
+
+@test "inspect --help and --version" {
+	run -0 --separate-stderr inspect --help
+	assert_line --index 0 "Usage: inspect [OPTIONS] FILE..."
+	assert_output --partial "--verify"
+	run -0 inspect --version
+	assert_output --regexp '^inspect \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "inspect usage errors exit 2" {
+	small_slab
+	run -2 --separate-stderr inspect
+	assert_equal "$stderr" "inspect: no input file
+Try 'inspect --help' for more information."
+	run -2 --separate-stderr inspect --list --verify small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --list, --get, --verify and --tar exclude each other"
+	run -2 --separate-stderr inspect --field txt small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --field goes with --get"
+	run -2 --separate-stderr inspect --json --verify small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --json goes with the summary or --list"
+	run -2 --separate-stderr inspect --get d/a small.slab small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --get reads exactly one file"
+	run -2 --separate-stderr inspect --frobnicate small.slab
+	assert_equal "${stderr_lines[1]}" "Try 'inspect --help' for more information."
+}
+
+@test "summary names version, page size, samples, fields and packing options" {
+	small_slab
+	run -0 inspect small.slab
+	assert_line "file:         small.slab"
+	assert_line "format:       slab 1.0"
+	assert_line "page size:    2.0 MiB (2097152 bytes)"
+	assert_line "samples:      3"
+	assert_line "data:         7 B (7 bytes)"
+	assert_line "fields:       2"
+	assert_line --regexp '^  cls +2 +1 B +0 B +1 B$'
+	assert_line --regexp '^  txt +2 +6 B +3 B +3 B$'
+	assert_line "  page-size=2097152"
+	assert_line --regexp '^  tool=pack [0-9.]+$'
+}
+
+@test "summary --json has the documented keys and values" {
+	small_slab
+	run -0 inspect --json small.slab
+	python3 - "$output" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["file"] == "small.slab"
+assert (d["version_major"], d["version_minor"]) == (1, 0)
+assert d["page_size"] == 2097152 and d["samples"] == 3 and d["pages"] == 1
+assert d["data_bytes"] == 7
+assert d["padding_bytes"] == 4096 - 7
+assert [f["name"] for f in d["fields"]] == ["cls", "txt"]
+cls = d["fields"][0]
+assert (cls["samples"], cls["total_bytes"], cls["min_bytes"], cls["max_bytes"]) == (2, 1, 0, 1)
+assert d["options"]["page-size"] == "2097152"
+assert d["options"]["on-error"] == "fail"
+PY
+}
+
+@test "several files: a summary each; a bad one fails but the others are shown" {
+	small_slab
+	cp small.slab two.slab
+	echo "this is not a slab file" > bad.slab
+	run -1 --separate-stderr inspect small.slab bad.slab two.slab
+	assert_line "file:         small.slab"
+	assert_line "file:         two.slab"
+	assert_equal "$stderr" "inspect: 'bad.slab': not a slab file (bad magic number)"
+	run -0 inspect --json small.slab two.slab
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["file"] for x in d] == ["small.slab","two.slab"]' "$output"
+}
+
+@test "--list gives index, key, page and name:offset:size per field" {
+	small_slab
+	run -0 inspect --list small.slab
+	assert_equal "$output" "0	d/a	0	cls:4096:1	txt:4097:3
+1	d/b	0	txt:4100:3
+2	d/c	0	cls:4103:0"
+	run -0 inspect --list --json small.slab
+	python3 - "$output" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+assert [s["key"] for s in d] == ["d/a", "d/b", "d/c"]
+assert d[0]["fields"][1] == {"name": "txt", "offset": 4097, "size": 3, "crc32c": d[0]["fields"][1]["crc32c"]}
+assert len(d[0]["fields"][1]["crc32c"]) == 8
+PY
+}
+
+@test "--get writes a field's exact bytes, by key or by #index" {
+	small_slab
+	run -0 inspect --get d/a --field txt small.slab
+	assert_output "one"
+	run -0 inspect --get '#1' --field txt small.slab
+	assert_output "two"
+	run -0 inspect --get d/b small.slab
+	assert_output "two"
+	inspect --get d/c --field cls small.slab > empty.out
+	[ ! -s empty.out ]
+}
+
+@test "--get failures: no key, no field, several fields, bad index" {
+	small_slab
+	run -1 --separate-stderr inspect --get nope --field txt small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': no sample with key 'nope'"
+	run -1 --separate-stderr inspect --get d/b --field cls small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': sample 'd/b' has no field 'cls'"
+	run -1 --separate-stderr inspect --get d/a --field jpg small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': no field 'jpg' in this dataset"
+	run -2 --separate-stderr inspect --get d/a small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': sample 'd/a' has several fields: choose one with --field"
+	run -1 --separate-stderr inspect --get '#3' small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': no sample #3 (3 samples)"
+	run -1 --separate-stderr inspect --get '#x' small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': invalid sample index '#x'"
+}
+
+@test "--verify reports ok, and nothing with -q" {
+	small_slab
+	run -0 inspect --verify small.slab
+	assert_output "small.slab: ok, 3 samples, 8.6 KiB checked"
+	run -0 inspect -q --verify small.slab
+	assert_output ""
+}
+
+# A dataset of a few pages to damage: offsets of its regions come from inspect itself.
+damaged_setup() {
+	mktar --seed 1 --samples 6 --max-size 6000 -o r.tar
+	pack -q --page-size 4K -o r.slab r.tar
+	size=$(filesize r.slab)
+	table=$(python3 -c 'import struct,sys; d=open("r.slab","rb").read(); print(struct.unpack_from("<Q", d, len(d)-64+8)[0])')
+}
+
+@test "a flipped byte in the header is found" {
+	damaged_setup
+	cp r.slab c.slab; flip c.slab 20
+	run -1 --separate-stderr inspect --verify c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': header checksum mismatch at offset 0"
+	cp r.slab c.slab; flip c.slab 3000   # the zero padding of the options area counts too
+	run -1 --separate-stderr inspect --verify c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': header checksum mismatch at offset 0"
+}
+
+@test "a flipped byte in field data is found, naming sample, key, field and offset" {
+	damaged_setup
+	read -r idx key page first rest < <(inspect --list r.slab | head -1)
+	name=${first%%:*}; off=$(echo "$first" | cut -d: -f2); len=$(echo "$first" | cut -d: -f3)
+	cp r.slab c.slab; flip c.slab $((off + len / 2))
+	run -0 inspect c.slab          # the summary reads only the table
+	run -1 --separate-stderr inspect --verify c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': sample #0 '$key' field '$name': checksum mismatch (bytes at offset $off, size $len)"
+}
+
+@test "a flipped byte in padding between samples is found" {
+	damaged_setup
+	# the last byte before the table is padding (the table starts 4096-aligned)
+	cp r.slab c.slab; flip c.slab $((table - 1))
+	run -1 --separate-stderr inspect --verify c.slab
+	[[ "$stderr" == "inspect: 'c.slab': non-zero padding byte at offset $((table - 1)) "* ]]
+}
+
+@test "a flipped byte in the table or the trailer is found at open" {
+	damaged_setup
+	cp r.slab c.slab; flip c.slab $((table + 200))
+	run -1 --separate-stderr inspect c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': table checksum mismatch (table at offset $table)"
+	cp r.slab c.slab; flip c.slab $((size - 30))
+	run -1 --separate-stderr inspect --list c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': trailer checksum mismatch at offset $((size - 64))"
+}
+
+@test "every single flipped byte of a small file is found by --verify" {
+	small_slab
+	size=$(filesize small.slab)
+	python3 - "$size" <<'PY' > offsets
+import random, sys
+n = int(sys.argv[1])
+r = random.Random(5)
+print("\n".join(str(x) for x in sorted(set([0, 8, 36, 4095, 4096, n - 1] + r.sample(range(n), 60)))))
+PY
+	while read -r off; do
+		cp small.slab c.slab
+		flip c.slab "$off"
+		if inspect -q --verify c.slab 2>/dev/null; then
+			echo "flip at $off not found"
+			return 1
+		fi
+	done < offsets
+}
+
+@test "truncated, empty, foreign and wrong-version files get a clear error" {
+	damaged_setup
+	head -c 9000 r.slab > t.slab
+	run -1 --separate-stderr inspect t.slab
+	assert_equal "$stderr" "inspect: 't.slab': truncated or damaged: no trailer at offset 8936"
+	head -c 100 r.slab > h.slab
+	run -1 --separate-stderr inspect h.slab
+	assert_equal "$stderr" "inspect: 'h.slab': truncated: 100 bytes, shorter than header and trailer"
+	: > e.slab
+	run -1 --separate-stderr inspect e.slab
+	assert_equal "$stderr" "inspect: 'e.slab': not a slab file (0 bytes)"
+	run -1 --separate-stderr inspect r.tar
+	assert_equal "$stderr" "inspect: 'r.tar': not a slab file (bad magic number)"
+	run -1 --separate-stderr inspect missing.slab
+	assert_equal "$stderr" "inspect: 'missing.slab': No such file or directory"
+	run -1 --separate-stderr inspect .
+	assert_equal "$stderr" "inspect: '.': not a regular file (a .slab is read through mmap)"
+	cp r.slab v.slab
+	python3 - <<'PY'
+# version 9.0 with a correct header checksum: refused for its version, not its checksum
+import struct
+d = bytearray(open("v.slab", "rb").read())
+struct.pack_into("<H", d, 8, 9)
+struct.pack_into("<I", d, 36, 0)
+import zlib
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c ^ 0xFFFFFFFF
+struct.pack_into("<I", d, 36, crc32c(bytes(d[:4096])))
+open("v.slab", "wb").write(d)
+PY
+	run -1 --separate-stderr inspect v.slab
+	assert_equal "$stderr" "inspect: 'v.slab': format version 9.0 is not supported (this reader reads 1.x)"
+	cp r.slab a.slab; printf 'extra' >> a.slab
+	run -1 --separate-stderr inspect a.slab
+	assert_equal "$stderr" "inspect: 'a.slab': truncated or damaged: no trailer at offset $((size + 5 - 64))"
+}
+
+@test "--tar refuses a terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	small_slab
+	run script -qec "inspect --tar small.slab" /dev/null
+	assert_output --partial "inspect: refusing to write a tar to a terminal"
+}
+
+@test "--tar gives back the members in their original order with their bytes" {
+	small_slab
+	inspect --tar small.slab > back.tar
+	run -0 tar tf back.tar
+	assert_equal "$output" "d/a.cls
+d/a.txt
+d/b.txt
+d/c.cls"
+	run -0 tarcmp small.tar back.tar
+}
