@@ -185,6 +185,10 @@ static int parse(struct slab *s)
 			return fail(s, SLAB_ERR_NOMEM, "out of memory");
 		memcpy(s->names[f], p + 2, len);
 		s->names[f][len] = '\0';
+		/* Sorted and unique: lookups and the field ids depend on it. */
+		if (len == 0 || memchr(s->names[f], '\0', len) ||
+		    (f > 0 && strcmp(s->names[f - 1], s->names[f]) >= 0))
+			return fail(s, SLAB_ERR_CORRUPT, "schema field %u is empty, out of order or repeated", f);
 		off += 2 + (uint64_t)len;
 	}
 	return 0;
@@ -372,18 +376,18 @@ static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
 
 struct span {
 	uint64_t off, size;
-	unsigned f;
+	unsigned f, order;
 };
 
-/* By offset, and at one offset the shorter first: an empty field shares its offset with the
- * field after it, and must come before it for the tiling check. */
+/* By offset, and at one offset by input order: an empty field shares its offset with the
+ * field after it. */
 static int by_offset(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
 
 	if (x->off != y->off)
 		return x->off < y->off ? -1 : 1;
-	return x->size < y->size ? -1 : x->size > y->size;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
@@ -450,12 +454,19 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			spans[n].off = fl.offset;
 			spans[n].size = fl.size;
 			spans[n].f = f;
+			spans[n].order = fl.order;
 			n++;
 		}
 		/* The fields tile the sample exactly, back to back. */
 		qsort(spans, n, sizeof(*spans), by_offset);
 		end = smp.offset;
 		for (unsigned k = 0; k < n; k++) {
+			if (spans[k].order != k) {
+				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s': order byte %u, expected %u",
+				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
+				     spans[k].order, k);
+				goto out;
+			}
 			if (spans[k].off != end) {
 				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
 				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],

@@ -35,7 +35,7 @@ static int fail(struct slab_tarin *t, const char *fmt, ...) __attribute__((forma
 static int fail(struct slab_tarin *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(t->err, sizeof(t->err), "'%s': ", t->name ? t->name : "-");
+	int n = snprintf(t->err, sizeof(t->err), "'%s': ", t->name ? t->name : "(stdin)");
 
 	if (n < 0 || (size_t)n >= sizeof(t->err))
 		n = 0;
@@ -111,7 +111,7 @@ static int open_result(struct slab_tarin *t, int r)
 
 int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o)
 {
-	int r = setup(t, path && strcmp(path, "-") ? path : "-", o);
+	int r = setup(t, path && strcmp(path, "-") ? path : "(stdin)", o);
 
 	if (r < 0)
 		return r;
@@ -328,6 +328,11 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 			s->bad = SLAB_IN_DUPFIELD;
 			snprintf(s->reason, sizeof(s->reason), "field '%s' appears twice in sample '%.150s'",
 				 field, s->key);
+		}
+		if (!s->bad && s->nfields == SLAB_IN_MAX_FIELDS) {
+			s->bad = SLAB_IN_TOOMANY;
+			snprintf(s->reason, sizeof(s->reason), "sample '%.150s' has more than %d fields",
+				 s->key, SLAB_IN_MAX_FIELDS);
 		}
 		if (!s->bad && t->o.max_sample_size && size > t->o.max_sample_size - s->size) {
 			s->bad = SLAB_IN_TOOBIG;

@@ -21,7 +21,8 @@ struct slab_in_field {
 };
 
 /* Why a sample cannot be packed as it is. */
-enum { SLAB_IN_OK, SLAB_IN_DUPFIELD, SLAB_IN_TOOBIG };
+enum { SLAB_IN_OK, SLAB_IN_DUPFIELD, SLAB_IN_TOOBIG, SLAB_IN_TOOMANY };
+#define SLAB_IN_MAX_FIELDS 255     /* the format numbers a sample's fields in one byte */
 
 struct slab_in_sample {
 	char *key;                      /* NUL-terminated; key_len excludes the NUL */
@@ -47,7 +48,7 @@ struct slab_tarin_stats {
 /* NULL only when out of memory. */
 struct slab_tarin *slab_tarin_new(void);
 
-/* Open path ("-" or NULL: standard input). name is used in messages. */
+/* Open path ("-" or NULL: standard input, called "(stdin)" in messages). */
 int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o);
 /* The same over a buffer the caller keeps alive until slab_tarin_free() (fuzzing, tests).
  * name is used in messages; NULL: "(memory)". */

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int slab_tar_export(struct slab *s, int fd, char *err, size_t errlen)
+/* The members of one dataset. */
+static int export_one(struct archive *a, struct archive_entry *e, struct slab *s, char *err,
+		      size_t errlen)
 {
-	struct archive *a = archive_write_new();
-	struct archive_entry *e = archive_entry_new();
 	unsigned nf = slab_field_count(s);
 	struct slab_field *fl = calloc(nf ? nf : 1, sizeof(*fl));
 	unsigned *by_order = calloc(nf ? nf : 1, sizeof(*by_order));
@@ -20,13 +20,8 @@ int slab_tar_export(struct slab *s, int fd, char *err, size_t errlen)
 	size_t name_cap = 0;
 	int ret = -1;
 
-	if (!a || !e || !fl || !by_order) {
+	if (!fl || !by_order) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-		snprintf(err, errlen, "%s", archive_error_string(a));
 		goto out;
 	}
 	for (uint64_t i = 0; i < slab_count(s); i++) {
@@ -95,6 +90,32 @@ int slab_tar_export(struct slab *s, int fd, char *err, size_t errlen)
 			}
 		}
 	}
+	ret = 0;
+out:
+	free(fl);
+	free(by_order);
+	free(name);
+	return ret;
+}
+
+int slab_tar_export(struct slab *const *sets, size_t n, int fd, char *err, size_t errlen)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int ret = -1;
+
+	if (!a || !e) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s", archive_error_string(a));
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (export_one(a, e, sets[k], err, errlen) < 0)
+			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		snprintf(err, errlen, "%s", archive_error_string(a));
 		goto out;
@@ -105,8 +126,5 @@ out:
 		archive_entry_free(e);
 	if (a)
 		archive_write_free(a);
-	free(fl);
-	free(by_order);
-	free(name);
 	return ret;
 }

@@ -38,6 +38,7 @@ struct slab_writer {
 	unsigned char *buf;     /* output buffer */
 	size_t buf_len;
 	uint64_t pos;           /* bytes accepted so far (file offset of the next byte) */
+	uint64_t written;       /* bytes handed to write(2) so far */
 	uint64_t pages;         /* pages started */
 	int page_full;          /* the current page takes no more samples */
 
@@ -110,8 +111,9 @@ static int write_all(struct slab_writer *w, const void *p, size_t len)
 			if (errno == EINTR)
 				continue;
 			return fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
-				    (unsigned long long)w->pos, strerror(errno));
+				    (unsigned long long)w->written, strerror(errno));
 		}
+		w->written += (uint64_t)n;
 		c += n;
 		len -= (size_t)n;
 	}
@@ -130,6 +132,8 @@ static int flush(struct slab_writer *w)
 
 static int out(struct slab_writer *w, const void *p, size_t len)
 {
+	if (!len)
+		return 0;
 	if (w->buf_len + len > OUTBUF_SIZE) {
 		if (flush(w) < 0)
 			return SLAB_ERR_IO;
@@ -278,6 +282,8 @@ static int field_id(struct slab_writer *w, const char *name, uint32_t *id)
 		}
 	if (w->nnames >= UINT16_MAX)
 		return fail(w, SLAB_ERR_INVAL, "more than %u distinct field names", UINT16_MAX);
+	if (!*name)
+		return fail(w, SLAB_ERR_INVAL, "empty field name");
 	if (strlen(name) > UINT16_MAX)
 		return fail(w, SLAB_ERR_INVAL, "field name longer than %u bytes", UINT16_MAX);
 	if (grow((void **)&w->names, &cap, (uint64_t)w->nnames + 1, sizeof(*w->names)) < 0 ||
@@ -346,6 +352,8 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 	    grow((void **)&w->keys, &w->keys_cap, w->keys_len + key_len + 1, 1) < 0)
 		return fail(w, SLAB_ERR_NOMEM, "out of memory");
 
+	if ((w->pos - w->data_offset) / w->page_size > UINT32_MAX)
+		return fail(w, SLAB_ERR_INVAL, "more than 2^32 pages: use a larger page size");
 	s = &w->samples[w->nsamples];
 	s->offset = w->pos;
 	s->size = size;
@@ -390,6 +398,8 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 
 static int tout(struct slab_writer *w, const void *p, size_t len)
 {
+	if (!len)
+		return 0;
 	w->table_crc = slab_crc32c(w->table_crc, p, len);
 	return out(w, p, len);
 }

@@ -34,7 +34,9 @@ Try 'inspect --help' for more information."
 	run -2 --separate-stderr inspect --json --verify small.slab
 	assert_equal "${stderr_lines[0]}" "inspect: --json goes with the summary or --list"
 	run -2 --separate-stderr inspect --get d/a small.slab small.slab
-	assert_equal "${stderr_lines[0]}" "inspect: --get reads exactly one file"
+	assert_equal "${stderr_lines[0]}" "inspect: --get and --list read exactly one file"
+	run -2 --separate-stderr inspect --list small.slab small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --get and --list read exactly one file"
 	run -2 --separate-stderr inspect --frobnicate small.slab
 	assert_equal "${stderr_lines[1]}" "Try 'inspect --help' for more information."
 }
@@ -126,13 +128,15 @@ PY
 	run -1 --separate-stderr inspect --get '#3' small.slab
 	assert_equal "$stderr" "inspect: 'small.slab': no sample #3 (3 samples)"
 	run -1 --separate-stderr inspect --get '#x' small.slab
-	assert_equal "$stderr" "inspect: 'small.slab': invalid sample index '#x'"
+	assert_equal "$stderr" "inspect: 'small.slab': no sample with key '#x'"
 }
 
 @test "--verify reports ok, and nothing with -q" {
 	small_slab
 	run -0 inspect --verify small.slab
 	assert_output "small.slab: ok, 3 samples, 8.6 KiB checked"
+	run -0 inspect -v --verify small.slab
+	assert_line --index 1 "small.slab: 4 field checksums over 7 B of data, 4.0 KiB of padding all zero, header, table and trailer checksums match"
 	run -0 inspect -q --verify small.slab
 	assert_output ""
 }
@@ -260,4 +264,22 @@ d/a.txt
 d/b.txt
 d/c.cls"
 	run -0 tarcmp small.tar back.tar
+}
+
+@test "--tar of several files is one tar stream, in the order given" {
+	small_slab
+	mktar --seed 3 --samples 5 -o two.tar
+	pack -q -o two.slab two.tar
+	inspect --tar small.slab two.slab > both.tar
+	python3 - <<'PY'
+import tarfile
+names = [m.name for m in tarfile.open("both.tar")]
+first = [m.name for m in tarfile.open("small.tar") if m.isreg()]
+second = [m.name for m in tarfile.open("two.tar")]
+assert names == first + second, names
+PY
+	echo "not a slab at all, really" > bad.slab
+	run -1 --separate-stderr inspect --tar small.slab bad.slab
+	assert_equal "$stderr" "inspect: 'bad.slab': not a slab file (bad magic number)"
+	assert_equal "$output" ""
 }

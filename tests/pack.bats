@@ -286,7 +286,8 @@ PY
 @test "disk full (file size limit) leaves no output file and exits 1" {
 	mktar --seed 4 --samples 30 --max-size 20000 -o in.tar
 	run -1 --separate-stderr bash -c 'ulimit -f 64; exec pack -o out.slab in.tar'
-	[[ "$stderr" == "pack: 'out.slab': write failed at offset "*": File too large" ]]
+	# the offset is where the file size limit (64 blocks of 1 KiB) stopped the write
+	assert_equal "$stderr" "pack: 'out.slab': write failed at offset 65536: File too large"
 	[ ! -e out.slab ]
 	[ -z "$(ls -A | grep -v '^in.tar$')" ]
 }
@@ -336,4 +337,29 @@ PY
 		inspect --get holes --field bin s.slab > back.bin
 		cmp holes.bin back.bin
 	done
+}
+
+@test "a sample with more than 255 fields is a bad sample, skippable" {
+	python3 - <<'PY'
+import tarfile, io
+with tarfile.open("wide.tar", "w") as t:
+    for name in ["a.f%03d" % i for i in range(256)] + ["b.x"]:
+        ti = tarfile.TarInfo(name); ti.size = 1
+        t.addfile(ti, io.BytesIO(b"w"))
+PY
+	run -1 --separate-stderr pack -o w.slab wide.tar
+	assert_equal "$stderr" "pack: 'wide.tar': sample 'a' has more than 255 fields"
+	run -0 --separate-stderr pack -o w.slab --on-error=skip wide.tar
+	assert_equal "${stderr_lines[0]}" "pack: 'wide.tar': skipping: sample 'a' has more than 255 fields"
+	run -0 inspect --list w.slab
+	assert_output "0	b	0	x:4096:1"
+}
+
+@test "pack -v says a line per input" {
+	mktar --seed 1 --samples 3 -o a.tar
+	tar cf b.tar a.tar          # one sample, key "a", field "tar"
+	run -0 --separate-stderr pack -v -o v.slab a.tar - < b.tar
+	assert_equal "${stderr_lines[0]}" "pack: reading 'a.tar'"
+	[[ "${stderr_lines[1]}" == "pack: 'a.tar': "*" members, "*" of member data, "*" read" ]]
+	assert_equal "${stderr_lines[2]}" "pack: reading '(stdin)'"
 }

@@ -16,6 +16,7 @@
 
 static const char usage_text[] =
 "Usage: inspect [OPTIONS] FILE...\n"
+"       inspect --list [--json] FILE\n"
 "       inspect --get KEY|#INDEX [--field NAME] FILE\n";
 
 static const char help_text[] =
@@ -28,13 +29,13 @@ static const char help_text[] =
 "      --field NAME         the field for --get (needed when the sample has several)\n"
 "      --verify             check every checksum and structural rule; exit 1 at the\n"
 "                           first problem, naming the sample and the offset\n"
-"      --tar                write the dataset as a tar to standard output, members\n"
-"                           named KEY.FIELD with their original bytes\n"
+"      --tar                write the datasets as one tar to standard output,\n"
+"                           members named KEY.FIELD with their original bytes\n"
 "\n"
 "Options:\n"
 "      --json               summary or list as JSON\n"
 "  -q, --quiet              --verify prints nothing when the file is intact\n"
-"  -v, --verbose            say more\n"
+"  -v, --verbose            --verify also says what it checked\n"
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
 "\n"
@@ -333,7 +334,8 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 	struct slab_field fl;
 	int f = -1, r;
 
-	if (what[0] == '#') {
+	/* "#" and digits is an index; anything else, "#" included, is a key. */
+	if (what[0] == '#' && what[1] && strspn(what + 1, "0123456789") == strlen(what + 1)) {
 		if (cli_parse_u64(what + 1, 0, UINT64_MAX, &idx) < 0) {
 			cli_error("'%s': invalid sample index '%s'", path, what);
 			return -1;
@@ -418,7 +420,54 @@ static int verify(struct slab *s, const char *path)
 	if (cli_verbosity >= 1)
 		printf("%s: ok, %llu samples, %s checked\n", path, (unsigned long long)slab_count(s),
 		       cli_human_size(slab_file_size(s), a, sizeof(a)));
+	if (cli_verbosity >= 2) {
+		struct stats st;
+		char b[32];
+		uint64_t checksummed = 0;
+		if (gather(s, &st) < 0)
+			return -1;
+		for (unsigned f = 0; f < slab_field_count(s); f++)
+			checksummed += st.f[f].count;
+		printf("%s: %llu field checksums over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
+		       path, (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
+		       cli_human_size(padding_bytes(s, st.data_bytes), b, sizeof(b)));
+		free(st.f);
+	}
 	return 0;
+}
+
+/* All files into one tar stream: all of them must open, or nothing is written. */
+static int tar_all(char **paths, int n)
+{
+	struct slab **sets = calloc((size_t)n, sizeof(*sets));
+	char err[1024];
+	int ret = EXIT_FAIL, i;
+
+	if (!sets) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		sets[i] = slab_new();
+		if (!sets[i]) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (slab_open(sets[i], paths[i]) < 0) {
+			cli_error("%s", slab_error(sets[i]));
+			goto out;
+		}
+	}
+	if (slab_tar_export(sets, (size_t)n, STDOUT_FILENO, err, sizeof(err)) < 0) {
+		cli_error("tar output: %s", err);
+		goto out;
+	}
+	ret = EXIT_OK;
+out:
+	for (i = 0; i < n; i++)
+		slab_close(sets[i]);
+	free(sets);
+	return ret;
 }
 
 int main(int argc, char **argv)
@@ -480,20 +529,22 @@ int main(int argc, char **argv)
 		return cli_usage_error("--field goes with --get");
 	if (json && mode != MODE_SUMMARY && mode != MODE_LIST)
 		return cli_usage_error("--json goes with the summary or --list");
-	if (mode == MODE_GET && argc - optind != 1)
-		return cli_usage_error("--get reads exactly one file");
+	if ((mode == MODE_GET || mode == MODE_LIST) && argc - optind != 1)
+		return cli_usage_error("--get and --list read exactly one file");
 	if (mode == MODE_TAR && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a tar to a terminal (redirect it)");
+	if (mode == MODE_TAR)
+		return tar_all(argv + optind, argc - optind);
 
 	if (json) {
 		json_init(&j, stdout);
+		/* An object for one file, an array of them for several; --list is one array. */
 		if (argc - optind > 1 || mode == MODE_LIST)
 			json_array_begin(&j, NULL);
 	}
 	for (int i = optind; i < argc; i++) {
 		const char *path = argv[i];
 		struct slab *s = slab_new();
-		char err[512];
 		int r = 0;
 
 		if (!s) {
@@ -522,11 +573,7 @@ int main(int argc, char **argv)
 			r = verify(s, path);
 			break;
 		case MODE_TAR:
-			fflush(stdout);
-			r = slab_tar_export(s, STDOUT_FILENO, err, sizeof(err));
-			if (r < 0)
-				cli_error("'%s': tar output: %s", path, err);
-			break;
+			break;          /* tar_all() */
 		}
 		slab_close(s);
 		if (r == -2)

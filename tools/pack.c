@@ -42,7 +42,7 @@ static const char help_text[] =
 "      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
 "  -j, --jobs N               threads for JPEG work (default: online CPUs)\n"
 "  -q, --quiet                no summary, only errors\n"
-"  -v, --verbose              say more (each skipped member kind, each input)\n"
+"  -v, --verbose              say more (a line per input)\n"
 "  -h, --help                 show this help and exit\n"
 "  -V, --version              show the version and exit\n"
 "\n"
@@ -412,6 +412,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		const char *label = strcmp(path, "-") ? path : "(stdin)";
 		struct slab_tarin *t = slab_tarin_new();
 		struct slab_tarin_stats st;
+		char h1[32], h2[32];
 		int rc;
 
 		if (!t) {
@@ -473,6 +474,9 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			goto out;
 		}
 		slab_tarin_stats(t, &st);
+		cli_info("'%s': %llu members, %s of member data, %s read", label,
+			 (unsigned long long)st.members, cli_human_size(st.data_bytes, h1, sizeof(h1)),
+			 cli_human_size(st.raw_bytes, h2, sizeof(h2)));
 		tot->members += st.members;
 		tot->skipped_special += st.skipped_special;
 		tot->skipped_names += st.skipped_names;
