@@ -88,7 +88,7 @@ asan asan-check:
 ## demo: install missing packages, build, make a small WebDataset of JPEGs, pack and inspect it
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)BUILD=$(abspath $(BUILD)) scripts/demo
+	$(Q)BUILD=$(BUILD) scripts/demo
 
 ## bench: benchmarks (scripts/bench/), printing ratios against baselines run alongside
 bench: deps
@@ -97,16 +97,20 @@ bench: deps
 
 ## fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
 FUZZ_SECONDS ?= 60
+FUZZ_FLAGS  ?=
+FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g" \
-		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libslab.a
+		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" build/fuzz/libslab.a
 	$(Q)for src in $(FUZZ_SRCS); do \
 		name=$$(basename $$src .c); \
-		clang -std=c11 -D_GNU_SOURCE -O1 -g -Ilib -fsanitize=fuzzer,address,undefined \
+		echo "  FUZZ    $$name ($(FUZZ_SECONDS) s)"; \
+		clang -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -Ilib -fsanitize=fuzzer $(FUZZ_SANITIZE) \
 			-o build/fuzz/$$name $$src build/fuzz/libslab.a $(LDLIBS) || exit 1; \
-		mkdir -p build/fuzz/corpus-$$name; \
-		build/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) build/fuzz/corpus-$$name \
-			tests/fuzz/seeds/$$name || exit 1; \
+		mkdir -p build/fuzz/corpus-$$name build/fuzz/artifacts-$$name; \
+		build/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/artifacts-$$name/ $(FUZZ_FLAGS) \
+			build/fuzz/corpus-$$name tests/fuzz/seeds/$$name || exit 1; \
 	done
 
 ## install: install the tools and man pages under DESTDIR/PREFIX

@@ -697,6 +697,11 @@ int main(int argc, char **argv)
 	}
 
 	catch_signals();
+	/* TurboJPEG reads these when encoding: the same options must give the same bytes. */
+	unsetenv("TJ_OPTIMIZE");
+	unsetenv("TJ_ARITHMETIC");
+	unsetenv("TJ_RESTART");
+	unsetenv("TJ_PROGRESSIVE");
 	opt_text = options_text(&o);
 	memset(&r, 0, sizeof(r));
 	r.o = &o;

@@ -155,8 +155,8 @@ test_bad(struct slab_jpeg *j)
 	static const unsigned char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x02";
 	static const unsigned char junk[] = "\xff\xd8\xff\xe0 this is not really a JPEG at all";
 	struct slab_jpeg_info info;
-	unsigned char *bad;
-	size_t start = scan_start(&b);
+	unsigned char *bad, *stray;
+	size_t start = scan_start(&b), cut;
 
 	/* Cut in the middle of the scan data: the header is intact, the decode is not. */
 	CHECK(start > 0 && start < b.len / 2);
@@ -167,6 +167,9 @@ test_bad(struct slab_jpeg *j)
 	/* Short by the final EOI marker only: still truncated. */
 	CHECK(slab_jpeg_check(j, b.p, b.len - 2) == -1);
 
+	/* 64 scrambled bytes mid-scan. Not every corruption of Huffman data shows (a single
+	 * flipped bit often decodes to other, valid coefficients), but a run like this one
+	 * loses the decoder's place: the data ends early or late. */
 	bad = malloc(b.len);
 	if (!bad)
 		abort();
@@ -176,6 +179,22 @@ test_bad(struct slab_jpeg *j)
 	CHECK(slab_jpeg_header(j, bad, b.len, &info) == 0);
 	CHECK(slab_jpeg_check(j, bad, b.len) == -1);
 	CHECK(has(slab_jpeg_error(j), "corrupt JPEG: "));
+
+	/* Stray bytes between two header segments: libjpeg only warns, so the header is fine
+	 * but the check is not. */
+	stray = malloc(b.len + 2);
+	if (!stray)
+		abort();
+	cut = 4 + ((size_t)b.p[4] << 8 | b.p[5]);
+	memcpy(stray, b.p, cut);
+	stray[cut] = 0x12;
+	stray[cut + 1] = 0x34;
+	memcpy(stray + cut + 2, b.p + cut, b.len - cut);
+	CHECK(slab_jpeg_header(j, stray, b.len + 2, &info) == 0);
+	CHECK(info.width == 640 && info.height == 480 && info.subsamp == SLAB_SAMP_420);
+	CHECK(slab_jpeg_check(j, stray, b.len + 2) == -1);
+	CHECK(has(slab_jpeg_error(j), "extraneous bytes"));
+	free(stray);
 
 	CHECK(slab_jpeg_header(j, png, sizeof(png) - 1, &info) == -1);
 	CHECK(has(slab_jpeg_error(j), "not a JPEG: "));
@@ -192,6 +211,40 @@ test_bad(struct slab_jpeg *j)
 	CHECK(slab_jpeg_check(j, b.p, b.len) == 0);
 
 	free(bad);
+	free(b.p);
+}
+
+/* Sampling factors TurboJPEG has no name for (Y 2x2, Cb 2x2, Cr 1x1), patched into the SOF of
+ * a 4:4:4 JPEG. The scan data no longer matches, so only the header is of use. */
+static void
+test_unknown_subsampling(struct slab_jpeg *j)
+{
+	struct blob b = encode(64, 48, TJPF_RGB, TJSAMP_444, 90), good;
+	struct slab_jpeg_info info;
+	size_t i = 2;
+	int patched = 0;
+
+	good = encode(64, 48, TJPF_RGB, TJSAMP_420, 90);
+	while (i + 4 <= b.len && b.p[i] == 0xFF && !patched) {
+		size_t seglen = (size_t)b.p[i + 2] << 8 | b.p[i + 3];
+
+		if (b.p[i + 1] == 0xC0 && b.p[i + 9] == 3) {
+			b.p[i + 11] = 0x22;
+			b.p[i + 14] = 0x22;
+			b.p[i + 17] = 0x11;
+			patched = 1;
+		}
+		i += 2 + seglen;
+	}
+	CHECK(patched);
+	memset(&info, 0, sizeof(info));
+	CHECK(slab_jpeg_header(j, b.p, b.len, &info) == 0);
+	CHECK(info.width == 64 && info.height == 48);
+	CHECK(info.subsamp == SLAB_SAMP_UNKNOWN);
+	CHECK(info.colorspace == SLAB_CS_YCBCR);
+	CHECK(slab_jpeg_header(j, good.p, good.len, &info) == 0);
+	CHECK(info.subsamp == SLAB_SAMP_420);
+	free(good.p);
 	free(b.p);
 }
 
@@ -414,6 +467,7 @@ main(void)
 		return UNIT_DONE();
 	test_header(j);
 	test_bad(j);
+	test_unknown_subsampling(j);
 	test_fit(j);
 	test_field_names();
 	if (corpus && *corpus)
