@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# man pages: they render without warnings, each tool's SYNOPSIS is its --help "Usage:" text,
+# OPTIONS documents every long option --help lists, and slab(5) names every magic number.
+
+load test_helper/common
+
+bats_require_minimum_version 1.5.0
+
+MAN_DIR="$SLAB_ROOT/man"
+
+need_man() {
+	command -v man >/dev/null 2>&1 || skip "man (man-db) is not installed"
+}
+
+# render PAGE: the page as plain text, 200 columns wide so nothing wraps, in the C locale
+# so \- is a plain '-', without overstrike; U+2010/U+2212 mapped to '-' in case a groff
+# renders hyphens and minus signs as such.
+render() {
+	MANWIDTH=200 LC_ALL=C MAN_KEEP_FORMATTING= man -l "$1" 2>/dev/null |
+		sed -e 's/.\x08//g' -e 's/\xe2\x80\x90/-/g' -e 's/\xe2\x88\x92/-/g'
+}
+
+# section NAME: the lines of one top-level section of a rendered page on stdin, without
+# its heading; a section runs up to the next line that starts in column 1.
+section() {
+	awk -v name="$1" '
+		/^[^ \t]/ { inside = ($0 == name); next }
+		inside { print }
+	'
+}
+
+# squeeze: one line per non-empty line, leading and trailing blanks dropped, runs of
+# blanks made one space.
+squeeze() {
+	sed -e 's/[[:space:]]\+/ /g' -e 's/^ //' -e 's/ $//' | grep -v '^$'
+}
+
+# usage_lines TOOL: the "Usage:" line of TOOL --help and its indented continuation lines,
+# without "Usage:".
+usage_lines() {
+	"$1" --help | awk '
+		/^Usage: / { sub(/^Usage: /, ""); print; more = 1; next }
+		more && /^[ \t]/ { print; next }
+		{ more = 0 }
+	' | squeeze
+}
+
+# groff warnings that always mean a mistake in the page, beyond --warnings' default (mac):
+# unknown escapes and special characters, unbalanced delimiters, bad numbers.
+STRICT_WARNINGS=mac,escape,char,font,input,missing,delim,right-brace,number,range
+
+# no_warnings PAGE: man --warnings (and the stricter set) prints nothing on stderr, in the
+# C and UTF-8 locales.
+no_warnings() {
+	local page=$1 loc w
+	[ -f "$page" ] || fail "no man page $page"
+	for loc in C C.UTF-8; do
+		for w in --warnings "--warnings=$STRICT_WARNINGS"; do
+			run --separate-stderr env LC_ALL="$loc" MANWIDTH=80 man "$w" -l "$page"
+			assert_success
+			[ -n "$output" ] || fail "$page renders as nothing (LC_ALL=$loc)"
+			[ -z "$stderr" ] ||
+				fail "$(printf '%s: man %s (LC_ALL=%s):\n%s' "$page" "$w" "$loc" "$stderr")"
+		done
+	done
+}
+
+# synopsis_matches TOOL: the SYNOPSIS of man/TOOL.1 is TOOL --help's usage text.
+synopsis_matches() {
+	local tool=$1 want got
+	want=$(usage_lines "$tool")
+	[ -n "$want" ] || fail "$tool --help has no Usage: line"
+	got=$(render "$MAN_DIR/$tool.1" | section SYNOPSIS | squeeze)
+	[ -n "$got" ] || fail "man/$tool.1 has no SYNOPSIS"
+	if [ "$got" != "$want" ]; then
+		fail "$(printf 'SYNOPSIS of man/%s.1 differs from %s --help\n-- man:\n%s\n-- help:\n%s' \
+			"$tool" "$tool" "$got" "$want")"
+	fi
+}
+
+# options_documented TOOL: each long option TOOL --help lists is an entry (a tag line) of
+# the OPTIONS section of man/TOOL.1.
+options_documented() {
+	local tool=$1 opts tags opt missing=""
+	opts=$("$tool" --help | grep -o -e '--[a-z][a-z0-9-]*' | sort -u)
+	[ -n "$opts" ] || fail "$tool --help lists no long option"
+	# Entry tags start at the section's indent (7 columns), their text deeper; a short tag
+	# shares its line with the text, so keep only its leading options and METAVARIABLES.
+	tags=$(render "$MAN_DIR/$tool.1" | section OPTIONS | grep -E '^ {7}-' | awk '{
+		tag = ""
+		for (i = 1; i <= NF; i++) {
+			t = $i
+			sub(/,$/, "", t)
+			if (t !~ /^-/ && t !~ /^[A-Z][A-Z0-9_|#=.]*$/)
+				break
+			tag = tag " " t
+		}
+		print tag
+	}')
+	[ -n "$tags" ] || fail "man/$tool.1 has no OPTIONS entries"
+	for opt in $opts; do
+		grep -qE -e "(^|[ ,])$opt([^a-z0-9-]|\$)" <<<"$tags" || missing="$missing $opt"
+	done
+	[ -z "$missing" ] || fail "man/$tool.1 OPTIONS lacks:$missing"
+}
+
+@test "man/slab.5 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/slab.5"
+}
+
+@test "man/pack.1 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/pack.1"
+}
+
+@test "man/inspect.1 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/inspect.1"
+}
+
+@test "every page in man/ renders without warnings and has NAME, DESCRIPTION and SEE ALSO" {
+	need_man
+	local page n=0 text
+	for page in "$MAN_DIR"/*.[1-8]; do
+		[ -e "$page" ] || continue
+		no_warnings "$page"
+		text=$(render "$page")
+		for s in NAME DESCRIPTION 'SEE ALSO'; do
+			grep -qx "$s" <<<"$text" || fail "$page has no $s section"
+		done
+		n=$((n + 1))
+	done
+	[ "$n" -ge 3 ] || fail "only $n man pages found in $MAN_DIR"
+}
+
+@test "pack(1) SYNOPSIS is the Usage: text of pack --help" {
+	need_man
+	synopsis_matches pack
+}
+
+@test "inspect(1) SYNOPSIS is the Usage: text of inspect --help" {
+	need_man
+	synopsis_matches inspect
+}
+
+@test "pack(1) OPTIONS has an entry for every long option of pack --help" {
+	need_man
+	options_documented pack
+}
+
+@test "inspect(1) OPTIONS has an entry for every long option of inspect --help" {
+	need_man
+	options_documented inspect
+}
+
+@test "slab(5) names every magic number of lib/format.h" {
+	need_man
+	local text magics magic hex n=0
+	text=$(render "$MAN_DIR/slab.5")
+	magics=$(sed -n 's/^#define[[:space:]]\+[A-Z_]*MAGIC[[:space:]]\+"\(.*\)".*/\1/p' \
+		"$SLAB_ROOT/lib/format.h")
+	while IFS= read -r magic; do
+		[ -n "$magic" ] || continue
+		n=$((n + 1))
+		# As the C string literal of format.h, e.g. "\x89SLAB\r\n\x1a" or "SLABTAIL".
+		grep -qF -e "\"$magic\"" <<<"$text" || fail "slab(5) does not name the magic \"$magic\""
+		# A magic with escapes is given byte by byte in hex too: 89 53 4C ...
+		if [[ $magic == *\\* ]]; then
+			hex=$(printf '%b' "$magic" | od -An -tx1 | tr -s ' \n' ' ' |
+				sed 's/^ //; s/ $//' | tr a-f A-F)
+			grep -qF -e "$hex" <<<"$text" || fail "slab(5) does not give the magic \"$magic\" as bytes $hex"
+		fi
+	done <<<"$magics"
+	[ "$n" -ge 3 ] || fail "found only $n magic numbers in lib/format.h"
+}
+
+@test "slab(5) gives the CRC-32C and FNV-1a constants of the implementation" {
+	need_man
+	local text
+	text=$(render "$MAN_DIR/slab.5")
+	for c in 0x82F63B78 0xE3069283 0xCBF29CE484222325 00000100000001B3; do
+		grep -qiF -e "$c" <<<"$text" || fail "slab(5) lacks the constant $c"
+	done
+	# The FNV constants the code uses are the ones documented.
+	grep -qi 'cbf29ce484222325' "$SLAB_ROOT/lib/format.h"
+	grep -qi '100000001b3' "$SLAB_ROOT/lib/format.h"
+}
