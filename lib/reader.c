@@ -2,6 +2,7 @@
  * O(1), never trusting a length or offset from the file before checking it. */
 #include "slab.h"
 #include "format.h"
+#include "plan.h"
 #include "crc32c.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@ struct slab {
 	uint32_t nfields;
 	const unsigned char *samples, *fields, *keys, *index;
 	uint64_t keys_size, buckets;
+	uint32_t header_crc, table_crc;
 	char **names;
 	char options[SLAB_HEADER_SIZE];
 };
@@ -123,7 +125,9 @@ static int parse(struct slab *s)
 		return fail(s, SLAB_ERR_CORRUPT, "table offset %llu and size %llu do not fit the file",
 			    (unsigned long long)s->table_offset, (unsigned long long)s->table_size);
 	t = h + s->table_offset;
-	if (slab_crc32c(0, t, (size_t)s->table_size) != slab_le32(tr + 40))
+	s->header_crc = crc;
+	s->table_crc = slab_le32(tr + 40);
+	if (slab_crc32c(0, t, (size_t)s->table_size) != s->table_crc)
 		return fail(s, SLAB_ERR_CORRUPT, "table checksum mismatch (table at offset %llu)",
 			    (unsigned long long)s->table_offset);
 	if (memcmp(t, SLAB_TABLE_MAGIC, 8) != 0)
@@ -196,6 +200,8 @@ static int parse(struct slab *s)
 
 int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 {
+	if (s->base)
+		return fail(s, SLAB_ERR_INVAL, "already open");
 	free(s->name);
 	s->name = strdup(name ? name : "(memory)");
 	if (!s->name)
@@ -211,6 +217,8 @@ int slab_open(struct slab *s, const char *path)
 	void *p;
 	int fd, ret;
 
+	if (s->base)
+		return fail(s, SLAB_ERR_INVAL, "already open");
 	free(s->name);
 	s->name = strdup(path);
 	if (!s->name)
@@ -270,6 +278,14 @@ unsigned slab_version_minor(const struct slab *s) { return s->minor; }
 const char *slab_options(const struct slab *s) { return s->options; }
 const unsigned char *slab_base(const struct slab *s) { return s->base; }
 unsigned slab_field_count(const struct slab *s) { return s->nfields; }
+
+void slab_file_identity(const struct slab *s, struct slab_file_id *id)
+{
+	id->file_size = s->size;
+	id->samples = s->nsamples;
+	id->header_crc = s->header_crc;
+	id->table_crc = s->table_crc;
+}
 
 const char *slab_field_name(const struct slab *s, unsigned f)
 {

@@ -50,7 +50,7 @@ struct slab *slab_new(void);
 
 /* Map and check a file: header, trailer, table checksum and table layout. Per-sample bounds
  * are checked on each access, and fully by slab_verify(). On failure slab_error() says why,
- * naming the file and the offset where it helps. */
+ * naming the file and the offset where it helps. A reader opens one file, once. */
 int slab_open(struct slab *s, const char *path);
 /* The same over a buffer the caller keeps alive (fuzzing, embedded use). */
 int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name);
