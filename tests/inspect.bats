@@ -3,17 +3,6 @@
 
 load test_helper/common
 
-# three samples: d/a (cls, txt), d/b (txt), d/c (cls, empty)
-small_slab() {
-	mkdir -p src/d
-	printf 'one' > src/d/a.txt
-	printf '1' > src/d/a.cls
-	printf 'two' > src/d/b.txt
-	printf '' > src/d/c.cls
-	(cd src && tar --format=gnu --sort=name -cf ../small.tar d)
-	pack -q -o small.slab small.tar
-}
-
 @test "inspect --help and --version" {
 	run -0 --separate-stderr inspect --help
 	assert_line --index 0 "Usage: inspect [OPTIONS] FILE..."

@@ -3,16 +3,6 @@
 
 load test_helper/common
 
-# A small WebDataset made here: three samples, with a missing field and a JPEG.
-small_tar() {
-	mkdir -p src/d
-	printf 'one' > src/d/a.txt
-	printf '1' > src/d/a.cls
-	printf 'two' > src/d/b.txt
-	printf '' > src/d/c.cls
-	(cd src && tar --format=gnu --sort=name -cf ../small.tar d)
-}
-
 @test "pack --help prints usage on stdout and exits 0" {
 	run -0 --separate-stderr pack --help
 	assert_line --index 0 "Usage: pack [OPTIONS] -o OUTPUT [INPUT...]"

@@ -360,6 +360,22 @@ static int emit(struct run *r, struct job *jb)
 	return 0;
 }
 
+/* With p->mu held: wait for the oldest job, write it, free its slot. */
+static int write_head(struct pool *p, struct run *r)
+{
+	struct job *jb = &p->ring[p->head % p->cap];
+	int rc;
+
+	while (!jb->done)
+		pthread_cond_wait(&p->done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	rc = emit(r, jb);
+	job_clear(jb);
+	pthread_mutex_lock(&p->mu);
+	p->head++;
+	return rc;
+}
+
 static int jpeg_work(const struct opts *o)
 {
 	return o->jpeg_check || o->jpeg_max_side;
@@ -443,18 +459,9 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			}
 			pthread_mutex_lock(&p.mu);
 			/* Full ring: write finished jobs from the head, in order. */
-			while (p.tail - p.head == p.cap || (p.head < p.tail && p.ring[p.head % p.cap].done)) {
-				jb = &p.ring[p.head % p.cap];
-				while (!jb->done)
-					pthread_cond_wait(&p.done, &p.mu);
-				pthread_mutex_unlock(&p.mu);
-				rc = emit(r, jb);
-				job_clear(jb);
-				pthread_mutex_lock(&p.mu);
-				p.head++;
-				if (rc < 0)
+			while (p.tail - p.head == p.cap || (p.head < p.tail && p.ring[p.head % p.cap].done))
+				if ((rc = write_head(&p, r)) < 0)
 					break;
-			}
 			if (rc < 0) {
 				pthread_mutex_unlock(&p.mu);
 				slab_in_sample_free(s);
@@ -488,21 +495,11 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 
 	/* Drain what is still in flight, in order. */
 	pthread_mutex_lock(&p.mu);
-	while (p.head < p.tail) {
-		struct job *jb = &p.ring[p.head % p.cap];
-		int rc;
-		while (!jb->done)
-			pthread_cond_wait(&p.done, &p.mu);
-		pthread_mutex_unlock(&p.mu);
-		rc = emit(r, jb);
-		job_clear(jb);
-		pthread_mutex_lock(&p.mu);
-		p.head++;
-		if (rc < 0) {
+	while (p.head < p.tail)
+		if (write_head(&p, r) < 0) {
 			pthread_mutex_unlock(&p.mu);
 			goto out;
 		}
-	}
 	pthread_mutex_unlock(&p.mu);
 	ret = 0;
 out:

@@ -19,6 +19,22 @@ need_corpus() {
 	[ -d "$CORPUS" ] || skip "no shared corpus at $CORPUS"
 }
 
+# small.tar: three samples, d/a (cls, txt), d/b (txt), d/c (cls, empty), after a directory.
+small_tar() {
+	mkdir -p src/d
+	printf 'one' > src/d/a.txt
+	printf '1' > src/d/a.cls
+	printf 'two' > src/d/b.txt
+	printf '' > src/d/c.cls
+	(cd src && tar --format=gnu --sort=name -cf ../small.tar d)
+}
+
+# small.slab: small.tar packed.
+small_slab() {
+	small_tar
+	pack -q -o small.slab small.tar
+}
+
 # mktar.py ARGS...: a random WebDataset tar (see its --help).
 mktar() {
 	python3 "$HELPERS/mktar.py" "$@"
