@@ -106,6 +106,9 @@ struct slab_writer;
 struct slab_writer_options {
 	uint64_t page_size;     /* power of two in [4096, 1 GiB]; 0 means the default 2 MiB */
 	const char *options;    /* "key=value\n" text recorded in the header; may be NULL */
+	uint64_t writeback;     /* when fd is a file: start writeback every this many bytes
+				 * (sync_file_range), so a final fsync waits only for the tail;
+				 * 0: never */
 };
 
 /* One field handed to slab_writer_add(). */

@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define OUTBUF_SIZE (1u << 20)
+#define DIRECT_MIN  (64u << 10)         /* pieces this large skip the buffer: one copy less */
 
 struct wsample {
 	uint64_t offset, size, key_off;
@@ -39,6 +42,7 @@ struct slab_writer {
 	size_t buf_len;
 	uint64_t pos;           /* bytes accepted so far (file offset of the next byte) */
 	uint64_t written;       /* bytes handed to write(2) so far */
+	uint64_t writeback, synced;     /* writeback interval; bytes whose writeback started */
 	uint64_t pages;         /* pages started */
 	int page_full;          /* the current page takes no more samples */
 
@@ -117,6 +121,12 @@ static int write_all(struct slab_writer *w, const void *p, size_t len)
 		c += n;
 		len -= (size_t)n;
 	}
+	if (w->writeback && w->written - w->synced >= w->writeback) {
+		/* Only starts the writeback: the disk works while we go on. */
+		sync_file_range(w->fd, (off64_t)w->synced, (off64_t)(w->written - w->synced),
+				SYNC_FILE_RANGE_WRITE);
+		w->synced = w->written;
+	}
 	return 0;
 }
 
@@ -134,11 +144,10 @@ static int out(struct slab_writer *w, const void *p, size_t len)
 {
 	if (!len)
 		return 0;
-	if (w->buf_len + len > OUTBUF_SIZE) {
+	if (len >= DIRECT_MIN || w->buf_len + len > OUTBUF_SIZE) {
 		if (flush(w) < 0)
 			return SLAB_ERR_IO;
-		if (len >= OUTBUF_SIZE) {
-			/* Large pieces go straight out: no second copy. */
+		if (len >= DIRECT_MIN) {
 			if (write_all(w, p, len) < 0)
 				return SLAB_ERR_IO;
 			w->pos += len;
@@ -212,6 +221,11 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		return fail(w, SLAB_ERR_NOMEM, "out of memory");
 	w->page_size = ps;
 	w->data_offset = SLAB_HEADER_SIZE;
+	{
+		struct stat st;
+		if (o && o->writeback && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			w->writeback = o->writeback;
+	}
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, SLAB_MAGIC, 8);

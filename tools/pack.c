@@ -713,6 +713,7 @@ int main(int argc, char **argv)
 		goto out;
 	wo.page_size = o.page_size;
 	wo.options = opt_text;
+	wo.writeback = 32u << 20;
 	if (slab_writer_open(r.w, fd, r.outname, &wo) < 0) {
 		cli_error("%s", slab_writer_error(r.w));
 		goto out;
