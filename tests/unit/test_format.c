@@ -62,6 +62,30 @@ static void test_crc(void)
 	CHECK(slab_crc32c(0, "123456789", 9) == 0xe3069283u);
 	CHECK(slab_crc32c(slab_crc32c(0, "1234", 4), "56789", 5) == 0xe3069283u);
 	CHECK(slab_crc32c(0, "", 0) == 0);
+	/* every path (byte loops, one stream, three streams) against the bitwise definition */
+	{
+		static unsigned char big[70000];
+		uint32_t seed = 1;
+		for (size_t i = 0; i < sizeof(big); i++) {
+			seed = seed * 1103515245u + 12345u;
+			big[i] = (unsigned char)(seed >> 16);
+		}
+		for (size_t len = 0; len < sizeof(big) - 8; len += len < 64 ? 1 : 997) {
+			size_t off = len % 7;
+			uint32_t ref = 0xffffffffu;
+			for (size_t i = 0; i < len; i++) {
+				ref ^= big[off + i];
+				for (int k = 0; k < 8; k++)
+					ref = ref & 1 ? (ref >> 1) ^ 0x82f63b78u : ref >> 1;
+			}
+			ref ^= 0xffffffffu;
+			if (slab_crc32c(0, big + off, len) != ref) {
+				fprintf(stderr, "crc32c differs at length %zu\n", len);
+				CHECK(!"crc32c matches the bitwise definition");
+				break;
+			}
+		}
+	}
 	/* unaligned start and odd lengths take the byte loops */
 	{
 		unsigned char b[100];
