@@ -1,5 +1,6 @@
 /* plan.c: epoch orderings over .slab datasets: sequential, uniform random, and quasi-random
- * (page-aware, a sliding window of live pages), split across ranks; and the plan file. */
+ * (page-aware, a bounded window of live pages), split across ranks; and the plan file.
+ * man/shuffle-plan.1 states the algorithm draw by draw; man/slab-plan.5 the file. */
 #include "plan.h"
 #include "crc32c.h"
 #include "format.h"
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void say(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -21,21 +21,22 @@ static void say(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!err || !len)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 }
 
-/* ---- the generator: xoshiro256** seeded through splitmix64 (man/slab-plan.5) ------------- */
+/* ---- the generator: xoshiro256** seeded through splitmix64 ----------------------------- */
 
 struct rng {
 	uint64_t s[4];
 };
 
-static uint64_t splitmix64(uint64_t *x)
+/* splitmix64's output function (a bijection of 64-bit words). */
+static uint64_t mix64(uint64_t z)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
@@ -76,29 +77,37 @@ static uint64_t rng_below(struct rng *r, uint64_t n)
 	return (uint64_t)(m >> 64);
 }
 
-/* Stream 1 orders the whole dataset (the same for every rank); stream 2 + rank interleaves a
- * rank's window. */
-static void rng_init(struct rng *r, const struct slab_plan_params *p, uint64_t dataset,
+/* One stream per use: 1 orders the whole dataset (the same for every rank), 2 + rank
+ * interleaves a rank's window. Each input goes through the bijection mix64 in turn, so a
+ * change of any one of them gives an unrelated state. */
+static void rng_init(struct rng *r, uint64_t dataset, const struct slab_plan_params *p,
 		     uint64_t stream)
 {
-	uint64_t x = p->seed * 0x9e3779b97f4a7c15ull ^ p->epoch * 0xd1b54a32d192ed03ull ^
-		     stream * 0xaef17502108ef2d9ull ^ dataset;
+	uint64_t x = mix64(mix64(mix64(mix64(dataset) ^ p->seed) ^ p->epoch) ^ stream);
 
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+	for (int i = 0; i < 4; i++) {
+		x += 0x9e3779b97f4a7c15ull;
+		r->s[i] = mix64(x);
+	}
 }
 
-/* FNV-1a 64 over the identities as stored in a plan file. */
+static void id_bytes(const struct slab_file_id *id, unsigned char b[SLAB_PLAN_ID_SIZE])
+{
+	memset(b, 0, SLAB_PLAN_ID_SIZE);
+	slab_put64(b, id->file_size);
+	slab_put64(b + 8, id->samples);
+	slab_put32(b + 16, id->header_crc);
+	slab_put32(b + 20, id->table_crc);
+}
+
+/* FNV-1a 64 over the identity records exactly as a plan file stores them. */
 static uint64_t dataset_hash(const struct slab_file_id *ids, uint32_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned char b[SLAB_PLAN_ID_SIZE] = { 0 };
-		slab_put64(b, ids[i].file_size);
-		slab_put64(b + 8, ids[i].samples);
-		slab_put32(b + 16, ids[i].header_crc);
-		slab_put32(b + 20, ids[i].table_crc);
+		unsigned char b[SLAB_PLAN_ID_SIZE];
+		id_bytes(&ids[i], b);
 		for (size_t k = 0; k < sizeof(b); k++) {
 			h ^= b[k];
 			h *= 0x100000001b3ull;
@@ -107,78 +116,122 @@ static uint64_t dataset_hash(const struct slab_file_id *ids, uint32_t n)
 	return h;
 }
 
-/* ---- the dataset as pages ------------------------------------------------------------- */
+static uint64_t per_rank(uint64_t total, uint32_t world, unsigned flags)
+{
+	if (!total)
+		return 0;
+	return flags & SLAB_PLAN_PAD ? (total + world - 1) / world : total / world;
+}
 
-/* A unit is what must be in memory to read a sample: one page, or the whole pages of a
- * sample larger than a page. Its samples are consecutive. */
+/* ---- the dataset as units ---------------------------------------------------------------- */
+
+/* A unit is what must be in memory to read a sample: one page with the samples that start
+ * on it, or the whole pages of a sample larger than a page. Its samples are consecutive. */
 struct dataset {
 	uint32_t nfiles;
 	uint64_t total;
-	uint64_t *first;        /* first global sample index of each file, [nfiles + 1] */
+	uint64_t *fstart;       /* first global sample index of each file, [nfiles + 1] */
 	uint64_t nunits;
-	uint64_t *unit_first;   /* global index of its first sample */
-	uint32_t *unit_count;
-	uint64_t *unit_cost;    /* pages, or bytes */
-	uint32_t *unit_of;      /* unit of each global sample */
+	uint32_t *ufirst;       /* [nunits + 1]: global index of a unit's first sample */
+	uint32_t *upages;       /* pages it occupies */
 };
 
 static void dataset_free(struct dataset *d)
 {
-	free(d->first);
-	free(d->unit_first);
-	free(d->unit_count);
-	free(d->unit_cost);
-	free(d->unit_of);
+	free(d->fstart);
+	free(d->ufirst);
+	free(d->upages);
+}
+
+/* The file holding global sample g: the last f with fstart[f] <= g. */
+static uint32_t file_of(const struct dataset *d, uint64_t g)
+{
+	uint32_t lo = 0, hi = d->nfiles;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->fstart[mid] <= g)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The pages a sample of `size` bytes occupies when pages are `ps` bytes. */
+static uint32_t span_pages(uint64_t size, uint64_t ps)
+{
+	uint64_t n = size > ps ? size / ps + (size % ps != 0) : 1;
+
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t nfiles,
-			int bytes, char *err, size_t errlen)
+			int with_units, char *err, size_t errlen)
 {
-	uint64_t g = 0, u = 0;
+	uint64_t cap = 0, u = 0, g = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->nfiles = nfiles;
-	d->first = calloc((size_t)nfiles + 1, sizeof(*d->first));
-	if (!d->first)
+	d->fstart = calloc((size_t)nfiles + 1, sizeof(*d->fstart));
+	if (!d->fstart)
 		goto nomem;
 	for (uint32_t f = 0; f < nfiles; f++) {
-		d->first[f] = d->total;
+		d->fstart[f] = d->total;
 		d->total += slab_count(files[f]);
 	}
-	d->first[nfiles] = d->total;
-	if (d->total > UINT32_MAX * 4ull) {
-		say(err, errlen, "dataset of %llu samples is too large", (unsigned long long)d->total);
+	d->fstart[nfiles] = d->total;
+	/* Samples are numbered with 32 bits inside the plan code and in plan entries. */
+	if (d->total > UINT32_MAX) {
+		say(err, errlen, "a dataset of %llu samples is too large (at most %lu)",
+		    (unsigned long long)d->total, (unsigned long)UINT32_MAX);
 		return -1;
 	}
-	d->unit_first = malloc((d->total ? d->total : 1) * sizeof(*d->unit_first));
-	d->unit_count = malloc((d->total ? d->total : 1) * sizeof(*d->unit_count));
-	d->unit_cost = malloc((d->total ? d->total : 1) * sizeof(*d->unit_cost));
-	d->unit_of = malloc((d->total ? d->total : 1) * sizeof(*d->unit_of));
-	if (!d->unit_first || !d->unit_count || !d->unit_cost || !d->unit_of)
-		goto nomem;
+	if (!with_units)
+		return 0;
 	for (uint32_t f = 0; f < nfiles; f++) {
 		struct slab *s = files[f];
-		uint64_t ps = slab_page_size(s), last_page = UINT64_MAX;
-		for (uint64_t i = 0; i < slab_count(s); i++, g++) {
+		uint64_t ps = slab_page_size(s), data = slab_data_offset(s), last_page = UINT64_MAX;
+		uint64_t count = slab_count(s);
+		int shift = __builtin_ctzll(ps);        /* a power of two: no division per sample */
+		for (uint64_t i = 0; i < count; i++, g++) {
 			struct slab_sample smp;
-			uint64_t pages;
+			uint64_t page;
+			uint32_t pages;
 			if (slab_sample(s, i, &smp) < 0) {
 				say(err, errlen, "%s", slab_error(s));
 				return -1;
 			}
-			pages = smp.size > ps ? (smp.size + ps - 1) / ps : 1;
-			if (pages > 1 || smp.page != last_page) {
-				d->unit_first[u] = g;
-				d->unit_count[u] = 0;
-				d->unit_cost[u] = bytes ? pages * ps : pages;
+			/* The page is derived from the checked offset, not taken from the record. */
+			page = (smp.offset - data) >> shift;
+			pages = span_pages(smp.size, ps);
+			if (pages > 1 || page != last_page) {
+				if (u + 1 >= cap) {
+					uint64_t ncap = cap ? cap * 2 : 1024;
+					uint32_t *a = realloc(d->ufirst, ncap * sizeof(*a));
+					if (!a)
+						goto nomem;
+					d->ufirst = a;
+					a = realloc(d->upages, ncap * sizeof(*a));
+					if (!a)
+						goto nomem;
+					d->upages = a;
+					cap = ncap;
+				}
+				d->ufirst[u] = (uint32_t)g;
+				d->upages[u] = pages;
 				u++;
 			}
 			/* a large sample's pages are its own: whatever follows starts a new unit */
-			last_page = pages > 1 ? UINT64_MAX : smp.page;
-			d->unit_count[u - 1]++;
-			d->unit_of[g] = (uint32_t)(u - 1);
+			last_page = pages > 1 ? UINT64_MAX : page;
 		}
 	}
+	if (!d->ufirst) {
+		d->ufirst = malloc(sizeof(*d->ufirst));
+		if (!d->ufirst)
+			goto nomem;
+	}
+	d->ufirst[u] = (uint32_t)d->total;
 	d->nunits = u;
 	return 0;
 nomem:
@@ -186,113 +239,179 @@ nomem:
 	return -1;
 }
 
-/* ---- making a plan ---------------------------------------------------------------------- */
-
-/* The whole dataset in the order every rank agrees on. */
-static uint64_t *global_order(const struct dataset *d, const struct slab_plan_params *p,
-			      uint64_t dataset)
+static void shuffle32(struct rng *r, uint32_t *a, uint64_t n)
 {
-	uint64_t *seq = malloc((d->total ? d->total : 1) * sizeof(*seq)), k = 0;
-	struct rng r;
-
-	if (!seq)
-		return NULL;
-	rng_init(&r, p, dataset, 1);
-	switch (p->mode) {
-	case SLAB_PLAN_SEQUENTIAL:
-		for (uint64_t i = 0; i < d->total; i++)
-			seq[i] = i;
-		break;
-	case SLAB_PLAN_RANDOM:
-		for (uint64_t i = 0; i < d->total; i++)
-			seq[i] = i;
-		for (uint64_t i = d->total; i > 1; i--) {
-			uint64_t j = rng_below(&r, i), t = seq[i - 1];
-			seq[i - 1] = seq[j];
-			seq[j] = t;
-		}
-		break;
-	case SLAB_PLAN_QUASI: {
-		/* Shuffle the units; their samples follow in file order (the window mixes them). */
-		uint64_t *units = malloc((d->nunits ? d->nunits : 1) * sizeof(*units));
-		if (!units) {
-			free(seq);
-			return NULL;
-		}
-		for (uint64_t i = 0; i < d->nunits; i++)
-			units[i] = i;
-		for (uint64_t i = d->nunits; i > 1; i--) {
-			uint64_t j = rng_below(&r, i), t = units[i - 1];
-			units[i - 1] = units[j];
-			units[j] = t;
-		}
-		for (uint64_t i = 0; i < d->nunits; i++)
-			for (uint32_t c = 0; c < d->unit_count[units[i]]; c++)
-				seq[k++] = d->unit_first[units[i]] + c;
-		free(units);
-		break;
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = rng_below(r, i);
+		uint32_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
 	}
-	}
-	return seq;
 }
 
 /*
- * The window: groups (runs of the rank's share on one unit) enter in order while their cost
- * fits the budget (one always may); each step emits a sample drawn uniformly from all the
- * samples of all live groups; a group leaves when its last sample is out. Drawing from every
- * live sample, not from one random live page as FFCV does, mixes more for the same memory.
+ * A uniform permutation of 0 .. n-1 into out, made in cache-sized
+ * pieces (Rao and Sandelius's method): each number in turn draws one of 256 buckets (the top
+ * 8 bits of a draw), the buckets are laid out in order with their numbers in order, then
+ * each bucket is shuffled, bucket 0 first. Every permutation is equally likely, and a plain
+ * Fisher-Yates over tens of megabytes would wait on memory at every step.
  */
-static int interleave(const struct dataset *d, const struct slab_plan_params *p, uint64_t dataset,
-		      const uint64_t *share, uint64_t n, uint64_t *out)
+static void permutation(struct rng *r, uint32_t *out, uint64_t n)
 {
-	uint64_t *gstart = malloc((n ? n : 1) * sizeof(*gstart));
-	uint32_t *gleft = malloc((n ? n : 1) * sizeof(*gleft));
-	uint64_t *pool = malloc((n ? n : 1) * sizeof(*pool));
-	uint64_t *pool_g = malloc((n ? n : 1) * sizeof(*pool_g));
-	uint64_t ngroups = 0, next = 0, live = 0, npool = 0, emitted = 0;
-	struct rng r;
-	int ret = -1;
+	uint64_t at[256] = { 0 }, count[256];
+	struct rng replay = *r;
 
-	if (!gstart || !gleft || !pool || !pool_g)
-		goto out;
-	for (uint64_t i = 0; i < n; i++) {
-		if (i == 0 || d->unit_of[share[i]] != d->unit_of[share[i - 1]]) {
-			gstart[ngroups] = i;
-			gleft[ngroups] = 0;
-			ngroups++;
-		}
-		gleft[ngroups - 1]++;
+	for (uint64_t i = 0; i < n; i++)
+		at[rng_next(r) >> 56]++;
+	memcpy(count, at, sizeof(count));
+	for (uint64_t b = 0, sum = 0; b < 256; b++) {
+		uint64_t c = at[b];
+		at[b] = sum;
+		sum += c;
 	}
-	rng_init(&r, p, dataset, 2 + (uint64_t)p->rank);
-	while (emitted < n) {
-		while (next < ngroups) {
-			uint64_t cost = d->unit_cost[d->unit_of[share[gstart[next]]]];
-			if (live && live + cost > p->window)
-				break;
-			for (uint32_t c = 0; c < gleft[next]; c++) {
-				pool[npool] = share[gstart[next] + c];
-				pool_g[npool] = next;
-				npool++;
-			}
-			live += cost;
+	/* the same draws again: the generator ends where the first pass left it */
+	for (uint64_t i = 0; i < n; i++)
+		out[at[rng_next(&replay) >> 56]++] = (uint32_t)i;
+	for (uint64_t b = 0; b < 256; b++)
+		shuffle32(r, out + at[b] - count[b], count[b]);
+}
+
+/* ---- quasi-random: groups and the window ------------------------------------------------- */
+
+/* A group is the part of one unit that falls in a rank's share. Its samples (local indexes
+ * in its file) are list[base, base + count); list[base, base + taken) are already out. */
+struct group {
+	uint32_t file;
+	uint32_t base;
+	uint32_t count;
+	uint32_t taken;
+	uint64_t cost;
+};
+
+#define NONE UINT32_MAX
+
+/*
+ * Cut the rank's share out of the shuffled units (positions [from, from + len) of the global
+ * sequence, cyclically) into groups, then interleave them through a window: groups enter in
+ * order while their cost fits (the first one always may), their samples shuffled; each live
+ * group waits on a timing wheel of slots; the step takes the group in the first non-empty slot,
+ * emits its next sample, and puts it back L/2 to 3L/2 slots later (L: groups live), so about
+ * one group waits per slot. So consecutive samples come from different pages and a page's
+ * samples spread evenly over its stay, which FFCV's one-random-live-page-per-step does not
+ * do, for the same memory (man/shuffle-plan.1 has the numbers).
+ */
+static int quasi(const struct dataset *d, struct slab *const *files, const struct slab_plan_params *p,
+		 uint64_t hash, uint64_t from, uint64_t len, uint64_t start, struct slab_plan_entry *out)
+{
+	uint32_t *order = NULL, *list = NULL, *wheel = NULL, *link = NULL, prev_unit = NONE;
+	struct group *gr = NULL;
+	uint64_t ngroups = 0, pos = 0, k, u, skip, live = 0, next = 0, now = 0, nlive = 0;
+	uint64_t min_cost = UINT64_MAX, most, mask;
+	int bytes = !!(p->flags & SLAB_PLAN_MEMORY), ret = -1;
+	struct rng r;
+
+	if (!len)
+		return 0;
+	order = malloc((d->nunits ? d->nunits : 1) * sizeof(*order));
+	list = malloc(len * sizeof(*list));
+	gr = malloc((d->nunits + 1) * sizeof(*gr));
+	link = malloc((d->nunits + 1) * sizeof(*link));
+	if (!order || !list || !gr || !link)
+		goto out;
+	rng_init(&r, hash, p, 1);
+	permutation(&r, order, d->nunits);
+
+	/* Find the unit holding position `from`, then walk the units from there. */
+	for (k = 0, skip = from; ; k++) {
+		uint64_t c = d->ufirst[order[k] + 1] - d->ufirst[order[k]];
+		if (skip < c)
+			break;
+		skip -= c;
+	}
+	while (pos < len) {
+		uint32_t un = order[k];
+		uint64_t first = d->ufirst[un] + skip, c = d->ufirst[un + 1] - first;
+		uint32_t f = file_of(d, first);
+		if (c > len - pos)
+			c = len - pos;
+		if (un != prev_unit) {
+			uint64_t ps = slab_page_size(files[f]);
+			gr[ngroups] = (struct group){ .file = f, .base = (uint32_t)pos,
+						      .cost = bytes ? d->upages[un] * ps : d->upages[un] };
+			if (gr[ngroups].cost < min_cost)
+				min_cost = gr[ngroups].cost;
+			ngroups++;
+			prev_unit = un;
+		}
+		/* (a share that wraps round onto its own unit extends the same group) */
+		for (uint64_t i = 0; i < c; i++)
+			list[pos + i] = (uint32_t)(first + i - d->fstart[f]);
+		gr[ngroups - 1].count += (uint32_t)c;
+		pos += c;
+		skip = 0;
+		k = k + 1 == d->nunits ? 0 : k + 1;
+	}
+
+	/* The wheel must outrun the longest wait, 3L/2 slots with L at most `most`. */
+	most = min_cost ? p->window / min_cost : ngroups;
+	most = most < 1 ? 1 : most > ngroups ? ngroups : most;
+	for (mask = 1; mask < 2 * most + 2; mask <<= 1)
+		;
+	wheel = malloc(mask * sizeof(*wheel));
+	if (!wheel)
+		goto out;
+	for (u = 0; u < mask; u++)
+		wheel[u] = NONE;
+	mask--;
+
+	rng_init(&r, hash, p, 2 + (uint64_t)p->rank);
+	for (pos = 0; pos < len; pos++) {
+		uint64_t admitted = next, w;
+		struct group *g;
+		uint32_t gi;
+		/* Admit while the next group fits; one alone always may, however large. */
+		while (next < ngroups && (!nlive || (live <= p->window && gr[next].cost <= p->window - live))) {
+			live += gr[next].cost;
+			nlive++;
 			next++;
 		}
-		uint64_t j = rng_below(&r, npool), g = pool_g[j];
-		out[emitted++] = pool[j];
-		pool[j] = pool[npool - 1];
-		pool_g[j] = pool_g[npool - 1];
-		npool--;
-		if (--gleft[g] == 0)
-			live -= d->unit_cost[d->unit_of[share[gstart[g]]]];
+		/* Then shuffle each newcomer's samples (its list is small enough to stay in cache
+		 * while it is shuffled, and is read in order afterwards) and give it a slot. */
+		for (; admitted < next; admitted++) {
+			shuffle32(&r, list + gr[admitted].base, gr[admitted].count);
+			w = (now + rng_below(&r, nlive)) & mask;
+			link[admitted] = wheel[w];
+			wheel[w] = (uint32_t)admitted;
+		}
+		while (wheel[now & mask] == NONE)
+			now++;
+		w = now & mask;
+		gi = wheel[w];
+		wheel[w] = link[gi];
+		g = &gr[gi];
+		if (pos >= start)
+			out[pos - start] = (struct slab_plan_entry){ g->file, list[g->base + g->taken] };
+		g->taken++;
+		if (g->taken == g->count) {
+			live -= g->cost;
+			nlive--;
+			continue;
+		}
+		w = (now + nlive / 2 + rng_below(&r, nlive)) & mask;
+		link[gi] = wheel[w];
+		wheel[w] = gi;
 	}
 	ret = 0;
 out:
-	free(gstart);
-	free(gleft);
-	free(pool);
-	free(pool_g);
+	free(order);
+	free(list);
+	free(gr);
+	free(link);
+	free(wheel);
 	return ret;
 }
+
+/* ---- making a plan ----------------------------------------------------------------------- */
 
 void slab_plan_free(struct slab_plan *plan)
 {
@@ -308,16 +427,18 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 {
 	struct dataset d;
 	struct slab_plan *plan = calloc(1, sizeof(*plan));
-	uint64_t *seq = NULL, *share = NULL, *mixed = NULL, per, hash;
+	uint32_t *perm = NULL;
+	uint64_t per, from, hash;
 	int ret = -1;
 
 	*out = NULL;
 	memset(&d, 0, sizeof(d));
 	if (!plan)
 		goto nomem;
-	if (p->world < 1 || p->rank >= p->world || p->window < 1) {
-		say(err, errlen, "rank %u, world size %u, window %llu: out of range", p->rank, p->world,
-		    (unsigned long long)p->window);
+	if (p->mode > SLAB_PLAN_QUASI || p->world < 1 || p->rank >= p->world ||
+	    (p->mode == SLAB_PLAN_QUASI && p->window < 1)) {
+		say(err, errlen, "mode %d, rank %u, world size %u, window %llu: out of range",
+		    (int)p->mode, p->rank, p->world, (unsigned long long)p->window);
 		goto out;
 	}
 	plan->p = *p;
@@ -328,30 +449,14 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 	for (uint32_t f = 0; f < nfiles; f++)
 		slab_file_identity(files[f], &plan->ids[f]);
 	hash = dataset_hash(plan->ids, nfiles);
-	if (dataset_load(&d, files, nfiles, !!(p->flags & SLAB_PLAN_MEMORY), err, errlen) < 0)
+	if (dataset_load(&d, files, nfiles, p->mode == SLAB_PLAN_QUASI, err, errlen) < 0)
 		goto out;
 	plan->total = d.total;
 
-	seq = global_order(&d, p, hash);
-	if (!seq)
-		goto nomem;
-	/* Rank r takes the r-th contiguous slice: whole pages but at the slice ends. */
-	per = p->flags & SLAB_PLAN_PAD ? (d.total + p->world - 1) / p->world : d.total / p->world;
-	if (!d.total)
-		per = 0;
-	share = malloc((per ? per : 1) * sizeof(*share));
-	if (!share)
-		goto nomem;
-	for (uint64_t i = 0; i < per; i++)
-		share[i] = seq[((uint64_t)p->rank * per + i) % d.total];
-	if (p->mode == SLAB_PLAN_QUASI) {
-		mixed = malloc((per ? per : 1) * sizeof(*mixed));
-		if (!mixed || interleave(&d, p, hash, share, per, mixed) < 0)
-			goto nomem;
-		free(share);
-		share = mixed;
-		mixed = NULL;
-	}
+	/* Rank r takes positions [r * per, r * per + per) of the global order, cyclically: pads
+	 * repeat the order's first samples. Contiguous, so whole pages but at the slice ends. */
+	per = per_rank(d.total, p->world, p->flags);
+	from = d.total ? (uint64_t)p->rank * per % d.total : 0;
 	plan->length = per;
 	if (start > per) {
 		say(err, errlen, "start %llu is past the end of the plan (%llu entries)",
@@ -363,22 +468,42 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 	plan->entries = malloc((plan->n ? plan->n : 1) * sizeof(*plan->entries));
 	if (!plan->entries)
 		goto nomem;
-	for (uint64_t i = 0; i < plan->n; i++) {
-		uint64_t g = share[start + i];
-		uint32_t f = 0, lo = 0, hi = nfiles;
-		/* the file holding global sample g: the last with first[f] <= g */
-		while (hi - lo > 1) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (d.first[mid] <= g)
-				lo = mid;
-			else
-				hi = mid;
+
+	switch (p->mode) {
+	case SLAB_PLAN_SEQUENTIAL: {
+		uint64_t g = (from + start) % (d.total ? d.total : 1);
+		uint32_t f = d.total ? file_of(&d, g) : 0;
+		for (uint64_t i = 0; i < plan->n; i++) {
+			while (g >= d.fstart[f + 1])
+				f++;
+			plan->entries[i] = (struct slab_plan_entry){ f, (uint32_t)(g - d.fstart[f]) };
+			if (++g == d.total) {
+				g = 0;
+				f = 0;
+			}
 		}
-		f = lo;
-		while (f + 1 < nfiles && d.first[f + 1] <= g)
-			f++;
-		plan->entries[i].file = f;
-		plan->entries[i].sample = (uint32_t)(g - d.first[f]);
+		break;
+	}
+	case SLAB_PLAN_RANDOM: {
+		struct rng r;
+		perm = malloc((d.total ? d.total : 1) * sizeof(*perm));
+		if (!perm)
+			goto nomem;
+		rng_init(&r, hash, p, 1);
+		permutation(&r, perm, d.total);
+		for (uint64_t i = 0, k = (from + start) % (d.total ? d.total : 1); i < plan->n; i++) {
+			uint64_t g = perm[k];
+			uint32_t f = nfiles > 1 ? file_of(&d, g) : 0;
+			plan->entries[i] = (struct slab_plan_entry){ f, (uint32_t)(g - d.fstart[f]) };
+			if (++k == d.total)
+				k = 0;
+		}
+		break;
+	}
+	case SLAB_PLAN_QUASI:
+		if (quasi(&d, files, p, hash, from, per, start, plan->entries) < 0)
+			goto nomem;
+		break;
 	}
 	*out = plan;
 	plan = NULL;
@@ -388,14 +513,12 @@ nomem:
 	say(err, errlen, "out of memory");
 out:
 	dataset_free(&d);
-	free(seq);
-	free(share);
-	free(mixed);
+	free(perm);
 	slab_plan_free(plan);
 	return ret;
 }
 
-/* ---- the plan file ---------------------------------------------------------------------- */
+/* ---- the plan file ----------------------------------------------------------------------- */
 
 static uint64_t header_region(uint32_t nfiles)
 {
@@ -421,21 +544,41 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* struct slab_plan_entry in memory is the file's entry where integers are little-endian. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ENTRIES_AS_STORED 1
+#else
+#define ENTRIES_AS_STORED 0
+#endif
+
+static void put_entries(unsigned char *b, const struct slab_plan_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		slab_put32(b + 8 * i, e[i].file);
+		slab_put32(b + 8 * i + 4, e[i].sample);
+	}
+}
+
 int slab_plan_write(const struct slab_plan *plan, int fd)
 {
+	enum { CHUNK = 8192 };  /* entries per write */
 	uint64_t hsize = header_region(plan->nfiles);
-	unsigned char *h = calloc(1, (size_t)hsize), buf[8192];
+	unsigned char *h = calloc(1, (size_t)hsize), *buf = malloc(CHUNK * SLAB_PLAN_ENTRY_SIZE);
 	uint32_t crc = 0;
-	size_t fill = 0;
 	int ret = -1;
 
-	if (!h)
-		return -1;
-	for (uint64_t i = 0; i < plan->n; i++) {
-		unsigned char e[8];
-		slab_put32(e, plan->entries[i].file);
-		slab_put32(e + 4, plan->entries[i].sample);
-		crc = slab_crc32c(crc, e, 8);
+	if (!h || !buf) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
+		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
+		const void *b = plan->entries + i;
+		if (!ENTRIES_AS_STORED || sizeof(*plan->entries) != SLAB_PLAN_ENTRY_SIZE) {
+			put_entries(buf, plan->entries + i, m);
+			b = buf;
+		}
+		crc = slab_crc32c(crc, b, m * SLAB_PLAN_ENTRY_SIZE);
 	}
 	memcpy(h, SLAB_PLAN_MAGIC, 8);
 	slab_put16(h + 8, SLAB_PLAN_VERSION);
@@ -454,31 +597,25 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 	slab_put64(h + 80, plan->total);
 	slab_put32(h + 88, plan->nfiles);
 	slab_put32(h + 92, crc);
-	for (uint32_t f = 0; f < plan->nfiles; f++) {
-		unsigned char *b = h + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE;
-		slab_put64(b, plan->ids[f].file_size);
-		slab_put64(b + 8, plan->ids[f].samples);
-		slab_put32(b + 16, plan->ids[f].header_crc);
-		slab_put32(b + 20, plan->ids[f].table_crc);
-	}
+	for (uint32_t f = 0; f < plan->nfiles; f++)
+		id_bytes(&plan->ids[f], h + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE);
 	slab_put32(h + 96, slab_crc32c(0, h, (size_t)hsize));
 	if (write_all(fd, h, (size_t)hsize) < 0)
 		goto out;
-	for (uint64_t i = 0; i < plan->n; i++) {
-		slab_put32(buf + fill, plan->entries[i].file);
-		slab_put32(buf + fill + 4, plan->entries[i].sample);
-		fill += 8;
-		if (fill == sizeof(buf)) {
-			if (write_all(fd, buf, fill) < 0)
-				goto out;
-			fill = 0;
+	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
+		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
+		const void *b = plan->entries + i;
+		if (!ENTRIES_AS_STORED || sizeof(*plan->entries) != SLAB_PLAN_ENTRY_SIZE) {
+			put_entries(buf, plan->entries + i, m);
+			b = buf;
 		}
+		if (write_all(fd, b, m * SLAB_PLAN_ENTRY_SIZE) < 0)
+			goto out;
 	}
-	if (fill && write_all(fd, buf, fill) < 0)
-		goto out;
 	ret = 0;
 out:
 	free(h);
+	free(buf);
 	return ret;
 }
 
@@ -487,14 +624,14 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 	struct slab_plan *plan = calloc(1, sizeof(*plan));
 	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0;
-	uint64_t hsize, n;
-	uint32_t crc;
+	uint64_t hsize, n, sum = 0;
+	uint32_t crc, mode, nfiles;
 	int fd = -1, ret = -1;
 
 	*out = NULL;
 	if (!plan)
 		goto nomem;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
 		say(err, errlen, "'%s': %s", path, strerror(errno));
 		goto out;
@@ -503,11 +640,12 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 	for (;;) {
 		ssize_t r;
 		if (len == cap) {
-			unsigned char *p = realloc(buf, cap ? cap * 2 : 65536);
+			size_t ncap = cap ? cap * 2 : 65536;
+			unsigned char *p = realloc(buf, ncap);
 			if (!p)
 				goto nomem;
 			buf = p;
-			cap = cap ? cap * 2 : 65536;
+			cap = ncap;
 		}
 		r = read(fd, buf + len, cap - len);
 		if (r < 0 && errno == EINTR)
@@ -520,17 +658,21 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 			break;
 		len += (size_t)r;
 	}
-	if (len < SLAB_PLAN_HEADER_FIXED || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
+	if (len < 8 || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
 		say(err, errlen, "'%s': not a plan file (bad magic number)", path);
+		goto out;
+	}
+	if (len < SLAB_PLAN_HEADER_FIXED) {
+		say(err, errlen, "'%s': truncated or damaged plan header", path);
 		goto out;
 	}
 	if (slab_le16(buf + 8) != SLAB_PLAN_VERSION) {
 		say(err, errlen, "'%s': plan format version %u is not supported", path, slab_le16(buf + 8));
 		goto out;
 	}
-	plan->nfiles = slab_le32(buf + 88);
+	nfiles = slab_le32(buf + 88);
 	hsize = slab_le32(buf + 12);
-	if (plan->nfiles > (1u << 24) || hsize != header_region(plan->nfiles) || hsize > len) {
+	if (nfiles > (1u << 24) || hsize != header_region(nfiles) || hsize > len) {
 		say(err, errlen, "'%s': truncated or damaged plan header", path);
 		goto out;
 	}
@@ -550,7 +692,8 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 		say(err, errlen, "'%s': plan entries checksum mismatch", path);
 		goto out;
 	}
-	plan->p.mode = (enum slab_plan_mode)slab_le32(buf + 16);
+	mode = slab_le32(buf + 16);
+	plan->nfiles = nfiles;
 	plan->p.flags = slab_le32(buf + 20);
 	plan->p.seed = slab_le64(buf + 24);
 	plan->p.epoch = slab_le64(buf + 32);
@@ -561,27 +704,31 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 	plan->n = n;
 	plan->length = slab_le64(buf + 72);
 	plan->total = slab_le64(buf + 80);
-	if (plan->p.mode > SLAB_PLAN_QUASI || plan->p.world < 1 || plan->p.rank >= plan->p.world ||
-	    plan->start > plan->length || plan->length - plan->start != n) {
-		say(err, errlen, "'%s': inconsistent plan header", path);
-		goto out;
-	}
-	plan->ids = calloc(plan->nfiles ? plan->nfiles : 1, sizeof(*plan->ids));
+	plan->ids = calloc(nfiles ? nfiles : 1, sizeof(*plan->ids));
 	plan->entries = malloc((n ? n : 1) * sizeof(*plan->entries));
 	if (!plan->ids || !plan->entries)
 		goto nomem;
-	for (uint32_t f = 0; f < plan->nfiles; f++) {
+	for (uint32_t f = 0; f < nfiles; f++) {
 		const unsigned char *b = buf + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE;
 		plan->ids[f].file_size = slab_le64(b);
 		plan->ids[f].samples = slab_le64(b + 8);
 		plan->ids[f].header_crc = slab_le32(b + 16);
 		plan->ids[f].table_crc = slab_le32(b + 20);
+		sum += plan->ids[f].samples > UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : plan->ids[f].samples;
 	}
+	if (mode > SLAB_PLAN_QUASI || plan->p.world < 1 || plan->p.rank >= plan->p.world ||
+	    (plan->p.flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY)) || plan->total != sum ||
+	    plan->length != per_rank(plan->total, plan->p.world, plan->p.flags) ||
+	    plan->start > plan->length || plan->length - plan->start != n) {
+		say(err, errlen, "'%s': inconsistent plan header", path);
+		goto out;
+	}
+	plan->p.mode = (enum slab_plan_mode)mode;
 	for (uint64_t i = 0; i < n; i++) {
 		const unsigned char *e = buf + hsize + i * SLAB_PLAN_ENTRY_SIZE;
 		plan->entries[i].file = slab_le32(e);
 		plan->entries[i].sample = slab_le32(e + 4);
-		if (plan->entries[i].file >= plan->nfiles ||
+		if (plan->entries[i].file >= nfiles ||
 		    plan->entries[i].sample >= plan->ids[plan->entries[i].file].samples) {
 			say(err, errlen, "'%s': entry %llu names sample %u of file %u, which does not exist",
 			    path, (unsigned long long)i, plan->entries[i].sample, plan->entries[i].file);
@@ -595,7 +742,7 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 nomem:
 	say(err, errlen, "out of memory");
 out:
-	if (fd > 0)
+	if (fd >= 0 && fd != STDIN_FILENO)
 		close(fd);
 	free(buf);
 	slab_plan_free(plan);
@@ -612,7 +759,8 @@ int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uin
 	for (uint32_t f = 0; f < nfiles; f++) {
 		struct slab_file_id id;
 		slab_file_identity(files[f], &id);
-		if (memcmp(&id, &plan->ids[f], sizeof(id)) != 0) {
+		if (id.file_size != plan->ids[f].file_size || id.samples != plan->ids[f].samples ||
+		    id.header_crc != plan->ids[f].header_crc || id.table_crc != plan->ids[f].table_crc) {
 			say(err, errlen, "file %u is not the one the plan was made for (content differs)", f);
 			return -1;
 		}
@@ -620,53 +768,85 @@ int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uin
 	return 0;
 }
 
-/* ---- measures --------------------------------------------------------------------------- */
+/* ---- measures ---------------------------------------------------------------------------- */
 
 int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
 		    struct slab_plan_stats *st, char *err, size_t errlen)
 {
-	uint64_t *page_base = calloc((size_t)nfiles + 1, sizeof(*page_base)), npages;
-	uint64_t *gpage = NULL, *first = NULL, *last = NULL, *sample_base = NULL;
-	int64_t *delta = NULL, *dbytes = NULL;
+	uint64_t *page_base = calloc((size_t)nfiles + 1, sizeof(*page_base));
+	uint64_t *sample_base = calloc((size_t)nfiles + 1, sizeof(*sample_base));
+	uint64_t *first = NULL, *last = NULL, npages, total;
+	uint32_t *spage = NULL, *span = NULL, *gpage = NULL;
 	uint64_t n = plan->n, live = 0, live_bytes = 0, same = 0, prev = UINT64_MAX;
-	uint32_t *pages = NULL;
-	double disp = 0;
+	double disp = 0, at = 0, from = 0;
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
-	sample_base = calloc((size_t)nfiles + 1, sizeof(*sample_base));
 	if (!page_base || !sample_base)
 		goto nomem;
 	for (uint32_t f = 0; f < nfiles; f++) {
-		page_base[f + 1] = page_base[f] + slab_page_count(files[f]) + 1;
+		/* every page a checked offset can fall in: the data area, rounded up */
+		uint64_t area = slab_table_offset(files[f]) - slab_data_offset(files[f]);
+		page_base[f + 1] = page_base[f] + area / slab_page_size(files[f]) + 1;
 		sample_base[f + 1] = sample_base[f] + slab_count(files[f]);
 	}
 	npages = page_base[nfiles];
+	total = sample_base[nfiles];
+	if (npages > UINT32_MAX || total > UINT32_MAX) {
+		say(err, errlen, "a dataset of %llu samples in %llu pages is too large",
+		    (unsigned long long)total, (unsigned long long)npages);
+		goto out;
+	}
+	spage = malloc((total ? total : 1) * sizeof(*spage));
 	gpage = malloc((n ? n : 1) * sizeof(*gpage));
-	pages = malloc((n ? n : 1) * sizeof(*pages));
+	span = calloc(npages ? npages : 1, sizeof(*span));
 	first = malloc((npages ? npages : 1) * sizeof(*first));
 	last = malloc((npages ? npages : 1) * sizeof(*last));
-	delta = calloc((size_t)n + 1, sizeof(*delta));
-	dbytes = calloc((size_t)n + 1, sizeof(*dbytes));
-	if (!gpage || !pages || !first || !last || !delta || !dbytes)
+	if (!spage || !gpage || !span || !first || !last)
 		goto nomem;
-	for (uint64_t p = 0; p < npages; p++)
-		first[p] = UINT64_MAX;
+	/* Each sample's page, read once in file order: the plan visits the records at random,
+	 * which would wait on memory at every entry. */
+	for (uint32_t f = 0; f < nfiles; f++) {
+		struct slab *s = files[f];
+		uint64_t ps = slab_page_size(s), data = slab_data_offset(s), count = slab_count(s);
+		int shift = __builtin_ctzll(ps);
+		for (uint64_t i = 0; i < count; i++) {
+			struct slab_sample smp;
+			uint32_t g, k;
+			if (slab_sample(s, i, &smp) < 0) {
+				say(err, errlen, "%s", slab_error(s));
+				goto out;
+			}
+			g = (uint32_t)(page_base[f] + ((smp.offset - data) >> shift));
+			spage[sample_base[f] + i] = g;
+			/* a sample larger than a page starts one and has its pages to itself */
+			k = span_pages(smp.size, ps);
+			if (k > span[g])
+				span[g] = k;
+		}
+	}
+	for (uint64_t q = 0; q < npages; q++)
+		first[q] = UINT64_MAX;
+	if (plan->length > 1 && plan->total > 1) {
+		at = 1.0 / (double)(plan->length - 1);
+		from = 1.0 / (double)(total - 1);
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		const struct slab_plan_entry *e = &plan->entries[i];
-		struct slab_sample smp;
-		uint64_t ps, g;
-		if (e->file >= nfiles || slab_sample(files[e->file], e->sample, &smp) < 0) {
+		uint64_t gs;
+		uint32_t g;
+		if (e->file >= nfiles || e->sample >= slab_count(files[e->file])) {
 			say(err, errlen, "entry %llu: no such sample", (unsigned long long)i);
 			goto out;
 		}
-		ps = slab_page_size(files[e->file]);
-		g = page_base[e->file] + smp.page;
-		gpage[i] = g;
-		pages[i] = (uint32_t)(smp.size > ps ? (smp.size + ps - 1) / ps : 1);
+		/* the entries visit samples at random: ask for the page of a later one early */
+		if (i + 16 < n && e[16].file < nfiles && sample_base[e[16].file] + e[16].sample < total)
+			__builtin_prefetch(spage + sample_base[e[16].file] + e[16].sample);
+		gs = sample_base[e->file] + e->sample;
+		g = gpage[i] = spage[gs];
 		if (first[g] == UINT64_MAX) {
 			first[g] = i;
-			st->distinct_pages += pages[i];
+			st->distinct_pages += span[g];
 		}
 		last[g] = i;
 		if (i && g == prev)
@@ -675,28 +855,24 @@ int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uin
 			st->page_switches++;
 		prev = g;
 		/* position in the plan vs position of the sample in file order, both as fractions */
-		disp += n > 1 && plan->total > 1 ?
-			 fabs((double)(plan->start + i) / (double)(plan->length - 1) -
-				(double)(sample_base[e->file] + e->sample) / (double)(plan->total - 1)) : 0;
+		disp += fabs((double)(plan->start + i) * at - (double)gs * from);
 	}
-	/* a page is live from its first to its last use: sweep the intervals */
+	/* A page is live from its first to its last use. */
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t g = gpage[i];
+		uint32_t g = gpage[i];
+		uint64_t ps = slab_page_size(files[plan->entries[i].file]);
 		if (first[g] == i) {
-			uint64_t ps = slab_page_size(files[plan->entries[i].file]);
-			delta[i] += pages[i];
-			delta[last[g] + 1] -= pages[i];
-			dbytes[i] += (int64_t)(pages[i] * ps);
-			dbytes[last[g] + 1] -= (int64_t)(pages[i] * ps);
+			live += span[g];
+			live_bytes += span[g] * ps;
+			if (live > st->max_live_pages)
+				st->max_live_pages = live;
+			if (live_bytes > st->max_live_bytes)
+				st->max_live_bytes = live_bytes;
 		}
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		live += (uint64_t)delta[i];
-		live_bytes += (uint64_t)dbytes[i];
-		if (live > st->max_live_pages)
-			st->max_live_pages = live;
-		if (live_bytes > st->max_live_bytes)
-			st->max_live_bytes = live_bytes;
+		if (last[g] == i) {
+			live -= span[g];
+			live_bytes -= span[g] * ps;
+		}
 	}
 	st->samples = n;
 	st->mean_run = n ? (double)n / (double)(st->page_switches + 1) : 0;
@@ -709,11 +885,10 @@ nomem:
 out:
 	free(page_base);
 	free(sample_base);
+	free(spage);
 	free(gpage);
-	free(pages);
+	free(span);
 	free(first);
 	free(last);
-	free(delta);
-	free(dbytes);
 	return ret;
 }

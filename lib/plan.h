@@ -38,9 +38,10 @@ struct slab_plan_params {
 	enum slab_plan_mode mode;
 	uint64_t seed;
 	uint64_t epoch;
-	uint32_t rank;
+	uint32_t rank;          /* < world */
 	uint32_t world;         /* >= 1 */
-	uint64_t window;        /* quasi: live pages (or bytes with SLAB_PLAN_MEMORY), >= 1 */
+	uint64_t window;        /* quasi: live pages (or bytes with SLAB_PLAN_MEMORY), >= 1;
+				 * recorded but unused by the other modes */
 	unsigned flags;         /* SLAB_PLAN_* */
 };
 
@@ -58,17 +59,20 @@ struct slab_plan {
 /* The identity of an open file. */
 void slab_file_identity(const struct slab *s, struct slab_file_id *id);
 
-/* Compute the plan of rank p->rank over the files, from position start on. A pure function
- * of the files' identities and the parameters. 0 and *out (free with slab_plan_free), or -1
- * with the reason in err. */
+/* Compute the plan of rank p->rank over the files, from position start on (start may equal
+ * the plan's length: no entries). A pure function of the files' identities and the
+ * parameters; man/shuffle-plan.1 (ALGORITHM) gives every step. The dataset may hold at most
+ * 2^32 - 1 samples. 0 and *out (free with slab_plan_free), or -1 with the reason in err. */
 int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab_plan_params *p,
 		   uint64_t start, struct slab_plan **out, char *err, size_t errlen);
 
-/* Write the binary plan file to fd (a file or a pipe). 0 or -1 with errno set. */
+/* Write the binary plan file to fd (a file or a pipe: it never seeks). 0 or -1 with errno
+ * set. */
 int slab_plan_write(const struct slab_plan *plan, int fd);
 
-/* Read and check a binary plan file (checksums, sizes, entry ranges against its own
- * identities). 0 and *out, or -1 with the reason in err. */
+/* Read and check a binary plan file, "-" for standard input (checksums, sizes, header
+ * consistency, entry ranges against its own identities). 0 and *out, or -1 with the reason,
+ * naming the path, in err. */
 int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t errlen);
 
 /* Does the plan belong to these files (same count, same identities, entries in range)?
@@ -78,18 +82,23 @@ int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uin
 
 void slab_plan_free(struct slab_plan *plan);
 
-/* Measures of a plan over its files (see shuffle-plan --stats). */
+/* Measures of a plan's entries over its files (shuffle-plan --stats; man/shuffle-plan.1,
+ * STATISTICS). A sample's page is the one holding its first byte; a sample larger than a page
+ * counts all its pages. */
 struct slab_plan_stats {
 	uint64_t samples;
 	uint64_t distinct_pages;
 	uint64_t page_switches;         /* consecutive entries on different pages */
-	double mean_run;                /* entries per stay on one page */
+	double mean_run;                /* samples / (page_switches + 1) */
 	uint64_t max_live_pages;        /* most pages between their first and last use at once */
 	uint64_t max_live_bytes;
-	double displacement;            /* mean |position - position in file order| / samples */
+	double displacement;            /* mean |i / (length-1) - g / (total-1)| over the entries:
+					 * i the position in the rank's plan, g the sample's index
+					 * in file order; 0 for sequential, ~1/3 for random */
 	double same_page_neighbours;    /* fraction of consecutive pairs on one page */
 };
 
+/* 0 and *st, or -1 with the reason in err. The files must be the plan's (slab_plan_match). */
 int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
 		    struct slab_plan_stats *st, char *err, size_t errlen);
 

@@ -125,6 +125,10 @@ static int parse(struct slab *s)
 		return fail(s, SLAB_ERR_CORRUPT, "table offset %llu and size %llu do not fit the file",
 			    (unsigned long long)s->table_offset, (unsigned long long)s->table_size);
 	t = h + s->table_offset;
+	if (s->mapped) {
+		uintptr_t a = (uintptr_t)t & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+		madvise((void *)a, (size_t)((uintptr_t)t + s->table_size - a), MADV_SEQUENTIAL);
+	}
 	s->header_crc = crc;
 	s->table_crc = slab_le32(tr + 40);
 	if (slab_crc32c(0, t, (size_t)s->table_size) != s->table_crc)
@@ -250,7 +254,14 @@ int slab_open(struct slab *s, const char *path)
 	s->base = p;
 	s->size = (size_t)st.st_size;
 	s->mapped = 1;
-	return parse(s);
+	/* Opening reads the header, the trailer and the table: without this, read-around on
+	 * those faults would pull megabytes of sample data into the page cache, and a cache
+	 * just evicted by prefetch would not be cold any more. parse() asks for the table to be
+	 * read ahead; afterwards the mapping goes back to normal. */
+	madvise(p, s->size, MADV_RANDOM);
+	ret = parse(s);
+	madvise(p, s->size, MADV_NORMAL);
+	return ret;
 }
 
 void slab_close(struct slab *s)

@@ -119,6 +119,11 @@ options_documented() {
 	no_warnings "$MAN_DIR/inspect.1"
 }
 
+@test "man/prefetch.1 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/prefetch.1"
+}
+
 @test "every page in man/ renders without warnings and has NAME, DESCRIPTION and SEE ALSO" {
 	need_man
 	local page n=0 text
@@ -144,6 +149,11 @@ options_documented() {
 	synopsis_matches inspect
 }
 
+@test "prefetch(1) SYNOPSIS is the Usage: text of prefetch --help" {
+	need_man
+	synopsis_matches prefetch
+}
+
 @test "pack(1) OPTIONS has an entry for every long option of pack --help" {
 	need_man
 	options_documented pack
@@ -152,6 +162,11 @@ options_documented() {
 @test "inspect(1) OPTIONS has an entry for every long option of inspect --help" {
 	need_man
 	options_documented inspect
+}
+
+@test "prefetch(1) OPTIONS has an entry for every long option of prefetch --help" {
+	need_man
+	options_documented prefetch
 }
 
 @test "slab(5) names every magic number of lib/format.h" {
@@ -186,3 +201,35 @@ options_documented() {
 	grep -qi 'cbf29ce484222325' "$SLAB_ROOT/lib/format.h"
 	grep -qi '100000001b3' "$SLAB_ROOT/lib/format.h"
 }
+
+@test "man/shuffle-plan.1 and man/slab-plan.5 render without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/shuffle-plan.1"
+	no_warnings "$MAN_DIR/slab-plan.5"
+}
+
+@test "shuffle-plan(1) SYNOPSIS is the Usage: text of shuffle-plan --help" {
+	need_man
+	synopsis_matches shuffle-plan
+}
+
+@test "shuffle-plan(1) OPTIONS has an entry for every long option of shuffle-plan --help" {
+	need_man
+	options_documented shuffle-plan
+}
+
+@test "slab-plan(5) names the plan magic and the sizes of lib/plan.h" {
+	need_man
+	local text magic
+	text=$(render "$MAN_DIR/slab-plan.5")
+	magic=$(sed -n 's/^#define[[:space:]]\+SLAB_PLAN_MAGIC[[:space:]]\+"\(.*\)".*/\1/p' "$SLAB_ROOT/lib/plan.h")
+	[ "$magic" = SLABPLAN ] || fail "lib/plan.h magic is '$magic'"
+	grep -qF '"SLABPLAN" (53 4C 41 42 50 4C 41 4E)' <<<"$text" || fail "slab-plan(5) lacks the magic as text and bytes"
+	grep -q 'SLAB_PLAN_HEADER_FIXED 128u' "$SLAB_ROOT/lib/plan.h"
+	grep -q 'SLAB_PLAN_ID_SIZE      32u' "$SLAB_ROOT/lib/plan.h"
+	grep -q 'SLAB_PLAN_ENTRY_SIZE   8u' "$SLAB_ROOT/lib/plan.h"
+	grep -qF '128 + 32 x F rounded up' <<<"$text" || fail "slab-plan(5) lacks the header size rule"
+	grep -qF 'n entries of 8 bytes' <<<"$text" || fail "slab-plan(5) lacks the entry size"
+	grep -qiF '0x82F63B78' <<<"$text" || fail "slab-plan(5) lacks the CRC-32C polynomial"
+}
+

@@ -12,7 +12,10 @@ CORPUS="$SLAB_ROOT/../shared/corpus"
 HELPERS="$SLAB_ROOT/tests/test_helper"
 
 # A folder of its own: bats keeps files of its own in $BATS_TEST_TMPDIR.
-mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || exit 1
+# (Outside a test, as when bats reads the file, there is no such folder: stay put.)
+if [ -n "${BATS_TEST_TMPDIR:-}" ]; then
+	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || exit 1
+fi
 
 # Tests that read the shared corpus skip where it is absent, as in a user's own clone.
 need_corpus() {

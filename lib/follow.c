@@ -1,0 +1,656 @@
+/* follow.c: a plan walked over its .slab files with a look-ahead window of pages. The window
+ * holds the entries from the consumer's position on, as many as fit in `ahead` distinct
+ * pages (and any further ones on pages it holds already). As entries enter, runs of samples
+ * adjacent in the file are gathered, and each run is either advised WILLNEED (the kernel
+ * reads it into the page cache while the consumer works) or, with direct, read with
+ * O_DIRECT into a buffer of its own, several runs in flight through Linux AIO. A page is
+ * dropped once the consumer is past its last use, found in one pass over the plan beforehand
+ * (a quasi-random plan comes back to a page several times). */
+#include "follow.h"
+#include "pagecache.h"
+#include "plan.h"
+#include "slab.h"
+
+#include <errno.h>
+#include <linux/aio_abi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NONE UINT64_MAX
+#define NO_EXTENT UINT32_MAX
+/* A WILLNEED run is advised once it is this long. */
+#define RUN_MAX (1ull << 20)
+/* A direct read covers at most this much, unless one sample is larger... */
+#define DIRECT_RUN_MAX (2ull << 20)
+/* ...and skips a gap (padding before a page boundary) up to this size rather than split. */
+#define DIRECT_GAP (64u << 10)
+/* Direct reads in flight at once. */
+#define AIO_DEPTH 32
+
+enum ext_state { EXT_FREE, EXT_LAZY, EXT_QUEUED, EXT_INFLIGHT, EXT_READY };
+
+/* One direct read: a run of adjacent samples, aligned for O_DIRECT. */
+struct extent {
+	enum ext_state state;
+	uint32_t file;
+	uint64_t lo, hi;
+	unsigned char *buf;
+	size_t cap;
+	uint32_t refs;          /* window entries still to use it */
+	uint32_t qnext;         /* submission queue link */
+};
+
+struct slab_follow {
+	struct slab *const *files;
+	struct slab_pc **pcs;
+	uint32_t nfiles;
+	const struct slab_plan *plan;
+	struct slab_follow_options o;
+
+	uint64_t *page_base;    /* first global page of each file, [nfiles + 1] */
+	uint64_t npages;
+	uint64_t *last;         /* entry index of each page's last use, NONE if unused */
+	uint32_t *count;        /* entries in the window on each page */
+
+	uint64_t cur;           /* the next entry to hand out */
+	uint64_t head;          /* the first entry not yet in the window */
+	uint64_t window;        /* distinct pages in the window */
+
+	/* The run being gathered: entries [run_first, run_end) with bytes [run_lo, run_hi) of
+	 * file run_file; it is closed at the latest when the consumer reaches run_first. */
+	int run_open;
+	uint32_t run_file, run_refs;
+	uint64_t run_lo, run_hi, run_first, run_end;
+
+	/* direct */
+	uint32_t *ext_of;       /* extent of each entry, NO_EXTENT for an empty sample */
+	struct extent *ext;
+	uint32_t next, *free_ids, nfree;
+	uint32_t q_head, q_tail;
+	uint64_t buffered;
+	aio_context_t ctx;
+	int ctx_ok;             /* ctx set up: destroy it at the end */
+	int aio;                /* new reads go through ctx */
+	uint32_t inflight;
+
+	struct slab_follow_stats st;
+	char err[1024];
+};
+
+static int fail(struct slab_follow *f, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct slab_follow *f, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->err, sizeof(f->err), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Where entry e is: its sample, and the global pages [*g, *g + *k) its bytes lie in (none
+ * for an empty sample). */
+static int locate(struct slab_follow *f, uint64_t e, struct slab_sample *smp, uint64_t *g,
+		  uint64_t *k)
+{
+	const struct slab_plan_entry *en = &f->plan->entries[e];
+	struct slab *s;
+	uint64_t ps, d;
+
+	if (en->file >= f->nfiles)
+		return fail(f, SLAB_ERR_RANGE, "plan entry %llu names file %u of %u",
+			    (unsigned long long)e, en->file, f->nfiles);
+	s = f->files[en->file];
+	if (slab_sample(s, en->sample, smp) < 0)
+		return fail(f, SLAB_ERR_CORRUPT, "%s", slab_error(s));
+	ps = slab_page_size(s);
+	d = slab_data_offset(s);
+	*g = f->page_base[en->file] + (smp->offset - d) / ps;
+	*k = smp->size ? (smp->offset + smp->size - 1 - d) / ps + 1 - (smp->offset - d) / ps : 0;
+	return 0;
+}
+
+/* ---- direct reads: extents, Linux AIO, and the synchronous fallback ---------------------- */
+
+static long sys_io_setup(unsigned n, aio_context_t *ctx)
+{
+	return syscall(__NR_io_setup, n, ctx);
+}
+
+static long sys_io_destroy(aio_context_t ctx)
+{
+	return syscall(__NR_io_destroy, ctx);
+}
+
+static long sys_io_submit(aio_context_t ctx, long n, struct iocb **cbs)
+{
+	return syscall(__NR_io_submit, ctx, n, cbs);
+}
+
+static long sys_io_getevents(aio_context_t ctx, long min, long max, struct io_event *ev)
+{
+#ifdef __NR_io_getevents
+	return syscall(__NR_io_getevents, ctx, min, max, ev, NULL);
+#else
+	return syscall(__NR_io_pgetevents, ctx, min, max, ev, NULL, NULL);
+#endif
+}
+
+static void queue_push(struct slab_follow *f, uint32_t id)
+{
+	f->ext[id].qnext = NO_EXTENT;
+	if (f->q_tail == NO_EXTENT)
+		f->q_head = id;
+	else
+		f->ext[f->q_tail].qnext = id;
+	f->q_tail = id;
+}
+
+/* AIO gave up: what is queued is read when it is needed. */
+static void aio_off(struct slab_follow *f)
+{
+	f->aio = 0;
+	for (uint32_t id = f->q_head; id != NO_EXTENT; id = f->ext[id].qnext)
+		f->ext[id].state = EXT_LAZY;
+	f->q_head = f->q_tail = NO_EXTENT;
+}
+
+static int direct_error(struct slab_follow *f, const struct extent *x, int e)
+{
+	const char *name = slab_pc_name(f->pcs[x->file]);
+
+	if (e == EINVAL)
+		return fail(f, SLAB_ERR_INVAL, "'%s': the filesystem refused an O_DIRECT read at offset %llu",
+			    name, (unsigned long long)x->lo);
+	return fail(f, SLAB_ERR_IO, "'%s': read error at offset %llu: %s", name,
+		    (unsigned long long)x->lo, strerror(e));
+}
+
+/* Submit what is queued, as far as the depth allows. */
+static int pump(struct slab_follow *f)
+{
+	struct iocb cbs[AIO_DEPTH], *ptrs[AIO_DEPTH];
+	uint32_t ids[AIO_DEPTH];
+	long n = 0, done;
+
+	while (f->aio && f->q_head != NO_EXTENT && f->inflight + (uint32_t)n < AIO_DEPTH) {
+		uint32_t id = f->q_head;
+		struct extent *x = &f->ext[id];
+
+		f->q_head = x->qnext;
+		if (f->q_head == NO_EXTENT)
+			f->q_tail = NO_EXTENT;
+		memset(&cbs[n], 0, sizeof(cbs[n]));
+		cbs[n].aio_data = id;
+		cbs[n].aio_lio_opcode = IOCB_CMD_PREAD;
+		cbs[n].aio_fildes = (uint32_t)slab_pc_direct_fd(f->pcs[x->file]);
+		cbs[n].aio_buf = (uint64_t)(uintptr_t)x->buf;
+		cbs[n].aio_nbytes = x->hi - x->lo;
+		cbs[n].aio_offset = (int64_t)x->lo;
+		ptrs[n] = &cbs[n];
+		ids[n] = id;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	done = sys_io_submit(f->ctx, n, ptrs);
+	if (done < 0)
+		done = 0;
+	for (long i = 0; i < n; i++)
+		f->ext[ids[i]].state = i < done ? EXT_INFLIGHT : EXT_LAZY;
+	f->inflight += (uint32_t)done;
+	/* Not all taken (the kernel is out of AIO slots, or refuses AIO on this file): the rest,
+	 * and all later reads, go the synchronous way. */
+	if (done < n)
+		aio_off(f);
+	return 0;
+}
+
+/* Synchronous read of extent id. */
+static int read_now(struct slab_follow *f, uint32_t id)
+{
+	struct extent *x = &f->ext[id];
+	const unsigned char *data;
+	int r = slab_pc_direct_read(f->pcs[x->file], x->lo, x->hi - x->lo, x->buf, x->cap, &data);
+
+	if (r < 0)
+		return fail(f, r, "%s", slab_pc_error(f->pcs[x->file]));
+	x->state = EXT_READY;
+	return 0;
+}
+
+/* Wait for at least one read in flight. */
+static int reap(struct slab_follow *f)
+{
+	struct io_event ev[AIO_DEPTH];
+	long n;
+
+	do
+		n = sys_io_getevents(f->ctx, 1, AIO_DEPTH, ev);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return fail(f, SLAB_ERR_IO, "io_getevents: %s", strerror(errno));
+	for (long i = 0; i < n; i++) {
+		uint32_t id = (uint32_t)ev[i].data;
+		struct extent *x = &f->ext[id];
+
+		f->inflight--;
+		if (ev[i].res < 0)
+			return direct_error(f, x, (int)-ev[i].res);
+		x->state = EXT_READY;
+		/* Short only at the end of a file that shrank: let the plain read say so. */
+		if ((uint64_t)ev[i].res < x->hi - x->lo && read_now(f, id) < 0)
+			return SLAB_ERR_IO;
+	}
+	return 0;
+}
+
+static int wait_ready(struct slab_follow *f, uint32_t id)
+{
+	int r;
+
+	while (f->ext[id].state != EXT_READY) {
+		if (f->ext[id].state == EXT_LAZY)
+			return read_now(f, id);
+		if ((r = pump(f)) < 0)
+			return r;
+		if (f->ext[id].state == EXT_INFLIGHT && (r = reap(f)) < 0)
+			return r;
+	}
+	return pump(f);
+}
+
+/* A new extent for the run just closed; queued (or left for later without AIO). */
+static int extent_new(struct slab_follow *f)
+{
+	uint64_t len = f->run_hi - f->run_lo;
+	struct extent *x;
+	uint32_t id;
+
+	if (f->nfree) {
+		id = f->free_ids[--f->nfree];
+	} else {
+		struct extent *n = realloc(f->ext, ((size_t)f->next + 1) * sizeof(*n));
+		uint32_t *ids = realloc(f->free_ids, ((size_t)f->next + 1) * sizeof(*ids));
+		if (n)
+			f->ext = n;
+		if (ids)
+			f->free_ids = ids;
+		if (!n || !ids)
+			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+		id = f->next++;
+		memset(&f->ext[id], 0, sizeof(f->ext[id]));
+	}
+	x = &f->ext[id];
+	if (x->cap < len) {
+		free(x->buf);
+		x->buf = slab_pc_alloc((size_t)len);
+		x->cap = x->buf ? (size_t)len : 0;
+		if (!x->buf) {
+			f->free_ids[f->nfree++] = id;
+			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+		}
+	}
+	x->file = f->run_file;
+	x->lo = f->run_lo;
+	x->hi = f->run_hi;
+	x->refs = f->run_refs;
+	for (uint64_t e = f->run_first; e < f->run_end; e++)
+		if (f->ext_of[e] == NO_EXTENT - 1)
+			f->ext_of[e] = id;
+	f->st.direct_reads++;
+	f->st.direct_bytes += len;
+	f->buffered += len;
+	if (f->buffered > f->st.max_buffered)
+		f->st.max_buffered = f->buffered;
+	if (f->aio) {
+		x->state = EXT_QUEUED;
+		queue_push(f, id);
+		return pump(f);
+	}
+	x->state = EXT_LAZY;
+	return 0;
+}
+
+static void extent_put(struct slab_follow *f, uint32_t id)
+{
+	struct extent *x = &f->ext[id];
+
+	if (--x->refs > 0)
+		return;
+	x->state = EXT_FREE;
+	f->buffered -= x->hi - x->lo;
+	f->free_ids[f->nfree++] = id;
+}
+
+/* ---- the window ---------------------------------------------------------------------------- */
+
+/* The bytes of global page g: [*lo, *hi) in file *file. */
+static void page_range(const struct slab_follow *f, uint64_t g, uint32_t *file, uint64_t *lo,
+		       uint64_t *hi)
+{
+	uint32_t fi = 0;
+	struct slab *s;
+
+	/* Few files: a linear search is fine, and runs only on release. */
+	while (fi + 1 < f->nfiles && g >= f->page_base[fi + 1])
+		fi++;
+	s = f->files[fi];
+	*file = fi;
+	*lo = slab_data_offset(s) + (g - f->page_base[fi]) * slab_page_size(s);
+	*hi = *lo + slab_page_size(s);
+	if (*hi > slab_table_offset(s))
+		*hi = slab_table_offset(s);
+}
+
+static int close_run(struct slab_follow *f)
+{
+	struct slab_pc *pc;
+
+	if (!f->run_open)
+		return 0;
+	f->run_open = 0;
+	if (f->o.direct)
+		return extent_new(f);
+	pc = f->pcs[f->run_file];
+	f->st.advised++;
+	if (slab_pc_advise(pc, f->run_lo, f->run_hi - f->run_lo, SLAB_PC_WILLNEED) < 0)
+		return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(pc));
+	return 0;
+}
+
+/* Entry e joins the window. */
+static int enter(struct slab_follow *f, uint64_t e)
+{
+	struct slab_sample smp;
+	uint64_t g, k, lo, hi, gap, max;
+	uint32_t file = f->plan->entries[e].file;
+	int r = locate(f, e, &smp, &g, &k);
+
+	if (r < 0)
+		return r;
+	for (uint64_t p = g; p < g + k; p++)
+		if (f->count[p]++ == 0)
+			f->window++;
+	if (f->window > f->st.max_window)
+		f->st.max_window = f->window;
+	if (smp.size == 0)
+		return 0;       /* nothing to read; ext_of stays NO_EXTENT */
+	/* Only the sample's bytes, in whole 4 KiB blocks: in a random plan the rest of its page
+	 * may not be wanted for a long time. */
+	lo = smp.offset / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+	hi = (smp.offset + smp.size + SLAB_PC_ALIGN - 1) / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+	gap = f->o.direct ? DIRECT_GAP : SLAB_PC_ALIGN;
+	max = f->o.direct ? DIRECT_RUN_MAX : UINT64_MAX;
+	if (f->run_open && file == f->run_file && lo >= f->run_lo && lo <= f->run_hi + gap &&
+	    (hi > f->run_hi ? hi : f->run_hi) - f->run_lo <= max) {
+		if (hi > f->run_hi)
+			f->run_hi = hi;
+		f->run_refs++;
+	} else {
+		if ((r = close_run(f)) < 0)
+			return r;
+		f->run_open = 1;
+		f->run_file = file;
+		f->run_lo = lo;
+		f->run_hi = hi;
+		f->run_first = e;
+		f->run_refs = 1;
+	}
+	f->run_end = e + 1;
+	if (f->o.direct)
+		f->ext_of[e] = NO_EXTENT - 1;   /* the run's extent, once the run is closed */
+	return !f->o.direct && f->run_hi - f->run_lo >= RUN_MAX ? close_run(f) : 0;
+}
+
+/* Would entry e join the window without adding a page to it? */
+static int inside_window(struct slab_follow *f, uint64_t e)
+{
+	struct slab_sample smp;
+	uint64_t g, k;
+
+	if (locate(f, e, &smp, &g, &k) < 0)
+		return 0;
+	for (uint64_t p = g; p < g + k; p++)
+		if (f->count[p] == 0)
+			return 0;
+	return 1;
+}
+
+/* Drop page g from the cache: first from this process's page tables (the kernel keeps
+ * mapped pages whatever fadvise says), then from the cache. */
+static int release(struct slab_follow *f, uint64_t g)
+{
+	uint64_t lo, hi, os = slab_pc_os_page(), alo, ahi;
+	uint32_t file;
+	struct slab_pc *pc;
+
+	page_range(f, g, &file, &lo, &hi);
+	pc = f->pcs[file];
+	alo = (lo + os - 1) / os * os;
+	ahi = hi / os * os;
+	if (!f->o.direct && ahi > alo)
+		(void)madvise((void *)(uintptr_t)(slab_base(f->files[file]) + alo),
+			      (size_t)(ahi - alo), MADV_DONTNEED);
+	if (slab_pc_advise(pc, lo, hi - lo, SLAB_PC_DONTNEED) < 0)
+		return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(pc));
+	f->st.released++;
+	return 0;
+}
+
+/* Entry e, done with, leaves the window. */
+static int leave(struct slab_follow *f, uint64_t e)
+{
+	struct slab_sample smp;
+	uint64_t g, k;
+	int r = locate(f, e, &smp, &g, &k);
+
+	if (r < 0)
+		return r;
+	if (f->o.direct && f->ext_of[e] < NO_EXTENT - 1)
+		extent_put(f, f->ext_of[e]);
+	for (uint64_t p = g; p < g + k; p++) {
+		if (--f->count[p] == 0)
+			f->window--;
+		if (f->o.release && f->last[p] == e && (r = release(f, p)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int slab_follow_open(struct slab_follow **out, struct slab *const *files,
+		     const char *const *paths, uint32_t nfiles, const struct slab_plan *plan,
+		     const struct slab_follow_options *o, char *err, size_t errlen)
+{
+	struct slab_follow *f = calloc(1, sizeof(*f));
+	int ret = -1;
+
+	*out = NULL;
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	f->files = files;
+	f->nfiles = nfiles;
+	f->plan = plan;
+	f->o = *o;
+	f->q_head = f->q_tail = NO_EXTENT;
+	if (f->o.ahead == 0)
+		f->o.ahead = 1;
+	f->pcs = calloc(nfiles ? nfiles : 1, sizeof(*f->pcs));
+	f->page_base = calloc((size_t)nfiles + 1, sizeof(*f->page_base));
+	if (!f->pcs || !f->page_base)
+		goto nomem;
+	for (uint32_t i = 0; i < nfiles; i++) {
+		struct slab *s = files[i];
+		uint64_t data = slab_table_offset(s) - slab_data_offset(s);
+
+		f->pcs[i] = slab_pc_new();
+		if (!f->pcs[i])
+			goto nomem;
+		if (slab_pc_open(f->pcs[i], paths[i]) < 0) {
+			snprintf(err, errlen, "%s", slab_pc_error(f->pcs[i]));
+			goto out;
+		}
+		/* The name may have been given a new file since slab_open mapped the old one. */
+		if (slab_pc_size(f->pcs[i]) != slab_file_size(s)) {
+			snprintf(err, errlen, "'%s': the file changed while it was being opened",
+				 paths[i]);
+			goto out;
+		}
+		if (o->direct && slab_pc_direct_open(f->pcs[i]) < 0) {
+			snprintf(err, errlen, "%s", slab_pc_error(f->pcs[i]));
+			goto out;
+		}
+		/* Faults then read only the page they need: read-around would bring back pages
+		 * released a moment ago, or far ahead of the window. The window's WILLNEED
+		 * advice does the reading ahead. */
+		if (!o->direct)
+			(void)madvise((void *)(uintptr_t)slab_base(s), (size_t)slab_file_size(s),
+				      MADV_RANDOM);
+		f->page_base[i + 1] = f->page_base[i] +
+				      (data + slab_page_size(s) - 1) / slab_page_size(s);
+	}
+	f->npages = f->page_base[nfiles];
+	f->last = malloc((f->npages ? f->npages : 1) * sizeof(*f->last));
+	f->count = calloc(f->npages ? f->npages : 1, sizeof(*f->count));
+	if (!f->last || !f->count)
+		goto nomem;
+	for (uint64_t g = 0; g < f->npages; g++)
+		f->last[g] = NONE;
+	for (uint64_t e = 0; e < plan->n; e++) {
+		struct slab_sample smp;
+		uint64_t g, k;
+		if (locate(f, e, &smp, &g, &k) < 0) {
+			snprintf(err, errlen, "%s", f->err);
+			goto out;
+		}
+		for (uint64_t p = g; p < g + k; p++) {
+			if (f->last[p] == NONE)
+				f->st.distinct_pages++;
+			f->last[p] = e;
+		}
+	}
+	if (o->direct) {
+		f->ext_of = malloc((plan->n ? plan->n : 1) * sizeof(*f->ext_of));
+		if (!f->ext_of)
+			goto nomem;
+		for (uint64_t e = 0; e < plan->n; e++)
+			f->ext_of[e] = NO_EXTENT;
+		/* Without AIO (ENOSYS, or the system's aio-max-nr is used up) every read waits. */
+		f->ctx_ok = f->aio = !o->direct_sync && sys_io_setup(AIO_DEPTH, &f->ctx) == 0;
+		f->st.async = f->aio;
+	}
+	*out = f;
+	f = NULL;
+	ret = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
+out:
+	slab_follow_close(f);
+	return ret;
+}
+
+int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
+{
+	const struct slab_plan_entry *en;
+	uint64_t g, k;
+	int r;
+
+	if (f->cur > 0 && f->cur <= f->plan->n && (r = leave(f, f->cur - 1)) < 0)
+		return r;
+	if (f->cur >= f->plan->n) {
+		f->cur = f->plan->n + 1;        /* left already */
+		return 0;
+	}
+	/* Entries on pages the window holds already cost nothing: they come in too. */
+	while (f->head < f->plan->n) {
+		if (f->head > f->cur && f->window >= f->o.ahead && !inside_window(f, f->head))
+			break;
+		if ((r = enter(f, f->head++)) < 0)
+			return r;
+	}
+	if (f->run_open && (f->run_first <= f->cur || f->head >= f->plan->n) &&
+	    (r = close_run(f)) < 0)
+		return r;
+	en = &f->plan->entries[f->cur];
+	memset(it, 0, sizeof(*it));
+	it->pos = f->plan->start + f->cur;
+	it->file = en->file;
+	it->index = en->sample;
+	if ((r = locate(f, f->cur, &it->sample, &g, &k)) < 0)
+		return r;
+	if (!f->o.direct) {
+		it->bytes = slab_base(f->files[en->file]) + it->sample.offset;
+	} else if (f->ext_of[f->cur] == NO_EXTENT) {
+		static const unsigned char empty[1];
+		it->bytes = empty;
+		it->direct = 1;
+	} else {
+		uint32_t id = f->ext_of[f->cur];
+		if ((r = wait_ready(f, id)) < 0)
+			return r;
+		it->bytes = f->ext[id].buf + (it->sample.offset - f->ext[id].lo);
+		it->direct = 1;
+	}
+	f->st.samples++;
+	f->st.bytes += it->sample.size;
+	f->cur++;
+	return 1;
+}
+
+/* Where touched bytes go, so the compiler cannot skip the reads. */
+static volatile unsigned char touch_sink;
+
+void slab_follow_touch(const struct slab_follow_item *it)
+{
+	unsigned char x = 0;
+
+	if (it->direct)
+		return;
+	for (uint64_t o = 0; o < it->sample.size; o += SLAB_PC_ALIGN)
+		x ^= it->bytes[o];
+	if (it->sample.size)
+		x ^= it->bytes[it->sample.size - 1];
+	touch_sink = x;
+}
+
+void slab_follow_stats(const struct slab_follow *f, struct slab_follow_stats *st)
+{
+	*st = f->st;
+}
+
+const char *slab_follow_error(const struct slab_follow *f)
+{
+	return f->err;
+}
+
+void slab_follow_close(struct slab_follow *f)
+{
+	if (!f)
+		return;
+	/* The kernel may still be writing into the buffers: it waits for them here. */
+	if (f->ctx_ok)
+		sys_io_destroy(f->ctx);
+	if (f->pcs)
+		for (uint32_t i = 0; i < f->nfiles; i++)
+			slab_pc_close(f->pcs[i]);
+	for (uint32_t i = 0; i < f->next; i++)
+		free(f->ext[i].buf);
+	free(f->ext);
+	free(f->free_ids);
+	free(f->ext_of);
+	free(f->pcs);
+	free(f->page_base);
+	free(f->last);
+	free(f->count);
+	free(f);
+}

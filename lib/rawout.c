@@ -1,0 +1,190 @@
+/* rawout.c: samples as length-prefixed records (layout in rawout.h and prefetch(1)):
+ * small parts gathered in one bounded buffer, large fields written straight from the data. */
+#include "rawout.h"
+#include "format.h"
+#include "slab.h"
+#include "tarout.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RAW_BUF (64u * 1024)
+
+struct slab_rawout {
+	int fd;
+	int opened;
+	int write_errno;
+	uint64_t written;               /* sample records */
+	unsigned char *buf;
+	size_t fill;
+	unsigned nf_cap;
+	unsigned *ids;
+	struct slab_field *fl;
+	char err[1024];
+};
+
+static int fail(struct slab_rawout *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct slab_rawout *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int write_all(struct slab_rawout *r, const unsigned char *p, uint64_t len)
+{
+	while (len) {
+		ssize_t n = write(r->fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r->write_errno = errno;
+			return fail(r, SLAB_ERR_IO, "write error: %s", strerror(errno));
+		}
+		p += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int flush(struct slab_rawout *r)
+{
+	int ret = write_all(r, r->buf, r->fill);
+
+	r->fill = 0;
+	return ret;
+}
+
+/* Copy into the buffer, or past it when it is large. */
+static int put(struct slab_rawout *r, const void *p, uint64_t len)
+{
+	if (len > RAW_BUF - r->fill) {
+		if (flush(r) < 0)
+			return SLAB_ERR_IO;
+		if (len >= RAW_BUF / 2)
+			return write_all(r, p, len);
+	}
+	memcpy(r->buf + r->fill, p, (size_t)len);
+	r->fill += (size_t)len;
+	return 0;
+}
+
+struct slab_rawout *slab_rawout_new(void)
+{
+	struct slab_rawout *r = calloc(1, sizeof(*r));
+
+	if (r && !(r->buf = malloc(RAW_BUF))) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
+{
+	unsigned char h[SLAB_RAW_HEADER_SIZE] = { 0 };
+
+	if (r->opened)
+		return fail(r, SLAB_ERR_INVAL, "raw writer already open");
+	r->fd = fd;
+	r->opened = 1;
+	memcpy(h, SLAB_RAW_MAGIC, 8);
+	slab_put32(h + 8, SLAB_RAW_VERSION);
+	slab_put64(h + 16, count);
+	return put(r, h, sizeof(h));
+}
+
+int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
+		       uint64_t pos, const unsigned char *bytes)
+{
+	unsigned char rec[SLAB_RAW_RECORD_SIZE];
+	unsigned nf = slab_field_count(s);
+	struct slab_sample smp;
+	int n;
+
+	if (!r->opened)
+		return fail(r, SLAB_ERR_INVAL, "raw writer not open");
+	if (nf > r->nf_cap || !r->ids) {
+		unsigned *ids = realloc(r->ids, (nf ? nf : 1) * sizeof(*ids));
+		struct slab_field *fl;
+		if (ids)
+			r->ids = ids;
+		fl = realloc(r->fl, (nf ? nf : 1) * sizeof(*fl));
+		if (fl)
+			r->fl = fl;
+		if (!ids || !fl)
+			return fail(r, SLAB_ERR_NOMEM, "out of memory");
+		r->nf_cap = nf;
+	}
+	n = slab_sample_fields(s, i, bytes, r->ids, r->fl, r->err, sizeof(r->err));
+	if (n < 0)
+		return n;
+	if (slab_sample(s, i, &smp) < 0)
+		return fail(r, SLAB_ERR_CORRUPT, "%s", slab_error(s));
+	memcpy(rec, SLAB_RAW_SAMPLE_MAGIC, 4);
+	slab_put32(rec + 4, file);
+	slab_put64(rec + 8, i);
+	slab_put64(rec + 16, pos);
+	slab_put32(rec + 24, (uint32_t)smp.key_len);
+	slab_put32(rec + 28, (uint32_t)n);
+	if (put(r, rec, sizeof(rec)) < 0 || put(r, smp.key, smp.key_len) < 0)
+		return SLAB_ERR_IO;
+	for (int k = 0; k < n; k++) {
+		const char *name = slab_field_name(s, r->ids[k]);
+		size_t len = strlen(name);
+		unsigned char b[8];
+
+		/* Field names come from a tar member name: far shorter than 64 KiB. */
+		slab_put16(b, (uint16_t)len);
+		if (put(r, b, 2) < 0 || put(r, name, len) < 0)
+			return SLAB_ERR_IO;
+		slab_put64(b, r->fl[k].size);
+		if (put(r, b, 8) < 0 || put(r, r->fl[k].data, r->fl[k].size) < 0)
+			return SLAB_ERR_IO;
+	}
+	r->written++;
+	return 0;
+}
+
+int slab_rawout_finish(struct slab_rawout *r)
+{
+	unsigned char rec[SLAB_RAW_RECORD_SIZE] = { 0 };
+
+	if (!r->opened)
+		return fail(r, SLAB_ERR_INVAL, "raw writer not open");
+	r->opened = 0;
+	memcpy(rec, SLAB_RAW_END_MAGIC, 4);
+	slab_put64(rec + 8, r->written);
+	if (put(r, rec, sizeof(rec)) < 0)
+		return SLAB_ERR_IO;
+	return flush(r);
+}
+
+const char *slab_rawout_error(const struct slab_rawout *r)
+{
+	return r->err;
+}
+
+int slab_rawout_errno(const struct slab_rawout *r)
+{
+	return r->write_errno;
+}
+
+void slab_rawout_free(struct slab_rawout *r)
+{
+	if (!r)
+		return;
+	free(r->buf);
+	free(r->ids);
+	free(r->fl);
+	free(r);
+}

@@ -1,0 +1,502 @@
+#!/usr/bin/env bats
+# prefetch: page-cache status, warm and evict; following a plan (look-ahead, release,
+# O_DIRECT); --emit as tar and as raw records, checked against inspect --get; bad options,
+# bad plans, foreign plans, a reader that leaves early.
+
+load test_helper/common
+
+# Plans come from shuffle-plan, built alongside.
+need_shuffle_plan() {
+	command -v shuffle-plan >/dev/null 2>&1 || skip "shuffle-plan is not built"
+}
+
+# Two .slab files of small pages (many pages per plan), from random WebDataset tars.
+dataset() {
+	mktar --seed 11 --samples 40 --max-size 9000 -o a.tar
+	mktar --seed 12 --samples 30 --max-size 9000 -o b.tar
+	pack -q --page-size 16K -o a.slab a.tar
+	pack -q --page-size 16K -o b.slab b.tar
+}
+
+# plans: binary and text plans of the dataset in each mode.
+plans() {
+	local m w
+	for m in sequential quasi random; do
+		w=()
+		[ "$m" = quasi ] && w=(--window 3)
+		shuffle-plan -q a.slab b.slab --mode "$m" --seed 7 "${w[@]}" -o "$m.plan"
+		shuffle-plan -q a.slab b.slab --mode "$m" --seed 7 "${w[@]}" --format text -o "$m.txt"
+	done
+}
+
+# want FILE...: every field of every sample through inspect --get, as want/FILE_INDEX/...
+want() {
+	local fi=0 path idx key page fields f name
+	for path in "$@"; do
+		inspect --list "$path" > "list.$fi"
+		while IFS=$'\t' read -r idx key page fields; do
+			mkdir -p "want/$fi/$idx"
+			printf '%s' "$key" > "want/$fi/$idx/.key"
+			for f in $fields; do
+				name=${f%%:*}
+				inspect --get "#$idx" --field "$name" "$path" > "want/$fi/$idx/$name"
+			done
+		done < "list.$fi"
+		fi=$((fi + 1))
+	done
+}
+
+# check_stream FORMAT STREAM PLAN_TXT SOURCE_TAR...: the emitted stream holds, for each line
+# "FILE SAMPLE" of the text plan, that sample: key, every field's bytes equal to inspect
+# --get, the fields in the order of the source tar; and nothing else.
+check_stream() {
+	python3 - "$@" <<'PY'
+import io, os, struct, sys, tarfile
+
+fmt, stream, plan_txt, *sources = sys.argv[1:]
+order = [tuple(map(int, line.split())) for line in open(plan_txt)]
+
+# the field order of each key in each source tar
+src_order = []
+for path in sources:
+    d = {}
+    for m in tarfile.open(path):
+        base = m.name.rsplit("/", 1)
+        head, tail = (base[0] + "/", base[1]) if len(base) == 2 else ("", base[0])
+        key, field = head + tail.split(".", 1)[0], tail.split(".", 1)[1]
+        d.setdefault(key, []).append(field)
+    src_order.append(d)
+
+def expected(fi, si):
+    d = "want/%d/%d" % (fi, si)
+    key = open(d + "/.key").read()
+    fields = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d) if n != ".key"}
+    return key, fields
+
+def check(k, fi, si, key, got):
+    wkey, wfields = expected(fi, si)
+    assert key == wkey, (k, key, wkey)
+    names = [n for n, _ in got]
+    assert names == src_order[fi][key], (k, key, names, src_order[fi][key])
+    assert dict(got) == wfields, (k, key)
+
+data = open(stream, "rb").read()
+if fmt == "tar":
+    tf = tarfile.open(fileobj=io.BytesIO(data))
+    members = [(m.name, tf.extractfile(m).read()) for m in tf.getmembers()]
+    at = 0
+    for k, (fi, si) in enumerate(order):
+        key, _ = expected(fi, si)
+        n = len(src_order[fi][key])
+        got = members[at:at + n]
+        at += n
+        assert all(name.startswith(key + ".") for name, _ in got), (k, key, got[:1])
+        check(k, fi, si, key, [(name[len(key) + 1:], b) for name, b in got])
+    assert at == len(members), ("members left over", len(members) - at)
+else:
+    assert data[:8] == b"SLABEMIT", data[:8]
+    version, flags, count = struct.unpack_from("<IIQ", data, 8)
+    assert (version, flags, count) == (1, 0, len(order)), (version, flags, count)
+    at = 24
+    for k, (fi, si) in enumerate(order):
+        magic, f, i, pos, klen, nf = struct.unpack_from("<4sIQQII", data, at)
+        at += 32
+        assert (magic, f, i, pos) == (b"SMPL", fi, si, k), (k, magic, f, i, pos)
+        key = data[at:at + klen].decode()
+        at += klen
+        got = []
+        for _ in range(nf):
+            (nlen,) = struct.unpack_from("<H", data, at)
+            name = data[at + 2:at + 2 + nlen].decode()
+            (size,) = struct.unpack_from("<Q", data, at + 2 + nlen)
+            at += 2 + nlen + 8
+            got.append((name, data[at:at + size]))
+            at += size
+        check(k, fi, si, key, got)
+    assert data[at:at + 4] == b"DONE", data[at:at + 4]
+    assert struct.unpack_from("<IQQII", data, at + 4) == (0, len(order), 0, 0, 0)
+    assert at + 32 == len(data), (at + 32, len(data))
+PY
+}
+
+# percent FILE: the resident percentage prefetch --json reports.
+percent() {
+	prefetch --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["files"][0]["percent"])'
+}
+
+# evicted FILE: evict it; skip the test when the filesystem keeps the pages anyway.
+evicted() {
+	prefetch --evict "$1"
+	local p
+	p=$(percent "$1")
+	if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 50 else 1)' "$p"; then
+		skip "the filesystem of $PWD ignores POSIX_FADV_DONTNEED ($p% still resident)"
+	fi
+}
+
+# below FILE MAX / above FILE MIN: the resident percentage compared.
+below() {
+	local p
+	p=$(percent "$1")
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)' "$p" "$2" ||
+		fail "$1: $p% resident, expected at most $2%"
+}
+
+above() {
+	local p
+	p=$(percent "$1")
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$p" "$2" ||
+		fail "$1: $p% resident, expected at least $2%"
+}
+
+# O_DIRECT may be refused (some filesystems); such tests skip.
+need_direct() {
+	local err
+	err=$(prefetch --plan "$1" --direct "${@:2}" 2>&1 >/dev/null) && return 0
+	case $err in
+	*O_DIRECT*) skip "no O_DIRECT here: $err" ;;
+	*) fail "prefetch --direct: $err" ;;
+	esac
+}
+
+@test "prefetch --help and --version" {
+	run -0 --separate-stderr prefetch --help
+	assert_line --index 0 "Usage: prefetch [OPTIONS] FILE..."
+	assert_output --partial "--emit-format"
+	assert_equal "$stderr" ""
+	run -0 prefetch --version
+	assert_output --regexp '^prefetch \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "usage errors exit 2 with one clear line" {
+	dataset
+	run -2 --separate-stderr prefetch
+	assert_equal "$stderr" "prefetch: no input file
+Try 'prefetch --help' for more information."
+	run -2 --separate-stderr prefetch --emit a.slab
+	assert_equal "$stderr" "prefetch: --emit goes with --plan
+Try 'prefetch --help' for more information."
+	run -2 --separate-stderr prefetch --warm --direct a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --direct goes with --plan"
+	run -2 --separate-stderr prefetch --direct a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --direct goes with --plan"
+	run -2 --separate-stderr prefetch --plan p --ahead 0 a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '0' (a number of pages, 1 or more)"
+	run -2 --separate-stderr prefetch --plan p --ahead -3 a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '-3' (a number of pages, 1 or more)"
+	run -2 --separate-stderr prefetch --plan p --ahead 4x a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '4x' (a number of pages, 1 or more)"
+	run -2 --separate-stderr prefetch --plan p --emit --emit-format zip a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar or raw)"
+	run -2 --separate-stderr prefetch --plan p --emit-format raw a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --emit-format goes with --emit"
+	run -2 --separate-stderr prefetch --warm --evict a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --status, --warm, --evict and --plan exclude each other"
+	run -2 --separate-stderr prefetch --status --plan p a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --status, --warm, --evict and --plan exclude each other"
+	run -2 --separate-stderr prefetch --warm --ahead 4 a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --ahead and --release go with --plan"
+	run -2 --separate-stderr prefetch --release a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --ahead and --release go with --plan"
+	run -2 --separate-stderr prefetch --json --warm a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --json goes with --status"
+	run -2 --separate-stderr prefetch --frobnicate a.slab
+	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
+	run -2 --separate-stderr prefetch --plan
+	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
+}
+
+@test "--emit refuses a terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab --mode sequential -o s.plan
+	run script -qec "prefetch --plan s.plan --emit a.slab" /dev/null
+	assert_output --partial "prefetch: refusing to write samples to a terminal (redirect it)"
+}
+
+@test "--status: a header, one line per file like fincore, a total for several" {
+	dataset
+	printf '' > empty
+	head -c 10000 /dev/zero > plain
+	sync plain
+	prefetch --warm -q a.slab plain
+	ps=$(getconf PAGESIZE)
+	size=$(filesize a.slab)
+	pages=$(( (size + ps - 1) / ps ))
+	human=$(python3 -c 'import sys; n=int(sys.argv[1]); print("%.1f MiB" % (n/1048576) if n >= 1048576*0.99995 else "%.1f KiB" % (n/1024))' "$size")
+	run -0 --separate-stderr prefetch a.slab
+	assert_equal "${lines[0]}" "       RES      PAGES       SIZE  PERCENT FILE"
+	assert_equal "${lines[1]}" "$(printf '%10s %10s %10s %7s%% %s' "$human" "$pages" "$human" 100.0 a.slab)"
+	assert_equal "${#lines[@]}" 2
+	run -0 --separate-stderr prefetch empty plain
+	assert_equal "${lines[1]}" "$(printf '%10s %10s %10s %7s%% %s' "0 B" 0 "0 B" 100.0 empty)"
+	assert_equal "${lines[2]}" "$(printf '%10s %10s %10s %7s%% %s' "9.8 KiB" 3 "9.8 KiB" 100.0 plain)"
+	assert_equal "${lines[3]}" "$(printf '%10s %10s %10s %7s%% %s' "9.8 KiB" 3 "9.8 KiB" 100.0 total)"
+}
+
+@test "--status --json has the documented keys" {
+	dataset
+	prefetch --warm -q a.slab
+	run -0 --separate-stderr prefetch --json a.slab b.slab
+	python3 - "$output" "$(filesize a.slab)" "$(getconf PAGESIZE)" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+size, ps = int(sys.argv[2]), int(sys.argv[3])
+assert set(d) == {"page_size", "files", "total"}, d.keys()
+assert d["page_size"] == ps
+a = d["files"][0]
+assert set(a) == {"file", "size", "pages", "resident_pages", "resident_bytes", "dirty_pages",
+                  "percent", "method"}, a.keys()
+assert a["file"] == "a.slab" and a["size"] == size and a["pages"] == (size + ps - 1) // ps
+assert a["resident_pages"] == a["pages"] and a["resident_bytes"] == size and a["percent"] == 100
+assert a["method"] in ("cachestat", "mincore")
+assert a["dirty_pages"] is None or a["dirty_pages"] == 0
+assert [f["file"] for f in d["files"]] == ["a.slab", "b.slab"]
+t = d["total"]
+assert t["size"] == sum(f["size"] for f in d["files"])
+assert t["pages"] == sum(f["pages"] for f in d["files"])
+assert t["resident_pages"] == sum(f["resident_pages"] for f in d["files"])
+PY
+}
+
+@test "a file that cannot be read is reported, the others still shown, exit 1" {
+	dataset
+	mkdir d
+	run -1 --separate-stderr prefetch a.slab missing d b.slab
+	assert_equal "$stderr" "prefetch: 'missing': No such file or directory
+prefetch: 'd': is a directory"
+	assert_line --index 1 --partial " a.slab"
+	assert_line --index 2 --partial " b.slab"
+	assert_line --index 3 --partial " total"
+	run -1 --separate-stderr prefetch --warm missing
+	assert_equal "$stderr" "prefetch: 'missing': No such file or directory"
+	run -1 --separate-stderr prefetch --evict missing a.slab
+	assert_equal "$stderr" "prefetch: 'missing': No such file or directory"
+}
+
+@test "--evict then --status is close to 0%, --warm then --status 100% (a .slab)" {
+	mktar --seed 3 --samples 60 --max-size 60000 -o big.tar
+	pack -q -o big.slab big.tar
+	evicted big.slab
+	below big.slab 1
+	run -0 --separate-stderr prefetch --warm big.slab
+	assert_regex "$stderr" "^prefetch: warmed 1 file, [0-9.]+ MiB in [0-9.]+ s, [0-9.]+ MB/s$"
+	above big.slab 100
+	evicted big.slab
+	below big.slab 1
+}
+
+@test "--evict and --warm work on plain files too; -q is silent, -v says more" {
+	head -c 3000000 /dev/urandom > plain.bin
+	sync plain.bin
+	evicted plain.bin
+	below plain.bin 1
+	run -0 --separate-stderr prefetch -q --warm plain.bin
+	assert_equal "$stderr" ""
+	above plain.bin 100
+	run -0 --separate-stderr prefetch -v --evict plain.bin
+	assert_equal "$stderr" "prefetch: 'plain.bin': evicted, 0 of 733 pages still resident"
+	run -0 --separate-stderr prefetch -v --warm plain.bin
+	assert_regex "${stderr_lines[0]}" "^prefetch: 'plain.bin': 2.9 MiB in [0-9.]+ s, [0-9.]+ MB/s$"
+}
+
+@test "--emit: tar of the samples in plan order equals inspect --get, every mode" {
+	need_shuffle_plan
+	dataset
+	plans
+	want a.slab b.slab
+	for m in sequential quasi random; do
+		prefetch -q --plan "$m.plan" --emit a.slab b.slab > "$m.tar"
+		check_stream tar "$m.tar" "$m.txt" a.tar b.tar
+	done
+	# small look-ahead, release behind: the same bytes
+	prefetch -q --plan quasi.plan --emit --ahead 1 --release a.slab b.slab > q1.tar
+	cmp q1.tar quasi.tar
+}
+
+@test "--emit of a sequential plan is inspect --tar byte for byte" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode sequential -o s.plan
+	prefetch -q --plan s.plan --emit a.slab b.slab > s.tar
+	inspect --tar a.slab b.slab > i.tar
+	cmp s.tar i.tar
+}
+
+@test "--emit-format raw: records parsed as documented equal inspect --get" {
+	need_shuffle_plan
+	dataset
+	plans
+	want a.slab b.slab
+	for m in sequential quasi random; do
+		prefetch -q --plan "$m.plan" --emit --emit-format raw a.slab b.slab > "$m.raw"
+		check_stream raw "$m.raw" "$m.txt" a.tar b.tar
+	done
+}
+
+@test "--direct: the same stream, read with O_DIRECT, and the page cache stays cold" {
+	need_shuffle_plan
+	dataset
+	plans
+	need_direct sequential.plan a.slab b.slab
+	for m in sequential quasi random; do
+		prefetch -q --plan "$m.plan" --emit a.slab b.slab > "$m.tar"
+		for ahead in 1 4 64; do
+			prefetch -q --plan "$m.plan" --emit --direct --ahead "$ahead" a.slab b.slab > d.tar
+			cmp d.tar "$m.tar"
+		done
+		prefetch -q --plan "$m.plan" --emit --emit-format raw a.slab b.slab > "$m.raw"
+		prefetch -q --plan "$m.plan" --emit --emit-format raw --direct a.slab b.slab > d.raw
+		cmp d.raw "$m.raw"
+	done
+}
+
+@test "--direct leaves the page cache as opening the file does" {
+	need_shuffle_plan
+	mktar --seed 4 --samples 100 --max-size 200000 -o big.tar
+	pack -q --page-size 64K -o big.slab big.tar
+	shuffle-plan -q big.slab --mode random -o r.plan
+	need_direct r.plan big.slab
+	# Opening maps the file and reads its header and table: with the kernel's read-around
+	# (read_ahead_kb) that caches some data too. That much, and no more, may be cached.
+	evicted big.slab
+	inspect big.slab > /dev/null
+	opened=$(percent big.slab)
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 50 else 1)' "$opened" ||
+		skip "opening the file alone caches $opened% of it (read_ahead_kb is large)"
+	evicted big.slab
+	prefetch -q --plan r.plan --direct big.slab
+	below big.slab "$(python3 -c 'import sys; print(float(sys.argv[1]) + 1)' "$opened")"
+	evicted big.slab
+	prefetch -q --plan r.plan big.slab
+	above big.slab "$(inspect --json big.slab | python3 -c 'import json, sys; d = json.load(sys.stdin); print(100 * d["data_bytes"] / d["file_size"] - 1)')"
+}
+
+@test "--plan walks the plan and warms what it reads; --release drops it behind" {
+	need_shuffle_plan
+	mktar --seed 3 --samples 60 --max-size 60000 -o big.tar
+	pack -q --page-size 64K -o big.slab big.tar
+	shuffle-plan -q big.slab --mode quasi --window 4 --seed 2 -o q.plan
+	evicted big.slab
+	run -0 --separate-stderr prefetch --plan q.plan big.slab
+	assert_regex "$stderr" "^prefetch: 'q.plan': 60 samples, [0-9.]+ MiB in [0-9.]+ s, [0-9.]+ MB/s$"
+	# at least every byte of every sample is in (padding may be, or not)
+	above big.slab "$(inspect --json big.slab | python3 -c 'import json, sys; d = json.load(sys.stdin); print(100 * d["data_bytes"] / d["file_size"] - 1)')"
+	evicted big.slab
+	run -0 --separate-stderr prefetch -v --plan q.plan --release --ahead 2 big.slab
+	assert_regex "${stderr_lines[1]}" "^prefetch: 'q.plan': [0-9]+ distinct pages, [0-9]+ WILLNEED calls, [0-9]+ pages released, window of at most [0-9]+ pages$"
+	# the data is gone again: what stays is the header, table and trailer
+	below big.slab 5
+}
+
+@test "the plan may come from standard input" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode random --seed 3 -o r.plan
+	prefetch -q --plan r.plan --emit a.slab b.slab > want.tar
+	prefetch -q --plan - --emit a.slab b.slab < r.plan > got.tar
+	cmp want.tar got.tar
+}
+
+@test "a reader that stops early ends the stream quietly with status 0" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi -o q.plan
+	run -0 --separate-stderr bash -c 'set -o pipefail; prefetch -q --plan q.plan --emit a.slab b.slab | head -c 1000 > /dev/null'
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr bash -c 'set -o pipefail; prefetch -q --plan q.plan --emit --emit-format raw a.slab b.slab | head -c 100 > /dev/null'
+	assert_equal "$stderr" ""
+}
+
+@test "bad plans: not a plan, truncated, corrupt, missing" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi --seed 1 -o p.plan
+	size=$(filesize p.plan)
+	echo "not a plan at all" > junk.plan
+	run -1 --separate-stderr prefetch --plan junk.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'junk.plan': not a plan file (bad magic number)"
+	assert_equal "$output" ""
+	run -1 --separate-stderr prefetch --plan a.slab a.slab
+	assert_equal "$stderr" "prefetch: 'a.slab': not a plan file (bad magic number)"
+	head -c $((size - 8)) p.plan > t.plan
+	run -1 --separate-stderr prefetch --plan t.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 't.plan': truncated plan: 70 entries announced, 552 bytes of entries"
+	assert_equal "$output" ""
+	head -c 1000 p.plan > h.plan
+	run -1 --separate-stderr prefetch --plan h.plan a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'h.plan': truncated or damaged plan header"
+	cp p.plan c.plan; flip c.plan $((size - 3))
+	run -1 --separate-stderr prefetch --plan c.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'c.plan': plan entries checksum mismatch"
+	assert_equal "$output" ""
+	cp p.plan c.plan; flip c.plan 30
+	run -1 --separate-stderr prefetch --plan c.plan a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'c.plan': plan header checksum mismatch"
+	run -1 --separate-stderr prefetch --plan missing.plan a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'missing.plan': No such file or directory"
+}
+
+@test "a plan for other files, or another number of files, is refused" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi -o ab.plan
+	shuffle-plan -q a.slab --mode quasi -o a.plan
+	run -1 --separate-stderr prefetch --plan ab.plan --emit b.slab a.slab
+	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: file 0 is not the one the plan was made for (content differs)"
+	assert_equal "$output" ""
+	run -1 --separate-stderr prefetch --plan ab.plan a.slab a.slab
+	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: file 1 is not the one the plan was made for (content differs)"
+	run -1 --separate-stderr prefetch --plan a.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'a.plan': plan does not belong to these files: the plan is for 1 files, 2 given"
+	run -1 --separate-stderr prefetch --plan ab.plan a.slab
+	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: the plan is for 2 files, 1 given"
+	# a file repacked with other options is another file
+	pack -q --page-size 8K -o a.slab a.tar
+	run -1 --separate-stderr prefetch --plan ab.plan a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: file 0 is not the one the plan was made for (content differs)"
+}
+
+@test "--plan needs .slab files that open" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode sequential -o p.plan
+	run -1 --separate-stderr prefetch --plan p.plan a.slab a.tar
+	assert_equal "$stderr" "prefetch: 'a.tar': not a slab file (bad magic number)"
+	run -1 --separate-stderr prefetch --plan p.plan a.slab missing.slab
+	assert_equal "$stderr" "prefetch: 'missing.slab': No such file or directory"
+	head -c 9000 b.slab > b.slab.cut && mv b.slab.cut b.slab
+	run -1 --separate-stderr prefetch --plan p.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'b.slab': truncated or damaged: no trailer at offset 8936"
+	assert_equal "$output" ""
+}
+
+@test "a write error on standard output is an error, exit 1" {
+	need_shuffle_plan
+	[ -w /dev/full ] || skip "no /dev/full"
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi -o q.plan
+	run -1 --separate-stderr bash -c 'prefetch -q --plan q.plan --emit a.slab b.slab > /dev/full'
+	assert_equal "$stderr" "prefetch: tar output: Write error: No space left on device"
+	run -1 --separate-stderr bash -c 'prefetch -q --plan q.plan --emit --emit-format raw a.slab b.slab > /dev/full'
+	assert_equal "$stderr" "prefetch: raw output: write error: No space left on device"
+}
+
+@test "the consumer examples of prefetch(1) read the stream" {
+	command -v man >/dev/null 2>&1 || skip "man (man-db) is not installed"
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi -o q.plan
+	shuffle-plan -q a.slab b.slab --mode quasi --format text -o q.txt
+	MANWIDTH=200 LC_ALL=C man -l "$SLAB_ROOT/man/prefetch.1" 2>/dev/null > page.txt
+	sed -n '/^ *import sys, tarfile$/,/^ *print(key, sorted(fields))$/p' page.txt | sed 's/^       //' > consumer.py
+	sed -n '/^ *import struct, sys$/,/^ *print(pos, file, index, key, sorted(fields))$/p' page.txt | sed 's/^       //' > raw.py
+	[ -s consumer.py ] && [ -s raw.py ] || fail "examples not found in prefetch(1)"
+	prefetch -q --plan q.plan --emit a.slab b.slab | python3 consumer.py > tar.out
+	prefetch -q --plan q.plan --emit --emit-format raw a.slab b.slab | python3 raw.py > raw.out
+	# raw.py prints position, file, index, key, fields; consumer.py key and fields
+	[ "$(wc -l < raw.out)" -eq 70 ]
+	cut -d' ' -f4- raw.out | cmp - tar.out
+	awk '{ print $2, $3 }' raw.out | cmp - q.txt
+}

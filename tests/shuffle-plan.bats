@@ -1,0 +1,464 @@
+#!/usr/bin/env bats
+# shuffle-plan: plans are permutations (or their exact drop-last / pad variants), deterministic,
+# split into disjoint complete rank shares, resumable with --start, the same as text and as
+# binary, reproducible from the man page alone; options, messages and exit codes.
+
+load test_helper/common
+
+PLANREF="$HELPERS/planref.py"
+
+# datasets: a.slab, 400 small samples in 4 KiB pages (about 17 a page); b.slab, 120 samples
+# of several fields in 8 KiB pages, some larger than a page. Made once per file of tests.
+datasets() {
+	local d="$BATS_FILE_TMPDIR/ds"
+	if [ ! -e "$d/b.slab" ]; then
+		local t
+		t=$(mktemp -d "$BATS_FILE_TMPDIR/ds.XXXXXX")
+		mktar --seed 1 --samples 400 --max-size 400 --fields jpg,cls -o "$t/a.tar"
+		mktar --seed 2 --samples 120 --max-size 3000 -o "$t/b.tar"
+		pack -q --page-size 4K -o "$t/a.slab" "$t/a.tar"
+		pack -q --page-size 8K -o "$t/b.slab" "$t/b.tar"
+		mv -T "$t" "$d" 2>/dev/null || rm -rf "$t"
+	fi
+	cp "$d/a.slab" "$d/b.slab" .
+}
+
+# text ARGS...: the plan as text, no summary.
+text() {
+	shuffle-plan -q --format text "$@"
+}
+
+# decode PLAN: a binary plan as header lines, "entries:", then the entries (slab-plan(5)).
+decode() {
+	python3 "$PLANREF" decode "$1"
+}
+
+# entries PLAN: only the entries of a binary plan, as text (with od: no Python to start).
+entries() {
+	tail -c +$(($(od -An -tu4 -j12 -N4 "$1") + 1)) "$1" | od -An -v -tu4 -w8 | awk '{ print $1, $2 }'
+}
+
+# sequence FILE_INDEX COUNT: "FILE_INDEX 0" .. "FILE_INDEX COUNT-1".
+sequence() {
+	seq 0 $(($2 - 1)) | sed "s/^/$1 /"
+}
+
+# stat_of KEY: the value of one --stats line on standard input.
+stat_of() {
+	awk -F': ' -v k="$1" '$1 == k { print $2 }'
+}
+
+@test "shuffle-plan --help prints usage on stdout and exits 0" {
+	run -0 --separate-stderr shuffle-plan --help
+	assert_line --index 0 "Usage: shuffle-plan [OPTIONS] FILE..."
+	assert_output --partial "--window PAGES"
+	assert_output --partial "--world-size W"
+	[ -z "$stderr" ]
+}
+
+@test "shuffle-plan --version" {
+	run -0 shuffle-plan --version
+	assert_output --regexp '^shuffle-plan \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "every mode is a permutation of the samples" {
+	datasets
+	for mode in sequential random quasi; do
+		text --mode "$mode" a.slab | sort -k2,2n > sorted
+		sequence 0 400 | cmp - sorted
+	done
+	text --mode sequential a.slab | cmp - <(sequence 0 400)
+	# random and quasi really shuffle
+	! text --mode random a.slab | cmp -s - <(sequence 0 400)
+	! text --mode quasi a.slab | cmp -s - <(sequence 0 400)
+}
+
+@test "several files are one dataset, FILE_INDEX naming the file" {
+	datasets
+	for mode in sequential random quasi; do
+		text --mode "$mode" a.slab b.slab > plan.txt
+		[ "$(grep -c '^0 ' plan.txt)" -eq 400 ]
+		[ "$(grep -c '^1 ' plan.txt)" -eq 120 ]
+		sort -k1,1n -k2,2n plan.txt | cmp - <(sequence 0 400; sequence 1 120)
+	done
+	text --mode sequential b.slab a.slab | cmp - <(sequence 0 120; sequence 1 400)
+	# in the quasi mode the files mix
+	text --mode quasi a.slab b.slab | head -50 | cut -d' ' -f1 | sort -u | wc -l | grep -qx 2
+}
+
+@test "a plan over several files addresses the samples of those files packed as one" {
+	datasets
+	for s in 1 2 3; do
+		mkwds --count 7 --seed "$s" --prefix "s$s-" -o "shard$s.tar"
+		pack -q --page-size 64K -o "shard$s.slab" "shard$s.tar"
+	done
+	pack -q --page-size 64K -o all.slab shard1.tar shard2.tar shard3.tar
+	for f in 0 1 2; do
+		inspect --list "shard$((f + 1)).slab" | awk -v f="$f" '{ print f, $1, $2 }'
+	done > keys
+	text --mode random --seed 4 shard1.slab shard2.slab shard3.slab |
+		awk 'NR == FNR { key[$1 " " $2] = $3; next } { print key[$1 " " $2] }' keys - > planned
+	[ "$(wc -l < planned)" -eq 21 ]
+	sort planned | cmp - <(inspect --list all.slab | cut -f2 | sort)
+}
+
+@test "plans are deterministic: the same arguments give the same bytes" {
+	datasets
+	for mode in sequential random quasi; do
+		shuffle-plan -q --mode "$mode" --seed 9 --epoch 2 --rank 1 --world-size 3 a.slab b.slab > one
+		shuffle-plan -q --mode "$mode" --seed 9 --epoch 2 --rank 1 --world-size 3 -o two a.slab b.slab
+		cmp one two
+	done
+	# names do not matter, contents do
+	cp a.slab copy.slab
+	shuffle-plan -q a.slab > p1
+	shuffle-plan -q copy.slab > p2
+	cmp p1 p2
+}
+
+@test "seeds, epochs, ranks and windows give other orders; sequential ignores the seed" {
+	datasets
+	text --seed 1 a.slab b.slab > s1
+	text --seed 2 a.slab b.slab > s2
+	text --seed 1 --epoch 1 a.slab b.slab > e1
+	text --seed 1 --window 3 a.slab b.slab > w3
+	! cmp -s s1 s2
+	! cmp -s s1 e1
+	! cmp -s s1 w3
+	text --mode random --seed 1 a.slab > r1
+	text --mode random --seed 2 a.slab > r2
+	! cmp -s r1 r2
+	text --mode sequential --seed 1 --epoch 5 a.slab | cmp - <(text --mode sequential a.slab)
+	# another dataset (the same samples in other pages) gives another plan
+	pack -q --page-size 8K -o a8.slab "$BATS_FILE_TMPDIR/ds/a.tar"
+	! text --mode random --seed 1 a8.slab | cmp -s - r1
+}
+
+@test "rank shares with --drop-last are disjoint, equal, and miss at most W-1 samples" {
+	datasets
+	for mode in sequential random quasi; do
+		for w in 1 3 7; do
+			per=$((520 / w))
+			: > all
+			for ((r = 0; r < w; r++)); do
+				text --mode "$mode" --rank "$r" --world-size "$w" a.slab b.slab > "r$r"
+				[ "$(wc -l < "r$r")" -eq "$per" ]
+				cat "r$r" >> all
+			done
+			[ -z "$(sort all | uniq -d)" ]                          # disjoint
+			[ "$(sort -u all | wc -l)" -eq $((per * w)) ]
+			[ $((520 - per * w)) -lt "$w" ]
+		done
+	done
+	run -0 --separate-stderr shuffle-plan --format text --rank 3 --world-size 7 a.slab b.slab
+	[[ "$stderr" == *", rank 3 of 7: 74 samples (dataset 520), drop-last: 2 dropped, "*" s" ]]
+}
+
+@test "rank shares with --pad cover every sample and repeat at most W-1" {
+	datasets
+	for mode in sequential random quasi; do
+		for w in 1 2 7; do
+			per=$(((520 + w - 1) / w))
+			: > all
+			for ((r = 0; r < w; r++)); do
+				text --mode "$mode" --pad --rank "$r" --world-size "$w" a.slab b.slab > "r$r"
+				[ "$(wc -l < "r$r")" -eq "$per" ]
+				[ -z "$(sort "r$r" | uniq -d)" ]        # no repeat within a rank
+				cat "r$r" >> all
+			done
+			sort -u -k1,1n -k2,2n all | cmp - <(sequence 0 400; sequence 1 120)
+			[ "$(wc -l < all)" -eq $((per * w)) ]
+			[ $((per * w - 520)) -lt "$w" ]
+		done
+	done
+	run -0 --separate-stderr shuffle-plan --format text --pad --rank 0 --world-size 7 a.slab b.slab
+	[[ "$stderr" == *", rank 0 of 7: 75 samples (dataset 520), pad: 5 repeated, "*" s" ]]
+}
+
+@test "fewer samples than ranks: drop-last leaves the ranks empty, pad gives each one" {
+	small_slab
+	run -0 --separate-stderr shuffle-plan --format text --rank 4 --world-size 5 small.slab
+	assert_output ""
+	[[ "$stderr" == *": 0 samples (dataset 3), drop-last: 3 dropped, "* ]]
+	for r in 0 1 2 3 4; do
+		text --pad --rank "$r" --world-size 5 small.slab
+	done > all
+	[ "$(wc -l < all)" -eq 5 ]
+	sort -u all | cmp - <(sequence 0 3)
+}
+
+@test "--start K is the full plan from position K, as tail -n +K+1" {
+	datasets
+	for mode in sequential random quasi; do
+		text --mode "$mode" --rank 1 --world-size 2 --pad a.slab b.slab > full
+		for k in 0 7 259 260; do
+			text --mode "$mode" --rank 1 --world-size 2 --pad --start "$k" a.slab b.slab > tail
+			tail -n +$((k + 1)) full | cmp - tail
+			shuffle-plan -q --mode "$mode" --rank 1 --world-size 2 --pad --start "$k" -o bin a.slab b.slab
+			entries bin | cmp - tail
+			[ "$(od -An -tu8 -j56 -N8 bin)" -eq "$k" ]             # start
+			[ "$(od -An -tu8 -j72 -N8 bin)" -eq 260 ]              # length
+		done
+	done
+	run -0 decode bin
+	assert_line "start: 260"
+	assert_line "entries: 0"
+	run -0 --separate-stderr shuffle-plan --format text --start 500 a.slab b.slab
+	[ "${#lines[@]}" -eq 20 ]
+	[[ "$stderr" == *": 20 samples from position 500 of 520 (dataset 520), "* ]]
+}
+
+@test "--start past the end of the plan is an error" {
+	datasets
+	run -1 --separate-stderr shuffle-plan --format text --start 401 a.slab
+	assert_output ""
+	[ "$stderr" = "shuffle-plan: start 401 is past the end of the plan (400 entries)" ]
+	run -1 --separate-stderr shuffle-plan --start 201 --rank 1 --world-size 2 -o p a.slab
+	[ "$stderr" = "shuffle-plan: start 201 is past the end of the plan (200 entries)" ]
+	[ ! -e p ]
+}
+
+@test "text and binary plans agree, and the binary header says what the plan is" {
+	datasets
+	shuffle-plan -q --mode quasi --seed 12 --epoch 3 --rank 2 --world-size 3 --pad --window 5 \
+		-o plan a.slab b.slab
+	text --mode quasi --seed 12 --epoch 3 --rank 2 --world-size 3 --pad --window 5 a.slab b.slab > plan.txt
+	entries plan | cmp - plan.txt
+	run -0 decode plan
+	assert_line "version: 1"
+	assert_line "header_size: 4096"
+	assert_line "mode: quasi"
+	assert_line "flags: 1"
+	assert_line "seed: 12"
+	assert_line "epoch: 3"
+	assert_line "rank: 2"
+	assert_line "world_size: 3"
+	assert_line "window: 5"
+	assert_line "start: 0"
+	assert_line "entries: 174"
+	assert_line "length: 174"
+	assert_line "samples: 520"
+	assert_line "files: 2"
+	assert_line --regexp "^file 0: size $(filesize a.slab), samples 400, header crc [0-9a-f]{8}, table crc [0-9a-f]{8}\$"
+	assert_line --regexp "^file 1: size $(filesize b.slab), samples 120, "
+	[ "$(filesize plan)" -eq $((4096 + 174 * 8)) ]
+	# the identity is the files' own header and table CRCs (slab(5): header 36, trailer 40)
+	hcrc=$(od -An -tx4 -j36 -N4 a.slab | tr -d ' ')
+	tcrc=$(od -An -tx4 -j$(($(filesize a.slab) - 64 + 40)) -N4 a.slab | tr -d ' ')
+	assert_line --regexp "^file 0: .*, header crc $hcrc, table crc $tcrc\$"
+	# -o - is standard output
+	shuffle-plan -q --mode quasi --seed 12 --epoch 3 --rank 2 --world-size 3 --pad --window 5 \
+		-o - a.slab b.slab | cmp - plan
+	# a text plan can go to a file too
+	text --mode random -o t.txt a.slab
+	text --mode random a.slab | cmp - t.txt
+}
+
+@test "the algorithm of shuffle-plan(1) reproduces every plan exactly" {
+	datasets
+	cat > configs <<'EOF'
+--mode sequential
+--mode random --seed 3 --epoch 1
+--mode random --rank 2 --world-size 3 --pad --start 11
+--mode quasi
+--mode quasi --seed 18446744073709551615 --epoch 18446744073709551615 --window 1
+--mode quasi --rank 3 --world-size 4 --window 7
+--mode quasi --rank 5 --world-size 6 --pad --window 2 --start 30
+--mode quasi --memory 24576 --seed 5
+EOF
+	python3 "$PLANREF" batch a.slab b.slab < configs > ref
+	while read -r args; do
+		echo "== $args"
+		# shellcheck disable=SC2086
+		text $args a.slab b.slab
+	done < configs > tool
+	cmp tool ref
+	[ "$(wc -l < ref)" -eq 2958 ]
+}
+
+@test "--memory is --window in bytes: the same order for files of one page size" {
+	datasets
+	text --window 5 a.slab > w
+	text --memory 20K a.slab > m
+	cmp w m
+	text --window 3 b.slab > w
+	text --memory 24K b.slab > m
+	cmp w m
+	shuffle-plan -q --memory 20K -o mplan a.slab
+	[ "$(od -An -tu8 -j48 -N8 mplan)" -eq 20480 ]          # window
+	[ "$(od -An -tu4 -j20 -N4 mplan)" -eq 2 ]              # flags: bytes
+}
+
+@test "quasi never needs more pages than the window" {
+	datasets
+	for w in 1 2 3 8 64; do
+		live=$(shuffle-plan -q --stats --window "$w" a.slab | stat_of max_live_pages)
+		[ "$live" -le "$w" ]
+		# b.slab has samples of 2 and 3 pages: one may be alone in a smaller window
+		live=$(shuffle-plan -q --stats --window "$w" --rank 1 --world-size 2 b.slab | stat_of max_live_pages)
+		[ "$live" -le $((w > 3 ? w : 3)) ]
+	done
+	bytes=$(shuffle-plan -q --stats --memory 40K a.slab b.slab | stat_of max_live_bytes)
+	[ "$bytes" -le 40960 ]
+	# with a window of one page, each page is read in one go
+	shuffle-plan -q --stats --window 1 a.slab > st
+	[ "$(stat_of page_switches < st)" -eq $(($(stat_of distinct_pages < st) - 1)) ]
+	# random order needs about every page at once
+	live=$(shuffle-plan -q --stats --mode random a.slab | stat_of max_live_pages)
+	[ "$live" -gt 8 ]
+}
+
+@test "--stats prints the measures on standard output" {
+	datasets
+	run -0 --separate-stderr shuffle-plan -q --stats --mode sequential a.slab
+	assert_equal "${#lines[@]}" 8
+	assert_line --index 0 "samples: 400"
+	assert_line --index 1 --regexp '^distinct_pages: [0-9]+$'
+	assert_line --index 2 --regexp '^page_switches: [0-9]+$'
+	assert_line --index 3 --regexp '^mean_run: [0-9]+\.[0-9]{3}$'
+	assert_line --index 4 "max_live_pages: 1"
+	assert_line --index 5 "max_live_bytes: 4096"
+	assert_line --index 6 "displacement: 0.000000"
+	assert_line --index 7 --regexp '^same_page_neighbours: 0\.9[0-9]{5}$'
+	[ -z "$stderr" ]
+	pages=$(stat_of distinct_pages <<<"$output")
+	[ "$(stat_of page_switches <<<"$output")" -eq $((pages - 1)) ]
+	# quasi: pages far apart in the order, almost no neighbours from one page
+	shuffle-plan -q --stats a.slab b.slab > st
+	awk -F': ' '$1 == "displacement" && $2 > 0.15 { ok = 1 } END { exit !ok }' st
+	awk -F': ' '$1 == "same_page_neighbours" && $2 < 0.05 { ok = 1 } END { exit !ok }' st
+	# without -o no plan is written; with it the plan goes to the file, the measures to stdout
+	run -0 --separate-stderr shuffle-plan --stats -o plan a.slab
+	assert_line --index 0 "samples: 400"
+	[[ "$stderr" == "shuffle-plan: 'plan': quasi, window 64 pages, "* ]]
+	shuffle-plan -q a.slab | cmp - plan
+	run -0 --separate-stderr shuffle-plan --stats a.slab
+	[[ "$stderr" == "shuffle-plan: quasi, window 64 pages, seed 0, epoch 0, rank 0 of 1: 400 samples (dataset 400), drop-last: 0 dropped, "*" s" ]]
+}
+
+@test "one summary line on stderr, none with -q" {
+	datasets
+	run -0 --separate-stderr shuffle-plan --mode random --seed 5 --epoch 6 --format text a.slab
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "$stderr" =~ ^shuffle-plan:\ \'\(stdout\)\':\ random,\ seed\ 5,\ epoch\ 6,\ rank\ 0\ of\ 1:\ 400\ samples\ \(dataset\ 400\),\ drop-last:\ 0\ dropped,\ [0-9]+\.[0-9]{3}\ s$ ]]
+	run -0 --separate-stderr shuffle-plan --memory 1M -o p a.slab
+	[[ "$stderr" == "shuffle-plan: 'p': quasi, window 1.0 MiB, seed 0, "* ]]
+	run -0 --separate-stderr shuffle-plan -q -o p a.slab
+	[ -z "$stderr" ] && [ -z "$output" ]
+	run -0 --separate-stderr shuffle-plan -v -o p a.slab b.slab
+	assert_equal "${#stderr_lines[@]}" 3
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: file 0 'a.slab': 400 samples, $(inspect a.slab | sed -n 's/^pages: *\([0-9]*\),.*/\1/p') pages of 4.0 KiB"
+	assert_equal "${stderr_lines[1]}" "shuffle-plan: file 1 'b.slab': 120 samples, $(inspect b.slab | sed -n 's/^pages: *\([0-9]*\),.*/\1/p') pages of 8.0 KiB"
+}
+
+@test "an empty dataset gives an empty plan" {
+	tar -cf empty.tar --files-from /dev/null
+	pack -q -o empty.slab empty.tar
+	run -0 --separate-stderr shuffle-plan --format text empty.slab
+	assert_output ""
+	shuffle-plan -q -o plan empty.slab
+	[ "$(filesize plan)" -eq 4096 ]
+	[ "$(od -An -tu8 -j64 -N8 plan)" -eq 0 ]               # entries
+}
+
+@test "bad options are usage errors (exit 2) with a clear message" {
+	datasets
+	while IFS='|' read -r args message; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr shuffle-plan $args a.slab
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "shuffle-plan: $message"
+		assert_equal "${stderr_lines[1]}" "Try 'shuffle-plan --help' for more information."
+	done <<'EOF'
+--mode shuffle|invalid --mode 'shuffle' (sequential, random or quasi)
+--window 0|invalid --window '0' (a number from 1 to 18446744073709551615)
+--window 3x|invalid --window '3x' (a number from 1 to 18446744073709551615)
+--memory 0|invalid --memory '0' (a size such as 512M, not 0)
+--memory 1Q|invalid --memory '1Q' (a size such as 512M, not 0)
+--window 3 --memory 1M|--window and --memory exclude each other
+--mode random --window 8|--window applies to --mode quasi only
+--mode sequential --memory 8M|--memory applies to --mode quasi only
+--seed -1|invalid --seed '-1' (a number from 0 to 18446744073709551615)
+--seed 18446744073709551616|invalid --seed '18446744073709551616' (a number from 0 to 18446744073709551615)
+--epoch 1.5|invalid --epoch '1.5' (a number from 0 to 18446744073709551615)
+--rank x|invalid --rank 'x' (a number from 0 to 4294967294)
+--world-size 0|invalid --world-size '0' (a number from 1 to 4294967295)
+--world-size 4294967296|invalid --world-size '4294967296' (a number from 1 to 4294967295)
+--rank 8 --world-size 8|--rank 8 is not below --world-size 8
+--rank 1|--rank 1 is not below --world-size 1
+--drop-last --pad|--drop-last and --pad exclude each other
+--start -3|invalid --start '-3' (a number from 0 to 18446744073709551615)
+--format json|invalid --format 'json' (binary or text)
+--stats -o -|--stats prints on standard output: write the plan with -o FILE
+--no-such-option|unrecognized option '--no-such-option'
+EOF
+	run -2 --separate-stderr shuffle-plan
+	[ "$stderr" = "shuffle-plan: no input file
+Try 'shuffle-plan --help' for more information." ]
+}
+
+@test "shuffle-plan refuses to write a binary plan to a terminal" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	datasets
+	run script -qec "shuffle-plan a.slab" /dev/null
+	assert_output --partial "shuffle-plan: refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)"
+	run script -qec "shuffle-plan -q --format text --mode sequential a.slab" /dev/null
+	assert_output --partial "0 399"
+}
+
+@test "missing, foreign or damaged .slab files are errors (exit 1), each one reported" {
+	datasets
+	run -1 --separate-stderr shuffle-plan -o plan nonexistent.slab
+	[ "$stderr" = "shuffle-plan: 'nonexistent.slab': No such file or directory" ]
+	assert_output ""
+	cp "$BATS_FILE_TMPDIR/ds/a.tar" a.tar
+	head -c 5000 b.slab > cut.slab
+	cp a.slab flipped.slab
+	# a byte of the table (which starts at the trailer's table offset)
+	flip flipped.slab $(($(od -An -tu8 -j$(($(filesize a.slab) - 64 + 8)) -N8 a.slab) + 200))
+	run -1 --separate-stderr shuffle-plan -o plan a.tar a.slab cut.slab flipped.slab missing.slab
+	assert_equal "${#stderr_lines[@]}" 4
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: 'a.tar': not a slab file (bad magic number)"
+	[[ "${stderr_lines[1]}" == "shuffle-plan: 'cut.slab': "*"truncated"* ]]
+	[[ "${stderr_lines[2]}" == "shuffle-plan: 'flipped.slab': table checksum mismatch"* ]]
+	assert_equal "${stderr_lines[3]}" "shuffle-plan: 'missing.slab': No such file or directory"
+	[ ! -e plan ]
+	[ -z "$(ls -A | grep tmp)" ]
+}
+
+@test "-o appears only when complete; an unwritable place is an error" {
+	datasets
+	run -1 --separate-stderr shuffle-plan -o nodir/plan a.slab
+	[ "$stderr" = "shuffle-plan: 'nodir/plan': cannot create a file there: No such file or directory" ]
+	echo old > plan
+	run -1 --separate-stderr shuffle-plan --start 9999 -o plan a.slab
+	[ "$(cat plan)" = old ]
+	[ "$(ls -A)" = "$(printf '%s\n' a.slab b.slab plan)" ]
+	if [ -w /dev/full ]; then
+		run -1 --separate-stderr bash -c 'shuffle-plan -q --format text a.slab > /dev/full'
+		[[ "$stderr" == "shuffle-plan: '(stdout)': write error: No space left on device" ]]
+	fi
+}
+
+@test "shards packed in parallel with GNU parallel and xargs -P are one dataset to plan" {
+	command -v parallel >/dev/null || skip "GNU parallel is not installed (Debian package parallel)"
+	for i in 0 1 2 3 4 5; do
+		mkwds --count $((5 + i)) --seed "$i" --prefix "shard$i-" -o "shard-00000$i.tar"
+	done
+	mkdir -p slabs xslabs
+	ls shard-*.tar | parallel --will-cite -j 4 pack -q --page-size 64K -o slabs/{.}.slab {}
+	ls shard-*.tar | xargs -P 4 -I{} sh -c 'pack -q --page-size 64K -o "xslabs/$(basename {} .tar).slab" {}'
+	for f in slabs/*.slab; do cmp "$f" "x$f"; done
+	[ "$(ls slabs | wc -l)" -eq 6 ]
+	run -0 --separate-stderr shuffle-plan --format text --mode quasi --seed 3 slabs/*.slab
+	[[ "$stderr" == *": 45 samples (dataset 45), drop-last: 0 dropped, "* ]]
+	for i in 0 1 2 3 4 5; do
+		[ "$(grep -c "^$i " <<<"$output")" -eq $((5 + i)) ]
+	done
+	sort -k1,1n -k2,2n <<<"$output" | cmp - <(for i in 0 1 2 3 4 5; do sequence "$i" $((5 + i)); done)
+	# the same plan from the serial pack of the same shards
+	for i in 0 1 2 3 4 5; do pack -q --page-size 64K -o "one$i.slab" "shard-00000$i.tar"; done
+	shuffle-plan -q --seed 3 slabs/*.slab > p1
+	shuffle-plan -q --seed 3 one0.slab one1.slab one2.slab one3.slab one4.slab one5.slab > p2
+	cmp p1 p2
+}

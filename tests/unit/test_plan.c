@@ -1,0 +1,660 @@
+/* test_plan.c: epoch plans over synthetic datasets made with the writer: every mode gives a
+ * permutation (or its exact drop-last / pad variant), rank shares are disjoint and complete,
+ * the quasi window bounds the live pages, --start gives the tail, plans are deterministic and
+ * random enough; and the plan file round-trips and refuses damage. */
+#include "crc32c.h"
+#include "format.h"
+#include "plan.h"
+#include "slab.h"
+#include "unit.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAXFILES 4
+
+/* A dataset: up to MAXFILES .slab files in memory. */
+struct ds {
+	uint32_t n;
+	struct slab *f[MAXFILES];
+	unsigned char *buf[MAXFILES];
+	uint64_t total;
+};
+
+/* One .slab of samples with the given sizes (one field each) in pages of ps bytes. tag
+ * makes the bytes (so the identity) differ between files of equal shape. */
+static void add_file(struct ds *d, const uint64_t *sizes, size_t n, uint64_t ps, unsigned tag)
+{
+	int fd = memfd_create("slab", 0);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = ps, .options = "tool=test_plan\n" };
+	uint64_t most = 1;
+	unsigned char *data;
+	off_t end;
+
+	for (size_t i = 0; i < n; i++)
+		if (sizes[i] > most)
+			most = sizes[i];
+	data = malloc(most);
+	for (uint64_t k = 0; k < most; k++)
+		data[k] = (unsigned char)(k * 31 + tag);
+	CHECK(fd >= 0 && w && data && d->n < MAXFILES);
+	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
+	for (size_t i = 0; i < n; i++) {
+		char key[32];
+		int kl = snprintf(key, sizeof(key), "t%u-%06zu", tag, i);
+		struct slab_field_in f = { .name = "bin", .data = data, .size = sizes[i] };
+		CHECK(slab_writer_add(w, key, (size_t)kl, &f, 1) == 0);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	free(data);
+	end = lseek(fd, 0, SEEK_END);
+	d->buf[d->n] = malloc((size_t)end);
+	CHECK(pread(fd, d->buf[d->n], (size_t)end, 0) == end);
+	close(fd);
+	d->f[d->n] = slab_new();
+	CHECK(slab_open_mem(d->f[d->n], d->buf[d->n], (size_t)end, "mem") == 0);
+	d->total += slab_count(d->f[d->n]);
+	d->n++;
+}
+
+static void ds_free(struct ds *d)
+{
+	for (uint32_t i = 0; i < d->n; i++) {
+		slab_close(d->f[i]);
+		free(d->buf[i]);
+	}
+	memset(d, 0, sizeof(*d));
+}
+
+/* Sizes from a small generator: mostly small, now and then near a page or beyond. */
+static uint64_t *sizes_mixed(size_t n, uint64_t ps, unsigned seed, int large)
+{
+	uint64_t *s = malloc((n ? n : 1) * sizeof(*s)), x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned r = (unsigned)(x >> 33);
+		if (large && r % 17 == 0)
+			s[i] = ps + 1 + r % (2 * ps);           /* 2 or 3 pages */
+		else if (r % 11 == 0)
+			s[i] = ps / 2 + r % (ps / 2);
+		else
+			s[i] = r % 700;
+	}
+	return s;
+}
+
+static uint64_t global_index(const struct ds *d, struct slab_plan_entry e)
+{
+	uint64_t g = 0;
+
+	for (uint32_t f = 0; f < e.file; f++)
+		g += slab_count(d->f[f]);
+	return g + e.sample;
+}
+
+/* The unit (page, or whole pages of a large sample) of each global sample, numbered. */
+static uint64_t *units_of(const struct ds *d, uint64_t *nunits)
+{
+	uint64_t *u = malloc((d->total ? d->total : 1) * sizeof(*u)), g = 0, next = 0;
+
+	for (uint32_t f = 0; f < d->n; f++) {
+		uint64_t ps = slab_page_size(d->f[f]), last = UINT64_MAX;
+		for (uint64_t i = 0; i < slab_count(d->f[f]); i++, g++) {
+			struct slab_sample smp;
+			CHECK(slab_sample(d->f[f], i, &smp) == 0);
+			uint64_t page = (smp.offset - slab_data_offset(d->f[f])) / ps;
+			int big = smp.size > ps;
+			if (big || page != last)
+				next++;
+			u[g] = next - 1;
+			last = big ? UINT64_MAX : page;
+		}
+	}
+	*nunits = next;
+	return u;
+}
+
+static struct slab_plan *make(const struct ds *d, enum slab_plan_mode mode, uint32_t rank, uint32_t world,
+			      unsigned flags, uint64_t window, uint64_t seed, uint64_t epoch, uint64_t start)
+{
+	struct slab_plan_params p = { .mode = mode, .seed = seed, .epoch = epoch, .rank = rank,
+				      .world = world, .window = window, .flags = flags };
+	struct slab_plan *plan = NULL;
+	char err[256] = "";
+
+	if (slab_plan_make(d->f, d->n, &p, start, &plan, err, sizeof(err)) < 0) {
+		fprintf(stderr, "slab_plan_make: %s\n", err);
+		CHECK(0);
+	}
+	return plan;
+}
+
+static int same_entries(const struct slab_plan_entry *a, const struct slab_plan_entry *b, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (a[i].file != b[i].file || a[i].sample != b[i].sample)
+			return 0;
+	return 1;
+}
+
+/* All ranks of one configuration: equal lengths, shares disjoint (drop-last) or repeating
+ * only the pads, all samples but fewer than world dropped, or all samples and fewer than
+ * world repeated; quasi shares are whole units but where slices meet. */
+static void check_shares(const struct ds *d, enum slab_plan_mode mode, unsigned flags, uint32_t world,
+			 uint64_t window)
+{
+	uint32_t *seen = calloc(d->total ? d->total : 1, sizeof(*seen));
+	uint64_t nunits = 0, *unit = units_of(d, &nunits), pairs = 0, per = 0, missing = 0, extra = 0;
+	int pad = !!(flags & SLAB_PLAN_PAD);
+	char *in_rank = calloc(nunits ? nunits : 1, 1);
+
+	if (d->total)
+		per = pad ? (d->total + world - 1) / world : d->total / world;
+	for (uint32_t r = 0; r < world; r++) {
+		struct slab_plan *plan = make(d, mode, r, world, flags, window, 5, 1, 0);
+		if (!plan)
+			continue;
+		CHECK(plan->length == per && plan->n == per && plan->start == 0);
+		CHECK(plan->total == d->total && plan->nfiles == d->n);
+		memset(in_rank, 0, nunits ? nunits : 1);
+		for (uint64_t i = 0; i < plan->n; i++) {
+			struct slab_plan_entry e = plan->entries[i];
+			CHECK(e.file < d->n && e.sample < slab_count(d->f[e.file]));
+			uint64_t g = global_index(d, e);
+			seen[g]++;
+			if (!in_rank[unit[g]]) {
+				in_rank[unit[g]] = 1;
+				pairs++;
+			}
+		}
+		slab_plan_free(plan);
+	}
+	for (uint64_t g = 0; g < d->total; g++) {
+		if (!seen[g])
+			missing++;
+		else
+			extra += seen[g] - 1;
+	}
+	if (pad) {
+		CHECK(missing == 0);
+		CHECK(extra == per * world - d->total);
+		CHECK(extra < world);
+	} else {
+		CHECK(extra == 0);     /* disjoint */
+		CHECK(missing == d->total - per * world);
+		CHECK(missing < world);
+	}
+	/* each slice boundary splits at most one unit between two ranks (pad: one more where the
+	 * last rank wraps round) */
+	if (mode == SLAB_PLAN_QUASI)
+		CHECK(pairs <= nunits + world - 1 + (uint64_t)pad);
+	free(seen);
+	free(unit);
+	free(in_rank);
+}
+
+static void test_shares(void)
+{
+	uint64_t *s1 = sizes_mixed(300, 4096, 1, 1), *s2 = sizes_mixed(77, 4096, 2, 0);
+	uint64_t tiny[3] = { 10, 20, 30 };
+	struct ds a = { 0 }, b = { 0 }, c = { 0 }, e = { 0 };
+
+	add_file(&a, s1, 300, 4096, 1);                 /* one file, large samples among them */
+	add_file(&b, s2, 77, 8192, 2);                  /* three files, one empty, two page sizes */
+	add_file(&b, NULL, 0, 4096, 3);
+	add_file(&b, s1, 120, 4096, 4);
+	add_file(&c, tiny, 3, 4096, 5);                 /* fewer samples than ranks */
+	add_file(&e, NULL, 0, 4096, 6);                 /* no samples at all */
+	for (int m = SLAB_PLAN_SEQUENTIAL; m <= SLAB_PLAN_QUASI; m++)
+		for (uint32_t w = 1; w <= 7; w++)
+			for (unsigned flags = 0; flags <= SLAB_PLAN_PAD; flags += SLAB_PLAN_PAD) {
+				check_shares(&a, (enum slab_plan_mode)m, flags, w, 4);
+				check_shares(&b, (enum slab_plan_mode)m, flags, w, 3);
+				check_shares(&c, (enum slab_plan_mode)m, flags, w, 2);
+				check_shares(&e, (enum slab_plan_mode)m, flags, w, 2);
+			}
+	/* N < W: drop-last leaves every rank empty, pad gives each rank one sample */
+	{
+		struct slab_plan *p = make(&c, SLAB_PLAN_QUASI, 6, 7, 0, 2, 0, 0, 0);
+		CHECK(p && p->n == 0);
+		slab_plan_free(p);
+		p = make(&c, SLAB_PLAN_QUASI, 6, 7, SLAB_PLAN_PAD, 2, 0, 0, 0);
+		CHECK(p && p->n == 1);
+		slab_plan_free(p);
+	}
+	/* sequential over one rank is file order, files in the order given */
+	{
+		struct slab_plan *p = make(&b, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 1, 9, 9, 0);
+		uint64_t i = 0;
+		for (uint32_t f = 0; f < b.n; f++)
+			for (uint64_t k = 0; k < slab_count(b.f[f]); k++, i++)
+				CHECK(p->entries[i].file == f && p->entries[i].sample == k);
+		CHECK(i == p->n);
+		slab_plan_free(p);
+	}
+	ds_free(&a);
+	ds_free(&b);
+	ds_free(&c);
+	ds_free(&e);
+	free(s1);
+	free(s2);
+}
+
+static void test_start_and_determinism(void)
+{
+	uint64_t *s1 = sizes_mixed(500, 4096, 7, 1);
+	struct ds a = { 0 };
+
+	add_file(&a, s1, 250, 4096, 1);
+	add_file(&a, s1 + 250, 250, 4096, 2);
+	for (int m = SLAB_PLAN_SEQUENTIAL; m <= SLAB_PLAN_QUASI; m++) {
+		for (unsigned flags = 0; flags <= SLAB_PLAN_PAD; flags += SLAB_PLAN_PAD) {
+			struct slab_plan *full = make(&a, (enum slab_plan_mode)m, 2, 3, flags, 5, 11, 2, 0);
+			struct slab_plan *again = make(&a, (enum slab_plan_mode)m, 2, 3, flags, 5, 11, 2, 0);
+			uint64_t ks[] = { 0, 1, 2, 17, full->length / 2, full->length - 1, full->length };
+			CHECK(full->n == again->n && same_entries(full->entries, again->entries, full->n));
+			for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
+				struct slab_plan *tail = make(&a, (enum slab_plan_mode)m, 2, 3, flags, 5, 11, 2, ks[k]);
+				CHECK(tail->start == ks[k] && tail->length == full->length);
+				CHECK(tail->n == full->length - ks[k]);
+				CHECK(same_entries(tail->entries, full->entries + ks[k], tail->n));
+				slab_plan_free(tail);
+			}
+			slab_plan_free(full);
+			slab_plan_free(again);
+		}
+		/* past the end */
+		{
+			struct slab_plan_params p = { .mode = (enum slab_plan_mode)m, .world = 1, .window = 4 };
+			struct slab_plan *plan = (struct slab_plan *)1;
+			char err[256];
+			CHECK(slab_plan_make(a.f, a.n, &p, 501, &plan, err, sizeof(err)) == -1 && !plan);
+			CHECK_STR(err, "start 501 is past the end of the plan (500 entries)");
+		}
+	}
+	/* seeds, epochs and ranks each give another order; sequential ignores seed and epoch */
+	for (int m = SLAB_PLAN_RANDOM; m <= SLAB_PLAN_QUASI; m++) {
+		struct slab_plan *p0 = make(&a, (enum slab_plan_mode)m, 0, 1, 0, 8, 1, 0, 0);
+		struct slab_plan *ps = make(&a, (enum slab_plan_mode)m, 0, 1, 0, 8, 2, 0, 0);
+		struct slab_plan *pe = make(&a, (enum slab_plan_mode)m, 0, 1, 0, 8, 1, 1, 0);
+		struct slab_plan *pw = make(&a, (enum slab_plan_mode)m, 0, 1, 0, 9, 1, 0, 0);
+		CHECK(!same_entries(p0->entries, ps->entries, p0->n));
+		CHECK(!same_entries(p0->entries, pe->entries, p0->n));
+		if (m == SLAB_PLAN_QUASI)
+			CHECK(!same_entries(p0->entries, pw->entries, p0->n));
+		else
+			CHECK(same_entries(p0->entries, pw->entries, p0->n));
+		slab_plan_free(p0);
+		slab_plan_free(ps);
+		slab_plan_free(pe);
+		slab_plan_free(pw);
+	}
+	{
+		struct slab_plan *p0 = make(&a, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 8, 1, 0, 0);
+		struct slab_plan *p1 = make(&a, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 8, 2, 3, 0);
+		CHECK(same_entries(p0->entries, p1->entries, p0->n));
+		slab_plan_free(p0);
+		slab_plan_free(p1);
+	}
+	/* bad parameters */
+	{
+		struct slab_plan_params p = { .mode = SLAB_PLAN_QUASI, .world = 2, .rank = 2, .window = 4 };
+		struct slab_plan *plan;
+		char err[256];
+		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+		p.rank = 0;
+		p.window = 0;
+		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+		p.world = 0;
+		p.window = 1;
+		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+	}
+	ds_free(&a);
+	free(s1);
+}
+
+static void test_window(void)
+{
+	uint64_t *mixed = sizes_mixed(400, 4096, 3, 0), *withbig = sizes_mixed(400, 4096, 4, 1);
+	uint64_t big[20];
+	struct ds a = { 0 }, b = { 0 }, c = { 0 };
+	struct slab_plan_stats st;
+	char err[256];
+
+	add_file(&a, mixed, 400, 4096, 1);
+	add_file(&b, withbig, 400, 4096, 2);
+	for (int i = 0; i < 20; i++)
+		big[i] = 2 * 4096 + 1;                  /* 3 pages each */
+	add_file(&c, big, 20, 4096, 3);
+	for (uint64_t w = 1; w <= 12; w++) {
+		for (uint32_t world = 1; world <= 3; world++) {
+			/* pages of one unit each: the window is a hard bound */
+			struct slab_plan *p = make(&a, SLAB_PLAN_QUASI, world - 1, world, 0, w, w, 0, 0);
+			CHECK(slab_plan_stats(p, a.f, a.n, &st, err, sizeof(err)) == 0);
+			CHECK(st.max_live_pages <= w);
+			CHECK(st.max_live_bytes <= w * 4096);
+			if (w == 1)     /* one page at a time: each page is visited once */
+				CHECK(st.page_switches + 1 == st.distinct_pages);
+			slab_plan_free(p);
+			/* large samples count their pages; one larger than the window may be alone */
+			p = make(&b, SLAB_PLAN_QUASI, world - 1, world, 0, w, w, 0, 0);
+			CHECK(slab_plan_stats(p, b.f, b.n, &st, err, sizeof(err)) == 0);
+			CHECK(st.max_live_pages <= (w > 3 ? w : 3));
+			slab_plan_free(p);
+			/* the same budget in bytes */
+			p = make(&b, SLAB_PLAN_QUASI, world - 1, world, SLAB_PLAN_MEMORY, w * 4096, w, 0, 0);
+			CHECK(slab_plan_stats(p, b.f, b.n, &st, err, sizeof(err)) == 0);
+			CHECK(st.max_live_bytes <= (w > 3 ? w : 3) * 4096);
+			slab_plan_free(p);
+		}
+	}
+	/* all samples of 3 pages: a window of 5 holds one, of 6 two at a time */
+	{
+		struct slab_plan *p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 5, 0, 0, 0);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(st.max_live_pages == 3 && st.distinct_pages == 60);
+		slab_plan_free(p);
+		p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 6, 0, 0, 0);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(st.max_live_pages <= 6);
+		slab_plan_free(p);
+		p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 2, 0, 0, 0);    /* smaller than one sample */
+		CHECK(p->n == 20);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(st.max_live_pages == 3);
+		slab_plan_free(p);
+	}
+	ds_free(&a);
+	ds_free(&b);
+	ds_free(&c);
+	free(mixed);
+	free(withbig);
+}
+
+/* FFCV's QUASI_RANDOM (ffcv/traversal_order/quasi_random.py): pages shuffled, samples in
+ * each page shuffled, a buffer of `window` pages; each step takes the next sample of one
+ * live page chosen uniformly. Its randomness comes from its own little generator. */
+static struct slab_plan *ffcv_order(const struct ds *d, uint64_t window, uint64_t seed)
+{
+	uint64_t nunits, *unit = units_of(d, &nunits), *start = calloc(nunits + 1, sizeof(*start));
+	uint64_t *order = malloc(nunits * sizeof(*order)), *taken = calloc(nunits, sizeof(*taken));
+	uint64_t *live = malloc(nunits * sizeof(*live)), nlive = 0, next = 0, x = seed | 1;
+	uint32_t *samples = malloc(d->total * sizeof(*samples));
+	struct slab_plan *plan = calloc(1, sizeof(*plan));
+
+#define RND(n) ((x ^= x << 13, x ^= x >> 7, x ^= x << 17), x % (n))
+	for (uint64_t g = 0; g < d->total; g++)
+		start[unit[g] + 1]++;
+	for (uint64_t u = 0; u < nunits; u++)
+		start[u + 1] += start[u];
+	for (uint64_t g = 0; g < d->total; g++)
+		samples[g] = (uint32_t)g;               /* one file: global = local */
+	for (uint64_t u = 0; u < nunits; u++) {
+		order[u] = u;
+		for (uint64_t i = start[u + 1] - start[u]; i > 1; i--) {
+			uint64_t j = RND(i);
+			uint32_t t = samples[start[u] + i - 1];
+			samples[start[u] + i - 1] = samples[start[u] + j];
+			samples[start[u] + j] = t;
+		}
+	}
+	for (uint64_t i = nunits; i > 1; i--) {
+		uint64_t j = RND(i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	plan->nfiles = 1;
+	plan->total = plan->length = plan->n = d->total;
+	plan->entries = malloc(d->total * sizeof(*plan->entries));
+	for (uint64_t s = 0; s < d->total; s++) {
+		uint64_t k, u;
+		while (next < nunits && nlive < window)
+			live[nlive++] = order[next++];
+		k = RND(nlive);
+		u = live[k];
+		plan->entries[s] = (struct slab_plan_entry){ 0, samples[start[u] + taken[u]++] };
+		if (taken[u] == start[u + 1] - start[u])
+			live[k] = live[--nlive];
+	}
+#undef RND
+	free(unit);
+	free(start);
+	free(order);
+	free(taken);
+	free(live);
+	free(samples);
+	return plan;
+}
+
+/* Mean number of distinct pages in consecutive batches of `batch` entries. */
+static double batch_pages(const struct ds *d, const struct slab_plan *p, uint64_t batch)
+{
+	uint64_t nunits, *unit = units_of(d, &nunits), batches = 0, sum = 0;
+	uint64_t *mark = calloc(nunits, sizeof(*mark));
+
+	for (uint64_t b = 0; b + batch <= p->n; b += batch, batches++)
+		for (uint64_t i = b; i < b + batch; i++) {
+			uint64_t u = unit[global_index(d, p->entries[i])];
+			if (mark[u] != b + 1) {
+				mark[u] = b + 1;
+				sum++;
+			}
+		}
+	free(unit);
+	free(mark);
+	return batches ? (double)sum / (double)batches : 0;
+}
+
+static void test_randomness(void)
+{
+	enum { N = 20000 };
+	uint64_t *sizes = malloc(N * sizeof(*sizes));
+	struct ds a = { 0 };
+	struct slab_plan_stats seq, rnd, qua, ffcv;
+	struct slab_plan *p;
+	char err[256];
+
+	for (int i = 0; i < N; i++)
+		sizes[i] = 60 + (uint64_t)(i * 7 % 80);         /* about 40 samples a page */
+	add_file(&a, sizes, N, 4096, 1);
+	p = make(&a, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 1, 0, 0, 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &seq, err, sizeof(err)) == 0);
+	slab_plan_free(p);
+	p = make(&a, SLAB_PLAN_RANDOM, 0, 1, 0, 1, 3, 0, 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &rnd, err, sizeof(err)) == 0);
+	slab_plan_free(p);
+	p = make(&a, SLAB_PLAN_QUASI, 0, 1, 0, 16, 3, 0, 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &qua, err, sizeof(err)) == 0);
+	{
+		/* FFCV's reference at the same window (2 x batch size pages): ours has fewer
+		 * neighbours from one page and more distinct pages per batch */
+		struct slab_plan *f = ffcv_order(&a, 16, 3);
+		double bq = batch_pages(&a, p, 8), bf = batch_pages(&a, f, 8);
+		CHECK(slab_plan_stats(f, a.f, a.n, &ffcv, err, sizeof(err)) == 0);
+		CHECK(ffcv.max_live_pages <= 16);
+		CHECK(ffcv.same_page_neighbours > 0.03);
+		CHECK(qua.same_page_neighbours < ffcv.same_page_neighbours / 10);
+		CHECK(bq > bf && bq > 7.9);
+		slab_plan_free(f);
+	}
+	slab_plan_free(p);
+	CHECK(seq.displacement == 0);
+	CHECK(seq.same_page_neighbours > 0.95);
+	CHECK(seq.max_live_pages == 1);
+	CHECK(seq.page_switches + 1 == seq.distinct_pages);
+	CHECK(rnd.displacement > 0.3 && rnd.displacement < 0.37);      /* 1/3 in expectation */
+	CHECK(rnd.same_page_neighbours < 0.01);
+	CHECK(qua.displacement > 0.25);
+	CHECK(qua.same_page_neighbours < 0.01);
+	CHECK(qua.max_live_pages <= 16);
+	CHECK(qua.distinct_pages == seq.distinct_pages && qua.samples == N);
+	ds_free(&a);
+	free(sizes);
+}
+
+/* Plan files live in a memory file, reached through /proc/self/fd. */
+static int memfd = -1;
+
+static const char *memfd_path(char *buf, size_t len)
+{
+	memfd = memfd_create("plan", 0);
+	CHECK(memfd >= 0);
+	snprintf(buf, len, "/proc/self/fd/%d", memfd);
+	return buf;
+}
+
+static unsigned char *slurp(size_t *len)
+{
+	off_t n = lseek(memfd, 0, SEEK_END);
+	unsigned char *b = malloc((size_t)n + 1);
+
+	CHECK(pread(memfd, b, (size_t)n, 0) == n);
+	*len = (size_t)n;
+	return b;
+}
+
+static void spit(const unsigned char *b, size_t len)
+{
+	CHECK(ftruncate(memfd, 0) == 0);
+	CHECK(pwrite(memfd, b, len, 0) == (ssize_t)len);
+}
+
+static void test_file(void)
+{
+	uint64_t *s1 = sizes_mixed(60, 4096, 9, 1);
+	struct ds a = { 0 }, other = { 0 }, swapped = { 0 };
+	struct slab_plan *p, *q;
+	char path[64], err[256];
+	unsigned char *b;
+	size_t len;
+
+	add_file(&a, s1, 30, 4096, 1);
+	add_file(&a, s1 + 30, 30, 4096, 2);
+	add_file(&other, s1, 30, 4096, 1);
+	add_file(&other, s1 + 30, 30, 4096, 7);        /* same shape, other bytes */
+	add_file(&swapped, s1 + 30, 30, 4096, 2);
+	add_file(&swapped, s1, 30, 4096, 1);
+	memfd_path(path, sizeof(path));
+	p = make(&a, SLAB_PLAN_QUASI, 1, 3, SLAB_PLAN_PAD, 4, 12345678901234ull, 3, 5);
+	CHECK(slab_plan_write(p, memfd) == 0);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == 0);
+	CHECK(q->p.mode == SLAB_PLAN_QUASI && q->p.seed == 12345678901234ull && q->p.epoch == 3);
+	CHECK(q->p.rank == 1 && q->p.world == 3 && q->p.window == 4 && q->p.flags == SLAB_PLAN_PAD);
+	CHECK(q->start == 5 && q->length == 20 && q->n == 15 && q->total == 60 && q->nfiles == 2);
+	CHECK(same_entries(p->entries, q->entries, p->n));
+	CHECK(memcmp(p->ids, q->ids, 2 * sizeof(*p->ids)) == 0);
+	CHECK(slab_plan_match(q, a.f, a.n, err, sizeof(err)) == 0);
+	CHECK(slab_plan_match(q, other.f, other.n, err, sizeof(err)) == -1);
+	CHECK_STR(err, "file 1 is not the one the plan was made for (content differs)");
+	CHECK(slab_plan_match(q, swapped.f, swapped.n, err, sizeof(err)) == -1);
+	CHECK_STR(err, "file 0 is not the one the plan was made for (content differs)");
+	CHECK(slab_plan_match(q, a.f, 1, err, sizeof(err)) == -1);
+	CHECK_STR(err, "the plan is for 2 files, 1 given");
+	slab_plan_free(q);
+
+	/* layout: a 4096-byte header, then 8-byte entries */
+	b = slurp(&len);
+	CHECK(len == 4096 + 15 * 8);
+	CHECK(memcmp(b, "SLABPLAN", 8) == 0 && slab_le16(b + 8) == 1 && slab_le32(b + 12) == 4096);
+	CHECK(slab_le32(b + 92) == slab_crc32c(0, b + 4096, 15 * 8));
+	CHECK(slab_le32(b + 128 + 8) == 30 && slab_le32(b + 160 + 8) == 30);
+	CHECK(slab_le32(b + 4096) == p->entries[0].file && slab_le32(b + 4100) == p->entries[0].sample);
+
+	/* every single flipped byte is refused */
+	{
+		int accepted = 0;
+		for (size_t off = 0; off < len; off++) {
+			b[off] ^= 0x41;
+			spit(b, len);
+			if (slab_plan_read(path, &q, err, sizeof(err)) == 0) {
+				fprintf(stderr, "flip at %zu accepted\n", off);
+				accepted++;
+				slab_plan_free(q);
+			}
+			b[off] ^= 0x41;
+		}
+		CHECK(accepted == 0);
+	}
+	/* and every truncation */
+	{
+		int accepted = 0;
+		for (size_t cut = 0; cut < len; cut++) {
+			spit(b, cut);
+			if (slab_plan_read(path, &q, err, sizeof(err)) == 0) {
+				accepted++;
+				slab_plan_free(q);
+			}
+		}
+		CHECK(accepted == 0);
+		spit(b, len - 3);
+		CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+		CHECK(strstr(err, "truncated plan: 15 entries announced, 117 bytes of entries") != NULL);
+		spit(b, 100);
+		CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+		CHECK(strstr(err, ": truncated or damaged plan header") != NULL);
+	}
+	/* messages */
+	spit((const unsigned char *)"hello, world", 12);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": not a plan file (bad magic number)") != NULL);
+	b[8] = 2;
+	slab_put32(b + 96, 0);
+	slab_put32(b + 96, slab_crc32c(0, b, 4096));
+	spit(b, len);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": plan format version 2 is not supported") != NULL);
+	b[8] = 1;
+	slab_put32(b + 96, 0);
+	slab_put32(b + 96, slab_crc32c(0, b, 4096));
+	b[4096 + 4] ^= 1;
+	spit(b, len);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": plan entries checksum mismatch") != NULL);
+	b[4096 + 4] ^= 1;
+	b[50] ^= 1;
+	spit(b, len);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": plan header checksum mismatch") != NULL);
+	b[50] ^= 1;
+	/* an entry out of range, with both checksums made right: refused all the same */
+	slab_put32(b + 4096 + 4, 30);
+	slab_put32(b + 92, slab_crc32c(0, b + 4096, 15 * 8));
+	slab_put32(b + 96, 0);
+	slab_put32(b + 96, slab_crc32c(0, b, 4096));
+	spit(b, len);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": entry 0 names sample 30 of file ") != NULL);
+	/* a header whose numbers disagree, checksum made right */
+	slab_put32(b + 4096 + 4, p->entries[0].sample);
+	slab_put32(b + 92, slab_crc32c(0, b + 4096, 15 * 8));
+	slab_put64(b + 72, 21);
+	slab_put32(b + 96, 0);
+	slab_put32(b + 96, slab_crc32c(0, b, 4096));
+	spit(b, len);
+	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
+	CHECK(strstr(err, ": inconsistent plan header") != NULL);
+	CHECK(slab_plan_read("/nonexistent/plan", &q, err, sizeof(err)) == -1);
+	CHECK_STR(err, "'/nonexistent/plan': No such file or directory");
+	free(b);
+	close(memfd);
+	slab_plan_free(p);
+	ds_free(&a);
+	ds_free(&other);
+	ds_free(&swapped);
+	free(s1);
+}
+
+int main(void)
+{
+	test_shares();
+	test_start_and_determinism();
+	test_window();
+	test_randomness();
+	test_file();
+	return UNIT_DONE();
+}

@@ -1,0 +1,609 @@
+/* prefetch: the page cache of .slab files (and any files): report how much of each is
+ * resident, warm or evict them, or follow a plan: keep its next pages on their way into the
+ * cache, drop those behind, and stream its samples in plan order to standard output. */
+#include "cli.h"
+#include "follow.h"
+#include "json.h"
+#include "pagecache.h"
+#include "plan.h"
+#include "rawout.h"
+#include "slab.h"
+#include "tarout.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+"Usage: prefetch [OPTIONS] FILE...\n"
+"       prefetch [--status] [--json] FILE...\n"
+"       prefetch --warm|--evict FILE...\n"
+"       prefetch --plan PLAN [--ahead N] [--release] [--direct] FILE...\n"
+"       prefetch --plan PLAN --emit [--emit-format tar|raw] [OPTIONS] FILE...\n";
+
+static const char help_text[] =
+"Report, warm or evict the page cache of files, or follow a plan over .slab files.\n"
+"\n"
+"Modes:\n"
+"      --status             how much of each FILE is in the page cache (default)\n"
+"      --warm               read each FILE into the page cache\n"
+"      --evict              drop each FILE's clean pages from the page cache\n"
+"      --plan PLAN          walk the plan over the .slab FILEs (the dataset, in the\n"
+"                           order the plan was made for), reading each sample\n"
+"\n"
+"Options:\n"
+"      --ahead N            keep the next N pages of the plan coming (default 16)\n"
+"      --release            drop each page once the plan is past its last use\n"
+"      --emit               write the samples in plan order to standard output\n"
+"      --emit-format FMT    tar (default): a tar of KEY.FIELD members;\n"
+"                           raw: length-prefixed records, see prefetch(1)\n"
+"      --direct             read with O_DIRECT, bypassing the page cache\n"
+"      --json               --status as JSON\n"
+"  -q, --quiet              no summary, no progress\n"
+"  -v, --verbose            say more: a line per file, the window and its pages\n"
+"  -h, --help               show this help and exit\n"
+"  -V, --version            show the version and exit\n"
+"\n"
+"Exit status: 0 success (also when the reader of --emit stops early), 1 failure\n"
+"(unreadable file, bad or foreign plan, read or write error), 2 usage error.\n"
+"See prefetch(1), slab(5) and slab-plan(5).\n";
+
+enum {
+	OPT_AHEAD = CHAR_MAX + 1,
+	OPT_DIRECT,
+	OPT_EMIT,
+	OPT_EMIT_FORMAT,
+	OPT_EVICT,
+	OPT_JSON,
+	OPT_PLAN,
+	OPT_RELEASE,
+	OPT_STATUS,
+	OPT_WARM,
+};
+
+static const struct option longopts[] = {
+	{ "ahead",       required_argument, NULL, OPT_AHEAD },
+	{ "direct",      no_argument,       NULL, OPT_DIRECT },
+	{ "emit",        no_argument,       NULL, OPT_EMIT },
+	{ "emit-format", required_argument, NULL, OPT_EMIT_FORMAT },
+	{ "evict",       no_argument,       NULL, OPT_EVICT },
+	{ "help",        no_argument,       NULL, 'h' },
+	{ "json",        no_argument,       NULL, OPT_JSON },
+	{ "plan",        required_argument, NULL, OPT_PLAN },
+	{ "quiet",       no_argument,       NULL, 'q' },
+	{ "release",     no_argument,       NULL, OPT_RELEASE },
+	{ "status",      no_argument,       NULL, OPT_STATUS },
+	{ "verbose",     no_argument,       NULL, 'v' },
+	{ "version",     no_argument,       NULL, 'V' },
+	{ "warm",        no_argument,       NULL, OPT_WARM },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum mode { MODE_STATUS, MODE_WARM, MODE_EVICT, MODE_PLAN };
+enum emit { EMIT_NONE, EMIT_TAR, EMIT_RAW };
+
+#define DEFAULT_AHEAD 16
+
+static double rate(uint64_t bytes, double secs)
+{
+	return secs > 0 ? (double)bytes / 1e6 / secs : 0.0;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	/* An empty file has nothing missing. */
+	return whole ? 100.0 * (double)part / (double)whole : 100.0;
+}
+
+/* ---- --status ----------------------------------------------------------------------------- */
+
+struct res_total {
+	uint64_t size, pages, resident, bytes;
+};
+
+static void status_row(const char *res, uint64_t pages, const char *size, double pct,
+		       const char *name)
+{
+	printf("%10s %10llu %10s %7.1f%% %s\n", res, (unsigned long long)pages, size, pct, name);
+}
+
+static int status(char **paths, int n, int json)
+{
+	uint64_t os = slab_pc_os_page();
+	struct res_total tot = { 0, 0, 0, 0 };
+	int ret = EXIT_OK, shown = 0;
+	struct json j;
+	char a[32], b[32];
+
+	if (json) {
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_u64(&j, "page_size", os);
+		json_array_begin(&j, "files");
+	} else {
+		printf("%10s %10s %10s %8s %s\n", "RES", "PAGES", "SIZE", "PERCENT", "FILE");
+	}
+	for (int i = 0; i < n; i++) {
+		struct slab_pc *pc = slab_pc_new();
+		struct slab_pc_residency r;
+		uint64_t bytes;
+
+		if (!pc) {
+			cli_error("out of memory");
+			return EXIT_FAIL;
+		}
+		if (slab_pc_open(pc, paths[i]) < 0 ||
+		    slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) < 0) {
+			cli_error("%s", slab_pc_error(pc));
+			slab_pc_close(pc);
+			ret = EXIT_FAIL;
+			continue;       /* the other files still get their turn */
+		}
+		/* The last page may be partial: never more than the file. */
+		bytes = r.resident * os;
+		if (bytes > slab_pc_size(pc))
+			bytes = slab_pc_size(pc);
+		tot.size += slab_pc_size(pc);
+		tot.pages += r.pages;
+		tot.resident += r.resident;
+		tot.bytes += bytes;
+		shown++;
+		if (json) {
+			json_object_begin(&j, NULL);
+			json_string(&j, "file", paths[i]);
+			json_u64(&j, "size", slab_pc_size(pc));
+			json_u64(&j, "pages", r.pages);
+			json_u64(&j, "resident_pages", r.resident);
+			json_u64(&j, "resident_bytes", bytes);
+			if (r.dirty == UINT64_MAX)
+				json_null(&j, "dirty_pages");
+			else
+				json_u64(&j, "dirty_pages", r.dirty);
+			json_double(&j, "percent", percent(r.resident, r.pages));
+			json_string(&j, "method", r.method == SLAB_PC_MINCORE ? "mincore" : "cachestat");
+			json_object_end(&j);
+		} else {
+			status_row(cli_human_size(bytes, a, sizeof(a)), r.resident,
+				   cli_human_size(slab_pc_size(pc), b, sizeof(b)),
+				   percent(r.resident, r.pages), paths[i]);
+			if (r.dirty != UINT64_MAX && r.dirty > 0)
+				cli_info("'%s': %llu dirty pages", paths[i], (unsigned long long)r.dirty);
+		}
+		slab_pc_close(pc);
+	}
+	if (json) {
+		json_array_end(&j);
+		json_object_begin(&j, "total");
+		json_u64(&j, "size", tot.size);
+		json_u64(&j, "pages", tot.pages);
+		json_u64(&j, "resident_pages", tot.resident);
+		json_u64(&j, "resident_bytes", tot.bytes);
+		json_double(&j, "percent", percent(tot.resident, tot.pages));
+		json_object_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
+	} else if (n > 1 && shown) {
+		status_row(cli_human_size(tot.bytes, a, sizeof(a)), tot.resident,
+			   cli_human_size(tot.size, b, sizeof(b)), percent(tot.resident, tot.pages),
+			   "total");
+	}
+	return ret;
+}
+
+/* ---- --warm, --evict ---------------------------------------------------------------------- */
+
+struct warm_progress {
+	const char *name;
+	double start, last;
+	uint64_t before;        /* bytes of earlier files */
+};
+
+static void warm_progress(uint64_t done, uint64_t total, void *arg)
+{
+	struct warm_progress *w = arg;
+	double now = cli_now();
+	char a[32], b[32];
+
+	if (now - w->last < 0.25 && done < total)
+		return;
+	w->last = now;
+	fprintf(stderr, "\r%s: '%s': %3.0f%% %s of %s, %.1f MB/s\033[K", cli_progname(), w->name,
+		percent(done, total), cli_human_size(done, a, sizeof(a)),
+		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
+}
+
+static int warm(char **paths, int n)
+{
+	struct warm_progress w = { NULL, cli_now(), 0, 0 };
+	int progress = cli_progress_wanted(), ret = EXIT_OK, warmed = 0;
+	char a[32];
+
+	for (int i = 0; i < n; i++) {
+		struct slab_pc *pc = slab_pc_new();
+		uint64_t bytes = 0;
+		double t0 = cli_now();
+		int r;
+
+		if (!pc) {
+			cli_error("out of memory");
+			return EXIT_FAIL;
+		}
+		w.name = paths[i];
+		r = slab_pc_open(pc, paths[i]);
+		if (r == 0)
+			r = slab_pc_warm(pc, 0, progress ? warm_progress : NULL, &w, &bytes);
+		if (progress)
+			fputs("\r\033[K", stderr);
+		w.before += bytes;
+		if (r < 0) {
+			cli_error("%s", slab_pc_error(pc));
+			ret = EXIT_FAIL;
+		} else {
+			warmed++;
+			cli_info("'%s': %s in %.2f s, %.1f MB/s", paths[i],
+				 cli_human_size(bytes, a, sizeof(a)), cli_now() - t0,
+				 rate(bytes, cli_now() - t0));
+		}
+		slab_pc_close(pc);
+	}
+	if (cli_verbosity >= 1 && warmed) {
+		double secs = cli_now() - w.start;
+		cli_error("warmed %d file%s, %s in %.2f s, %.1f MB/s", warmed, warmed == 1 ? "" : "s",
+			  cli_human_size(w.before, a, sizeof(a)), secs, rate(w.before, secs));
+	}
+	return ret;
+}
+
+static int evict(char **paths, int n)
+{
+	int ret = EXIT_OK;
+
+	for (int i = 0; i < n; i++) {
+		struct slab_pc *pc = slab_pc_new();
+		struct slab_pc_residency r;
+
+		if (!pc) {
+			cli_error("out of memory");
+			return EXIT_FAIL;
+		}
+		if (slab_pc_open(pc, paths[i]) < 0 ||
+		    slab_pc_advise(pc, 0, 0, SLAB_PC_DONTNEED) < 0) {
+			cli_error("%s", slab_pc_error(pc));
+			ret = EXIT_FAIL;
+		} else if (cli_verbosity >= 2 &&
+			   slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) == 0) {
+			if (r.dirty != UINT64_MAX && r.dirty > 0)
+				cli_info("'%s': evicted, %llu of %llu pages still resident (%llu dirty: written back first, drop them with a second --evict)",
+					 paths[i], (unsigned long long)r.resident,
+					 (unsigned long long)r.pages, (unsigned long long)r.dirty);
+			else
+				cli_info("'%s': evicted, %llu of %llu pages still resident", paths[i],
+					 (unsigned long long)r.resident, (unsigned long long)r.pages);
+		}
+		slab_pc_close(pc);
+	}
+	return ret;
+}
+
+/* ---- --plan ------------------------------------------------------------------------------- */
+
+struct plan_opts {
+	const char *plan_path;
+	enum emit emit;
+	struct slab_follow_options fo;
+};
+
+struct emitter {
+	enum emit kind;
+	struct slab_tarout *tar;
+	struct slab_rawout *raw;
+};
+
+static int emitter_open(struct emitter *e, enum emit kind, uint64_t count)
+{
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	if (kind == EMIT_TAR) {
+		e->tar = slab_tarout_new();
+		if (!e->tar) {
+			cli_error("out of memory");
+			return -1;
+		}
+		if (slab_tarout_open(e->tar, STDOUT_FILENO) < 0) {
+			cli_error("tar output: %s", slab_tarout_error(e->tar));
+			return -1;
+		}
+	} else if (kind == EMIT_RAW) {
+		e->raw = slab_rawout_new();
+		if (!e->raw) {
+			cli_error("out of memory");
+			return -1;
+		}
+		if (slab_rawout_open(e->raw, STDOUT_FILENO, count) < 0) {
+			cli_error("raw output: %s", slab_rawout_error(e->raw));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* 0, 1 when the reader has gone (EPIPE: stop quietly), or -1 (emitter_error() says why). */
+static int emitter_result(const struct emitter *e, int r)
+{
+	int err = e->kind == EMIT_TAR ? slab_tarout_errno(e->tar) : slab_rawout_errno(e->raw);
+
+	if (r >= 0)
+		return 0;
+	return r == SLAB_ERR_IO && err == EPIPE ? 1 : -1;
+}
+
+static void emitter_error(const struct emitter *e)
+{
+	if (e->kind == EMIT_TAR)
+		cli_error("tar output: %s", slab_tarout_error(e->tar));
+	else
+		cli_error("raw output: %s", slab_rawout_error(e->raw));
+}
+
+static int emitter_sample(struct emitter *e, struct slab *s, const struct slab_follow_item *it)
+{
+	const unsigned char *bytes = it->direct ? it->bytes : NULL;
+	int r = 0;
+
+	if (e->kind == EMIT_TAR)
+		r = slab_tarout_sample(e->tar, s, it->index, bytes);
+	else if (e->kind == EMIT_RAW)
+		r = slab_rawout_sample(e->raw, s, it->file, it->index, it->pos, bytes);
+	return emitter_result(e, r);
+}
+
+static int emitter_finish(struct emitter *e)
+{
+	int r = 0;
+
+	if (e->kind == EMIT_TAR)
+		r = slab_tarout_finish(e->tar);
+	else if (e->kind == EMIT_RAW)
+		r = slab_rawout_finish(e->raw);
+	return emitter_result(e, r);
+}
+
+static void emitter_free(struct emitter *e)
+{
+	slab_tarout_free(e->tar);
+	slab_rawout_free(e->raw);
+}
+
+static void plan_progress(const struct slab_follow_stats *st, uint64_t n, double secs)
+{
+	char a[32];
+
+	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu samples, %s, %.1f MB/s\033[K", cli_progname(),
+		percent(st->samples, n), (unsigned long long)st->samples, (unsigned long long)n,
+		cli_human_size(st->bytes, a, sizeof(a)), rate(st->bytes, secs));
+}
+
+static int follow_plan(char **paths, int n, const struct plan_opts *po)
+{
+	struct slab_plan *plan = NULL;
+	struct slab **files = calloc((size_t)n, sizeof(*files));
+	struct slab_follow *f = NULL;
+	struct slab_follow_item it;
+	struct slab_follow_stats st;
+	struct emitter em = { EMIT_NONE, NULL, NULL };
+	int progress = cli_progress_wanted(), ret = EXIT_FAIL, r, w = 0;
+	uint64_t written = 0;
+	double start, last = 0;
+	char err[1024], a[32];
+
+	if (!files) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	if (slab_plan_read(po->plan_path, &plan, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		goto out;
+	}
+	/* Every file must open before anything is read or written. */
+	for (int i = 0; i < n; i++) {
+		files[i] = slab_new();
+		if (!files[i]) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (slab_open(files[i], paths[i]) < 0) {
+			cli_error("%s", slab_error(files[i]));
+			goto out;
+		}
+	}
+	if (slab_plan_match(plan, files, (uint32_t)n, err, sizeof(err)) < 0) {
+		cli_error("'%s': plan does not belong to these files: %s", po->plan_path, err);
+		goto out;
+	}
+	if (slab_follow_open(&f, files, (const char *const *)paths, (uint32_t)n, plan, &po->fo,
+			     err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		goto out;
+	}
+	if (po->emit != EMIT_NONE) {
+		/* A reader that stops early is not an error: the write says EPIPE, we stop. */
+		signal(SIGPIPE, SIG_IGN);
+		if (emitter_open(&em, po->emit, plan->n) < 0)
+			goto out;
+	}
+	start = cli_now();
+	while ((r = slab_follow_next(f, &it)) == 1) {
+		if (po->emit == EMIT_NONE)
+			slab_follow_touch(&it);
+		else if ((w = emitter_sample(&em, files[it.file], &it)) != 0)
+			break;
+		written++;
+		if (progress && cli_now() - last >= 0.25) {
+			last = cli_now();
+			slab_follow_stats(f, &st);
+			plan_progress(&st, plan->n, last - start);
+		}
+	}
+	if (r == 0 && po->emit != EMIT_NONE)
+		w = emitter_finish(&em);
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		cli_error("%s", slab_follow_error(f));
+		goto out;
+	}
+	if (w < 0) {
+		emitter_error(&em);
+		goto out;
+	}
+	slab_follow_stats(f, &st);
+	if (w == 1)
+		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
+			 (unsigned long long)written, (unsigned long long)plan->n);
+	if (w == 1)
+		st.samples = written;   /* the one being written when it closed is not counted */
+	if (cli_verbosity >= 1) {
+		double secs = cli_now() - start;
+		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s", po->plan_path,
+			  (unsigned long long)st.samples, cli_human_size(st.bytes, a, sizeof(a)), secs,
+			  rate(st.bytes, secs));
+	}
+	cli_info("'%s': %llu distinct pages, %llu WILLNEED calls, %llu pages released, window of at most %llu pages",
+		 po->plan_path, (unsigned long long)st.distinct_pages, (unsigned long long)st.advised,
+		 (unsigned long long)st.released, (unsigned long long)st.max_window);
+	if (po->fo.direct) {
+		char b[32];
+		cli_info("'%s': %s read with O_DIRECT in %llu reads (%s), at most %s in buffers",
+			 po->plan_path, cli_human_size(st.direct_bytes, a, sizeof(a)),
+			 (unsigned long long)st.direct_reads,
+			 st.async ? "asynchronous" : "one at a time",
+			 cli_human_size(st.max_buffered, b, sizeof(b)));
+	}
+	ret = EXIT_OK;
+out:
+	emitter_free(&em);
+	slab_follow_close(f);
+	for (int i = 0; i < n; i++)
+		slab_close(files[i]);
+	free(files);
+	slab_plan_free(plan);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode = MODE_STATUS;
+	struct plan_opts po = { NULL, EMIT_NONE, { DEFAULT_AHEAD, 0, 0, 0 } };
+	const char *emit_format = NULL;
+	int json = 0, emit = 0, ahead_set = 0, nmodes = 0, c, ret;
+	uint64_t v;
+
+	cli_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_AHEAD:
+			if (cli_parse_u64(optarg, 1, UINT32_MAX, &v) < 0)
+				return cli_usage_error("invalid --ahead '%s' (a number of pages, 1 or more)",
+						       optarg);
+			po.fo.ahead = v;
+			ahead_set = 1;
+			break;
+		case OPT_DIRECT:
+			po.fo.direct = 1;
+			break;
+		case OPT_EMIT:
+			emit = 1;
+			break;
+		case OPT_EMIT_FORMAT:
+			if (strcmp(optarg, "tar") && strcmp(optarg, "raw"))
+				return cli_usage_error("invalid --emit-format '%s' (tar or raw)", optarg);
+			emit_format = optarg;
+			break;
+		case OPT_EVICT:
+			mode = MODE_EVICT;
+			nmodes++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_PLAN:
+			mode = MODE_PLAN;
+			po.plan_path = optarg;
+			nmodes++;
+			break;
+		case 'q':
+			cli_verbosity = 0;
+			break;
+		case OPT_RELEASE:
+			po.fo.release = 1;
+			break;
+		case OPT_STATUS:
+			mode = MODE_STATUS;
+			nmodes++;
+			break;
+		case 'v':
+			cli_verbosity = 2;
+			break;
+		case 'V':
+			printf("prefetch (slab) %s\n", SLAB_VERSION);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case OPT_WARM:
+			mode = MODE_WARM;
+			nmodes++;
+			break;
+		default:
+			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
+			return EXIT_USAGE;
+		}
+	}
+	if (nmodes > 1)
+		return cli_usage_error("--status, --warm, --evict and --plan exclude each other");
+	if (optind == argc)
+		return cli_usage_error("no input file");
+	if (emit && mode != MODE_PLAN)
+		return cli_usage_error("--emit goes with --plan");
+	if (emit_format && !emit)
+		return cli_usage_error("--emit-format goes with --emit");
+	if (po.fo.direct && mode != MODE_PLAN)
+		return cli_usage_error("--direct goes with --plan");
+	if ((ahead_set || po.fo.release) && mode != MODE_PLAN)
+		return cli_usage_error("--ahead and --release go with --plan");
+	if (json && mode != MODE_STATUS)
+		return cli_usage_error("--json goes with --status");
+	if (emit && isatty(STDOUT_FILENO))
+		return cli_usage_error("refusing to write samples to a terminal (redirect it)");
+	if (mode == MODE_PLAN && strcmp(po.plan_path, "-") == 0 && isatty(STDIN_FILENO))
+		return cli_usage_error("--plan - reads the plan from standard input, which is a terminal");
+	if (mode == MODE_PLAN && (uint64_t)(argc - optind) > UINT32_MAX)
+		return cli_usage_error("too many files");
+	if (emit)
+		po.emit = emit_format && strcmp(emit_format, "raw") == 0 ? EMIT_RAW : EMIT_TAR;
+
+	switch (mode) {
+	case MODE_WARM:
+		ret = warm(argv + optind, argc - optind);
+		break;
+	case MODE_EVICT:
+		ret = evict(argv + optind, argc - optind);
+		break;
+	case MODE_PLAN:
+		ret = follow_plan(argv + optind, argc - optind, &po);
+		break;
+	case MODE_STATUS:
+	default:
+		ret = status(argv + optind, argc - optind, json);
+		break;
+	}
+	if (cli_close_stdout() < 0)
+		ret = EXIT_FAIL;
+	return ret;
+}

@@ -1,0 +1,480 @@
+/* shuffle-plan: the order to read a dataset of .slab files in for one epoch and one rank
+ * (sequential, uniform random, or quasi-random through a bounded window of pages), written
+ * as a binary plan (slab-plan(5)) or as text, with measures of how random and how local
+ * it is. */
+#include "cli.h"
+#include "plan.h"
+#include "slab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+"Usage: shuffle-plan [OPTIONS] FILE...\n";
+
+static const char help_text[] =
+"Write a plan: the order to read the samples of a dataset in for one epoch, for\n"
+"one rank of a distributed job. The FILEs (.slab) are one dataset, samples\n"
+"numbered in the order the files are given. A plan depends only on the files'\n"
+"contents and the options below: the same bytes on every run and machine.\n"
+"\n"
+"Options:\n"
+"      --mode MODE          quasi (default): pages shuffled, read through a window\n"
+"                           of live pages; random: a uniform permutation;\n"
+"                           sequential: file order\n"
+"      --window PAGES       quasi: at most PAGES pages live at once (default 64)\n"
+"      --memory SIZE        quasi: the same budget in bytes, instead of --window\n"
+"      --seed N             seed of the shuffle (default 0)\n"
+"      --epoch N            epoch number; each epoch has its own order (default 0)\n"
+"      --rank R             the rank whose share to write, below W (default 0)\n"
+"      --world-size W       ranks sharing the dataset (default 1)\n"
+"      --drop-last          equal shares by leaving out up to W-1 samples (default)\n"
+"      --pad                equal shares by repeating up to W-1 samples\n"
+"      --start K            the plan from position K on, to resume an epoch\n"
+"      --format FORMAT      binary (default; see slab-plan(5)) or text, one\n"
+"                           \"FILE_INDEX SAMPLE_INDEX\" line per sample\n"
+"  -o, --output PLAN        write the plan to PLAN ('-': standard output, the\n"
+"                           default); a file appears only when complete\n"
+"      --stats              print measures of the plan on standard output; the\n"
+"                           plan itself is then written only with -o PLAN\n"
+"  -q, --quiet              no summary line\n"
+"  -v, --verbose            also describe each file\n"
+"  -h, --help               show this help and exit\n"
+"  -V, --version            show the version and exit\n"
+"\n"
+"SIZE takes K, M, G suffixes (binary). Exit status: 0 written, 1 failed (a file\n"
+"unreadable or corrupt, --start past the end, a write error), 2 usage error.\n"
+"See shuffle-plan(1) and slab-plan(5).\n";
+
+enum {
+	OPT_DROP_LAST = CHAR_MAX + 1,
+	OPT_EPOCH,
+	OPT_FORMAT,
+	OPT_MEMORY,
+	OPT_MODE,
+	OPT_PAD,
+	OPT_RANK,
+	OPT_SEED,
+	OPT_START,
+	OPT_STATS,
+	OPT_WINDOW,
+	OPT_WORLD_SIZE,
+};
+
+static const struct option longopts[] = {
+	{ "drop-last",  no_argument,       NULL, OPT_DROP_LAST },
+	{ "epoch",      required_argument, NULL, OPT_EPOCH },
+	{ "format",     required_argument, NULL, OPT_FORMAT },
+	{ "help",       no_argument,       NULL, 'h' },
+	{ "memory",     required_argument, NULL, OPT_MEMORY },
+	{ "mode",       required_argument, NULL, OPT_MODE },
+	{ "output",     required_argument, NULL, 'o' },
+	{ "pad",        no_argument,       NULL, OPT_PAD },
+	{ "quiet",      no_argument,       NULL, 'q' },
+	{ "rank",       required_argument, NULL, OPT_RANK },
+	{ "seed",       required_argument, NULL, OPT_SEED },
+	{ "start",      required_argument, NULL, OPT_START },
+	{ "stats",      no_argument,       NULL, OPT_STATS },
+	{ "verbose",    no_argument,       NULL, 'v' },
+	{ "version",    no_argument,       NULL, 'V' },
+	{ "window",     required_argument, NULL, OPT_WINDOW },
+	{ "world-size", required_argument, NULL, OPT_WORLD_SIZE },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *const mode_names[] = { "sequential", "random", "quasi" };
+
+/* ---- the output file: a temporary name beside it, renamed when complete ------------------ */
+
+static char *tmp_path;          /* unlinked on failure or signal */
+
+static void on_signal(int sig)
+{
+	if (tmp_path)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN);       /* a file-size limit is a write error, not a death */
+}
+
+static int open_temp(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+	mode_t mask;
+	int fd;
+
+	if (asprintf(&tmp_path, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
+		     slash ? slash + 1 : path) < 0) {
+		tmp_path = NULL;
+		cli_error("out of memory");
+		return -1;
+	}
+	fd = mkostemp(tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
+		free(tmp_path);
+		tmp_path = NULL;
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		cli_error("'%s': %s", tmp_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int commit_output(int fd, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dfd;
+
+	if (fsync(fd) < 0) {
+		cli_error("'%s': fsync: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (close(fd) < 0) {
+		cli_error("'%s': close: %s", path, strerror(errno));
+		return -1;
+	}
+	if (rename(tmp_path, path) < 0) {
+		cli_error("'%s': rename: %s", path, strerror(errno));
+		return -1;
+	}
+	free(tmp_path);
+	tmp_path = NULL;
+	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
+	if (dir) {
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
+	return 0;
+}
+
+/* ---- writing --------------------------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+	char tmp[10];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* One "FILE_INDEX SAMPLE_INDEX" line per entry; printf would be the slowest part. */
+static int write_text(const struct slab_plan *plan, int fd)
+{
+	enum { SIZE = 1 << 16, LINE = 22 };
+	char *buf = malloc(SIZE), *p;
+	int ret = -1;
+
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	p = buf;
+	for (uint64_t i = 0; i < plan->n; i++) {
+		if (p - buf > SIZE - LINE) {
+			if (write_all(fd, buf, (size_t)(p - buf)) < 0)
+				goto out;
+			p = buf;
+		}
+		p = put_u32(p, plan->entries[i].file);
+		*p++ = ' ';
+		p = put_u32(p, plan->entries[i].sample);
+		*p++ = '\n';
+	}
+	if (write_all(fd, buf, (size_t)(p - buf)) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+static void print_stats(const struct slab_plan_stats *st)
+{
+	printf("samples: %llu\n", (unsigned long long)st->samples);
+	printf("distinct_pages: %llu\n", (unsigned long long)st->distinct_pages);
+	printf("page_switches: %llu\n", (unsigned long long)st->page_switches);
+	printf("mean_run: %.3f\n", st->mean_run);
+	printf("max_live_pages: %llu\n", (unsigned long long)st->max_live_pages);
+	printf("max_live_bytes: %llu\n", (unsigned long long)st->max_live_bytes);
+	printf("displacement: %.6f\n", st->displacement);
+	printf("same_page_neighbours: %.6f\n", st->same_page_neighbours);
+}
+
+static void summary(const struct slab_plan *plan, const char *target, double secs)
+{
+	const struct slab_plan_params *p = &plan->p;
+	uint64_t all = plan->length * p->world;
+	char window[64] = "", from[64] = "", hs[32];
+
+	if (p->mode == SLAB_PLAN_QUASI) {
+		if (p->flags & SLAB_PLAN_MEMORY)
+			snprintf(window, sizeof(window), " window %s,", cli_human_size(p->window, hs, sizeof(hs)));
+		else
+			snprintf(window, sizeof(window), " window %llu pages,", (unsigned long long)p->window);
+	}
+	if (plan->start)
+		snprintf(from, sizeof(from), " from position %llu of %llu",
+			 (unsigned long long)plan->start, (unsigned long long)plan->length);
+	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu samples%s (dataset %llu), %s %llu %s, %.3f s",
+		  target ? "'" : "", target ? target : "", target ? "': " : "", mode_names[p->mode],
+		  window, (unsigned long long)p->seed, (unsigned long long)p->epoch, p->rank, p->world,
+		  (unsigned long long)plan->n, from, (unsigned long long)plan->total,
+		  p->flags & SLAB_PLAN_PAD ? "pad:" : "drop-last:",
+		  (unsigned long long)(p->flags & SLAB_PLAN_PAD ? all - plan->total : plan->total - all),
+		  p->flags & SLAB_PLAN_PAD ? "repeated" : "dropped", secs);
+}
+
+static int number(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (cli_parse_u64(arg, min, max, out) == 0)
+		return 0;
+	cli_usage_error("invalid %s '%s' (a number from %llu to %llu)", opt, arg,
+			(unsigned long long)min, (unsigned long long)max);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct slab_plan_params p = { .mode = SLAB_PLAN_QUASI, .world = 1, .window = 64 };
+	const char *output = NULL;
+	struct slab **files = NULL;
+	struct slab_plan *plan = NULL;
+	struct slab_plan_stats st;
+	uint64_t v, start = 0, rank = 0, world = 1;
+	int c, text = 0, stats = 0, drop_set = 0, pad_set = 0, window_set = 0, memory_set = 0;
+	int fd = -1, ret = EXIT_FAIL, nfiles = 0, failed = 0;
+	char err[1024];
+	double t0;
+
+	cli_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "ho:qvV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DROP_LAST:
+			drop_set = 1;
+			break;
+		case OPT_EPOCH:
+			if (number("--epoch", optarg, 0, UINT64_MAX, &p.epoch) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") == 0)
+				text = 1;
+			else if (strcmp(optarg, "binary") == 0)
+				text = 0;
+			else
+				return cli_usage_error("invalid --format '%s' (binary or text)", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case OPT_MEMORY:
+			if (cli_parse_size(optarg, &p.window) < 0 || p.window == 0)
+				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
+			memory_set = 1;
+			break;
+		case OPT_MODE:
+			for (v = 0; v < 3 && strcmp(optarg, mode_names[v]) != 0; v++)
+				;
+			if (v == 3)
+				return cli_usage_error("invalid --mode '%s' (sequential, random or quasi)", optarg);
+			p.mode = (enum slab_plan_mode)v;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_PAD:
+			pad_set = 1;
+			break;
+		case 'q':
+			cli_verbosity = 0;
+			break;
+		case OPT_RANK:
+			if (number("--rank", optarg, 0, UINT32_MAX - 1, &rank) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_SEED:
+			if (number("--seed", optarg, 0, UINT64_MAX, &p.seed) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_START:
+			if (number("--start", optarg, 0, UINT64_MAX, &start) < 0)
+				return EXIT_USAGE;
+			break;
+		case OPT_STATS:
+			stats = 1;
+			break;
+		case 'v':
+			cli_verbosity = 2;
+			break;
+		case 'V':
+			printf("shuffle-plan (slab) %s\n", SLAB_VERSION);
+			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+		case OPT_WINDOW:
+			if (number("--window", optarg, 1, UINT64_MAX, &p.window) < 0)
+				return EXIT_USAGE;
+			window_set = 1;
+			break;
+		case OPT_WORLD_SIZE:
+			if (number("--world-size", optarg, 1, UINT32_MAX, &world) < 0)
+				return EXIT_USAGE;
+			break;
+		default:
+			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
+			return EXIT_USAGE;
+		}
+	}
+	if (window_set && memory_set)
+		return cli_usage_error("--window and --memory exclude each other");
+	if ((window_set || memory_set) && p.mode != SLAB_PLAN_QUASI)
+		return cli_usage_error("--%s applies to --mode quasi only", window_set ? "window" : "memory");
+	if (drop_set && pad_set)
+		return cli_usage_error("--drop-last and --pad exclude each other");
+	if (rank >= world)
+		return cli_usage_error("--rank %llu is not below --world-size %llu",
+				       (unsigned long long)rank, (unsigned long long)world);
+	if (optind == argc)
+		return cli_usage_error("no input file");
+	if (stats && output && strcmp(output, "-") == 0)
+		return cli_usage_error("--stats prints on standard output: write the plan with -o FILE");
+	if (!output && !stats)
+		output = "-";
+	if (output && strcmp(output, "-") == 0 && !text && isatty(STDOUT_FILENO))
+		return cli_usage_error("refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)");
+	p.rank = (uint32_t)rank;
+	p.world = (uint32_t)world;
+	if (memory_set)
+		p.flags |= SLAB_PLAN_MEMORY;
+	if (pad_set)
+		p.flags |= SLAB_PLAN_PAD;
+
+	t0 = cli_now();
+	nfiles = argc - optind;
+	files = calloc((size_t)nfiles, sizeof(*files));
+	if (!files) {
+		cli_error("out of memory");
+		return EXIT_FAIL;
+	}
+	/* Every file must open; each one that does not is reported. */
+	for (int i = 0; i < nfiles; i++) {
+		char hs[32];
+		files[i] = slab_new();
+		if (!files[i]) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (slab_open(files[i], argv[optind + i]) < 0) {
+			cli_error("%s", slab_error(files[i]));
+			failed = 1;
+			continue;
+		}
+		cli_info("file %d '%s': %llu samples, %llu pages of %s", i, argv[optind + i],
+			 (unsigned long long)slab_count(files[i]),
+			 (unsigned long long)slab_page_count(files[i]),
+			 cli_human_size(slab_page_size(files[i]), hs, sizeof(hs)));
+	}
+	if (failed)
+		goto out;
+	if (slab_plan_make(files, (uint32_t)nfiles, &p, start, &plan, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		goto out;
+	}
+	if (stats && slab_plan_stats(plan, files, (uint32_t)nfiles, &st, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		goto out;
+	}
+	if (output) {
+		int to_stdout = strcmp(output, "-") == 0;
+		catch_signals();
+		fd = to_stdout ? STDOUT_FILENO : open_temp(output);
+		if (fd < 0)
+			goto out;
+		if ((text ? write_text(plan, fd) : slab_plan_write(plan, fd)) < 0) {
+			if (!(to_stdout && errno == EPIPE)) {
+				cli_error("'%s': write error: %s", to_stdout ? "(stdout)" : output,
+					  strerror(errno));
+				goto out;
+			}
+		}
+		if (!to_stdout) {
+			int r = commit_output(fd, output);
+			fd = -1;
+			if (r < 0)
+				goto out;
+		}
+	}
+	if (stats)
+		print_stats(&st);
+	if (cli_close_stdout() < 0)
+		goto out;
+	if (cli_verbosity >= 1)
+		summary(plan, output ? (strcmp(output, "-") ? output : "(stdout)") : NULL, cli_now() - t0);
+	ret = EXIT_OK;
+out:
+	if (fd >= 0 && fd != STDOUT_FILENO)
+		close(fd);
+	if (tmp_path) {
+		unlink(tmp_path);
+		free(tmp_path);
+		tmp_path = NULL;
+	}
+	slab_plan_free(plan);
+	for (int i = 0; i < nfiles && files; i++)
+		slab_close(files[i]);
+	free(files);
+	return ret;
+}
