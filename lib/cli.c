@@ -1,11 +1,14 @@
 /* cli.c: what every tool shares in front of the library: messages prefixed with the tool's
  * name, strict size and number parsing, human sizes, the clock, and the close of stdout. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -241,4 +244,140 @@ cli_close_stdout(void)
 	else
 		cli_error("write error");
 	return -1;
+}
+
+/* ---- outputs that appear only when complete ------------------------------------------- */
+
+static char *tmp_path;          /* the temporary file of the one open output */
+
+static void
+on_signal(int sig)
+{
+	if (tmp_path != NULL)
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+int
+cli_output_open(struct cli_output *o, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash != NULL ? (size_t)(slash - path + 1) : 0;
+	struct stat st;
+	char *tmp;
+	mode_t mask;
+	int fd;
+
+	o->path = path;
+	o->fd = -1;
+	o->in_place = 1;
+	catch_signals();
+	if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("'%s': is a directory", path);
+			return -1;
+		}
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			cli_error("'%s': %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	o->in_place = 0;
+	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
+		     slash != NULL ? slash + 1 : path) < 0) {
+		cli_error("out of memory");
+		return -1;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	tmp_path = tmp;
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		cli_error("'%s': %s", tmp, strerror(errno));
+		o->fd = fd;
+		cli_output_abort(o);
+		return -1;
+	}
+	o->fd = fd;
+	return 0;
+}
+
+int
+cli_output_commit(struct cli_output *o)
+{
+	const char *slash = strrchr(o->path, '/');
+	char *dir;
+	int fd = o->fd, dfd;
+
+	o->fd = -1;
+	if (o->in_place) {
+		if (fd != STDOUT_FILENO && close(fd) < 0) {
+			cli_error("'%s': close: %s", o->path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		cli_error("'%s': %s", o->path, strerror(errno));
+		close(fd);
+		cli_output_abort(o);
+		return -1;
+	}
+	if (rename(tmp_path, o->path) < 0) {
+		cli_error("'%s': rename: %s", o->path, strerror(errno));
+		cli_output_abort(o);
+		return -1;
+	}
+	free(tmp_path);
+	tmp_path = NULL;
+	/* The rename itself must reach the disk too. */
+	dir = slash != NULL ? strndup(o->path, (size_t)(slash - o->path + 1)) : strdup(".");
+	if (dir != NULL) {
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+	}
+	return 0;
+}
+
+void
+cli_output_abort(struct cli_output *o)
+{
+	if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+		close(o->fd);
+	o->fd = -1;
+	if (tmp_path != NULL) {
+		unlink(tmp_path);
+		free(tmp_path);
+		tmp_path = NULL;
+	}
 }

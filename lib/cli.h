@@ -47,4 +47,25 @@ int cli_progress_wanted(void);
 /* Flush and close stdout; on failure other than EPIPE, print an error and return -1. */
 int cli_close_stdout(void);
 
+/*
+ * An output file that appears only when complete: written under a temporary name beside it
+ * (.NAME.tmp.XXXXXX), then fsync'd and renamed over NAME. "-" is standard output. An existing
+ * target that is not a regular file (/dev/null, a FIFO, a device) is written in place: there is
+ * nothing to replace, and renaming over it would destroy it. While a temporary file exists,
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT remove it before the process dies; SIGXFSZ is ignored
+ * so a file-size limit is a write error like a full disk. One such output at a time.
+ */
+struct cli_output {
+	int fd;
+	const char *path;
+	int in_place;           /* stdout or a non-regular file: no temporary name */
+};
+
+/* 0 with o->fd open for writing, or -1 after printing why. */
+int cli_output_open(struct cli_output *o, const char *path);
+/* fsync, close and rename into place. 0, or -1 after printing why (the temporary is gone). */
+int cli_output_commit(struct cli_output *o);
+/* Close and remove the temporary file; nothing happens to the target. */
+void cli_output_abort(struct cli_output *o);
+
 #endif

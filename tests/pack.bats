@@ -353,3 +353,16 @@ PY
 	[[ "${stderr_lines[1]}" == "pack: 'a.tar': "*" members, "*" of member data, "*" read" ]]
 	assert_equal "${stderr_lines[2]}" "pack: reading '(stdin)'"
 }
+
+@test "an output that is a FIFO or a device is written in place, never replaced" {
+	small_tar
+	pack -q -o want.slab small.tar
+	mkfifo out.fifo
+	cat out.fifo > got.slab &
+	reader=$!
+	run -0 pack -q -o out.fifo small.tar
+	wait "$reader"
+	cmp want.slab got.slab
+	[ -p out.fifo ]
+	[ -z "$(ls -A | grep '\.tmp\.')" ]
+}

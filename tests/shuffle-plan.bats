@@ -462,3 +462,15 @@ Try 'shuffle-plan --help' for more information." ]
 	shuffle-plan -q --seed 3 one0.slab one1.slab one2.slab one3.slab one4.slab one5.slab > p2
 	cmp p1 p2
 }
+
+@test "-o to a FIFO writes in place and leaves the FIFO a FIFO" {
+	datasets
+	shuffle-plan -q --format text -o want.txt a.slab
+	mkfifo p.fifo
+	cat p.fifo > got.txt &
+	reader=$!
+	run -0 shuffle-plan -q --format text -o p.fifo a.slab
+	wait "$reader"
+	cmp want.txt got.txt
+	[ -p p.fifo ]
+}

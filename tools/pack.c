@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,94 +84,6 @@ struct opts {
 	unsigned jpeg_max_side;
 	unsigned jobs;
 };
-
-/* ---- the output file, and removing it when anything goes wrong --------------------------- */
-
-static char *tmp_path;          /* the temporary output, unlinked on failure or signal */
-
-static void on_signal(int sig)
-{
-	if (tmp_path)
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void catch_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	/* A file-size limit is a write error like a full disk, not a death. */
-	signal(SIGXFSZ, SIG_IGN);
-}
-
-/* A temporary file beside path, so the final rename stays on one filesystem. */
-static int open_temp(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	mode_t mask;
-	int fd;
-
-	if (asprintf(&tmp_path, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
-		     slash ? slash + 1 : path) < 0) {
-		tmp_path = NULL;
-		return -1;
-	}
-	fd = mkostemp(tmp_path, O_CLOEXEC);
-	if (fd < 0) {
-		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
-		free(tmp_path);
-		tmp_path = NULL;
-		return -1;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		cli_error("'%s': %s", tmp_path, strerror(errno));
-		return -1;
-	}
-	return fd;
-}
-
-static int commit_output(int fd, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int dfd;
-
-	if (fsync(fd) < 0) {
-		cli_error("'%s': fsync: %s", path, strerror(errno));
-		return -1;
-	}
-	if (close(fd) < 0) {
-		cli_error("'%s': close: %s", path, strerror(errno));
-		return -1;
-	}
-	if (rename(tmp_path, path) < 0) {
-		cli_error("'%s': rename: %s", path, strerror(errno));
-		return -1;
-	}
-	free(tmp_path);
-	tmp_path = NULL;
-	/* The rename itself must reach the disk too. */
-	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
-	if (dir) {
-		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-	}
-	return 0;
-}
 
 /* ---- per-sample work: JPEG checks and re-encoding, on worker threads ---------------------- */
 
@@ -609,7 +520,8 @@ int main(int argc, char **argv)
 	struct run r;
 	char *opt_text = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int c, fd = -1, ret = EXIT_FAIL;
+	struct cli_output output = { .fd = -1 };
+	int c, ret = EXIT_FAIL;
 	uint64_t v;
 
 	cli_init(argv[0]);
@@ -693,7 +605,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	catch_signals();
 	/* TurboJPEG reads these when encoding: the same options must give the same bytes. */
 	unsetenv("TJ_OPTIMIZE");
 	unsetenv("TJ_ARITHMETIC");
@@ -708,13 +619,12 @@ int main(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	fd = strcmp(o.output, "-") ? open_temp(o.output) : STDOUT_FILENO;
-	if (fd < 0)
+	if (cli_output_open(&output, o.output) < 0)
 		goto out;
 	wo.page_size = o.page_size;
 	wo.options = opt_text;
 	wo.writeback = 32u << 20;
-	if (slab_writer_open(r.w, fd, r.outname, &wo) < 0) {
+	if (slab_writer_open(r.w, output.fd, r.outname, &wo) < 0) {
 		cli_error("%s", slab_writer_error(r.w));
 		goto out;
 	}
@@ -726,13 +636,8 @@ int main(int argc, char **argv)
 		cli_error("%s", slab_writer_error(r.w));
 		goto out;
 	}
-	if (fd != STDOUT_FILENO) {
-		if (commit_output(fd, o.output) < 0) {
-			fd = -1;
-			goto out;
-		}
-		fd = -1;
-	}
+	if (cli_output_commit(&output) < 0)
+		goto out;
 	if (r.progress)
 		fputs("\r\033[K", stderr);
 	if (cli_verbosity >= 1)
@@ -741,13 +646,7 @@ int main(int argc, char **argv)
 out:
 	if (ret != EXIT_OK && r.progress)
 		fputs("\n", stderr);
-	if (fd >= 0 && fd != STDOUT_FILENO)
-		close(fd);
-	if (tmp_path) {
-		unlink(tmp_path);
-		free(tmp_path);
-		tmp_path = NULL;
-	}
+	cli_output_abort(&output);
 	slab_writer_free(r.w);
 	free(opt_text);
 	for (size_t i = 0; i < o.nkeep; i++)

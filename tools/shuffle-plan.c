@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,94 +90,6 @@ static const struct option longopts[] = {
 };
 
 static const char *const mode_names[] = { "sequential", "random", "quasi" };
-
-/* ---- the output file: a temporary name beside it, renamed when complete ------------------ */
-
-static char *tmp_path;          /* unlinked on failure or signal */
-
-static void on_signal(int sig)
-{
-	if (tmp_path)
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void catch_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	signal(SIGXFSZ, SIG_IGN);       /* a file-size limit is a write error, not a death */
-}
-
-static int open_temp(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	mode_t mask;
-	int fd;
-
-	if (asprintf(&tmp_path, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
-		     slash ? slash + 1 : path) < 0) {
-		tmp_path = NULL;
-		cli_error("out of memory");
-		return -1;
-	}
-	fd = mkostemp(tmp_path, O_CLOEXEC);
-	if (fd < 0) {
-		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
-		free(tmp_path);
-		tmp_path = NULL;
-		return -1;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		cli_error("'%s': %s", tmp_path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int commit_output(int fd, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int dfd;
-
-	if (fsync(fd) < 0) {
-		cli_error("'%s': fsync: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (close(fd) < 0) {
-		cli_error("'%s': close: %s", path, strerror(errno));
-		return -1;
-	}
-	if (rename(tmp_path, path) < 0) {
-		cli_error("'%s': rename: %s", path, strerror(errno));
-		return -1;
-	}
-	free(tmp_path);
-	tmp_path = NULL;
-	dir = slash ? strndup(path, (size_t)(slash - path + 1)) : strdup(".");
-	if (dir) {
-		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-	}
-	return 0;
-}
 
 /* ---- writing --------------------------------------------------------------------------- */
 
@@ -296,7 +207,8 @@ int main(int argc, char **argv)
 	struct slab_plan_stats st;
 	uint64_t v, start = 0, rank = 0, world = 1;
 	int c, text = 0, stats = 0, drop_set = 0, pad_set = 0, window_set = 0, memory_set = 0;
-	int fd = -1, ret = EXIT_FAIL, nfiles = 0, failed = 0;
+	struct cli_output outf = { .fd = -1 };
+	int ret = EXIT_FAIL, nfiles = 0, failed = 0;
 	char err[1024];
 	double t0;
 
@@ -439,23 +351,17 @@ int main(int argc, char **argv)
 	}
 	if (output) {
 		int to_stdout = strcmp(output, "-") == 0;
-		catch_signals();
-		fd = to_stdout ? STDOUT_FILENO : open_temp(output);
-		if (fd < 0)
+		if (cli_output_open(&outf, output) < 0)
 			goto out;
-		if ((text ? write_text(plan, fd) : slab_plan_write(plan, fd)) < 0) {
+		if ((text ? write_text(plan, outf.fd) : slab_plan_write(plan, outf.fd)) < 0) {
 			if (!(to_stdout && errno == EPIPE)) {
 				cli_error("'%s': write error: %s", to_stdout ? "(stdout)" : output,
 					  strerror(errno));
 				goto out;
 			}
 		}
-		if (!to_stdout) {
-			int r = commit_output(fd, output);
-			fd = -1;
-			if (r < 0)
-				goto out;
-		}
+		if (cli_output_commit(&outf) < 0)
+			goto out;
 	}
 	if (stats)
 		print_stats(&st);
@@ -465,13 +371,7 @@ int main(int argc, char **argv)
 		summary(plan, output ? (strcmp(output, "-") ? output : "(stdout)") : NULL, cli_now() - t0);
 	ret = EXIT_OK;
 out:
-	if (fd >= 0 && fd != STDOUT_FILENO)
-		close(fd);
-	if (tmp_path) {
-		unlink(tmp_path);
-		free(tmp_path);
-		tmp_path = NULL;
-	}
+	cli_output_abort(&outf);
 	slab_plan_free(plan);
 	for (int i = 0; i < nfiles && files; i++)
 		slab_close(files[i]);
