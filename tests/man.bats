@@ -233,3 +233,29 @@ options_documented() {
 	grep -qiF '0x82F63B78' <<<"$text" || fail "slab-plan(5) lacks the CRC-32C polynomial"
 }
 
+@test "man/bench-tlb.1 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/bench-tlb.1"
+}
+
+@test "bench-tlb(1) SYNOPSIS is the Usage: text of bench-tlb --help" {
+	need_man
+	synopsis_matches bench-tlb
+}
+
+@test "bench-tlb(1) OPTIONS has an entry for every long option of bench-tlb --help" {
+	need_man
+	options_documented bench-tlb
+}
+
+@test "bench-tlb(1) documents every JSON key bench-tlb writes" {
+	need_man
+	local text key missing=""
+	text=$(render "$MAN_DIR/bench-tlb.1" | section 'JSON OUTPUT')
+	# Every key the tool passes to the JSON writer, as "key" in the page's example or text.
+	for key in $(grep -oE 'json_[a-z0-9]+\(&j, "[a-z0-9_]+"' "$SLAB_ROOT/tools/bench-tlb.c" |
+		sed 's/.*"\(.*\)"/\1/' | sort -u); do
+		grep -qE "(\"$key\"|(^|[^a-z_])$key([^a-z_]|\$))" <<<"$text" || missing="$missing $key"
+	done
+	[ -z "$missing" ] || fail "bench-tlb(1) JSON OUTPUT lacks:$missing"
+}

@@ -1,0 +1,936 @@
+/* memlat.c: the measurement behind bench-tlb: one region per backing, the chase, page and seq
+ * patterns laid out in it, timing with warm-up, calibration and repetitions, and the reading
+ * of the curves into plateaus, TLB reach and speed-up. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memlat.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+const char *
+memlat_backing_name(enum memlat_backing b)
+{
+	static const char *const names[] = { "4k", "thp", "hugetlb" };
+
+	return (unsigned)b < MEMLAT_NBACKINGS ? names[b] : "?";
+}
+
+const char *
+memlat_pattern_name(enum memlat_pattern p)
+{
+	static const char *const names[] = { "chase", "page", "seq" };
+
+	return (unsigned)p <= MEMLAT_SEQ ? names[p] : "?";
+}
+
+size_t
+memlat_unit(enum memlat_pattern p)
+{
+	return p == MEMLAT_PAGE ? MEMLAT_SMALL_PAGE : MEMLAT_LINE;
+}
+
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* "2 MiB", "1.5 GiB": the library does not use cli.h, which belongs to the tools. */
+static const char *
+size_text(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (v == floor(v))
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+static int
+read_ulong(const char *path, unsigned long *out)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (f == NULL)
+		return -1;
+	ok = fscanf(f, "%lu", out) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* ---- regions ---------------------------------------------------------------------------- */
+
+/*
+ * Fault every page in, writable, before anything is timed. MADV_POPULATE_WRITE (Linux 5.14)
+ * reports a failure as an error where touching the pages would die of SIGBUS (a hugetlb
+ * pool emptied by someone else); older kernels get the pages touched one by one.
+ */
+static int
+populate(unsigned char *p, size_t len, size_t step)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+#endif
+	for (size_t off = 0; off < len; off += step)
+		p[off] = 1;
+	return 0;
+}
+
+/*
+ * AnonHugePages of the mappings that overlap [base, base + len), from /proc/self/smaps: what
+ * the kernel really gave, whatever was asked. -1 when smaps cannot be read.
+ */
+static int
+smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	uintptr_t lo = (uintptr_t)base, hi = lo + len;
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t sum = 0;
+	int inside = 0, found = 0;
+
+	if (f == NULL)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long start, end;
+		unsigned long long kb;
+		char perms[8];
+
+		/* A mapping's first line: "start-end perms offset dev inode path". */
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
+			inside = start < hi && end > lo;
+			continue;
+		}
+		if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+			sum += (uint64_t)kb * 1024;
+			found = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!found)
+		return -1;
+	/* A neighbour merged into the same mapping would count too; never more than the region. */
+	*out = sum > len ? len : sum;
+	return 0;
+}
+
+void
+memlat_region_check(struct memlat_region *r)
+{
+	uint64_t huge;
+
+	if (!r->ok || r->backing == MEMLAT_HUGETLB)
+		return;
+	if (smaps_huge_bytes(r->base, r->len, &huge) == 0) {
+		r->huge_bytes = huge;
+		r->huge_known = 1;
+	}
+}
+
+double
+memlat_huge_fraction(const struct memlat_region *r)
+{
+	if (!r->ok || !r->huge_known || r->len == 0)
+		return -1;
+	return (double)r->huge_bytes / (double)r->len;
+}
+
+static int
+map_anon(struct memlat_region *r, size_t len, size_t align, int advice)
+{
+	size_t map_len = len + (align > MEMLAT_SMALL_PAGE ? align : 0);
+	unsigned char *p, *base;
+	char a[32];
+
+	p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		say(r->why, sizeof(r->why), "mmap of %s: %s", size_text(len, a, sizeof(a)),
+		    strerror(errno));
+		return -1;
+	}
+	base = p;
+	if (align > MEMLAT_SMALL_PAGE) {
+		/* Trim to an aligned region, so each 2 MiB of it can be one huge page. */
+		base = (unsigned char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+		if (base > p)
+			munmap(p, (size_t)(base - p));
+		if (p + map_len > base + len)
+			munmap(base + len, (size_t)(p + map_len - (base + len)));
+	}
+	r->base = base;
+	r->len = len;
+	if (madvise(base, len, advice) != 0 && advice == MADV_HUGEPAGE) {
+		say(r->why, sizeof(r->why), "madvise MADV_HUGEPAGE: %s (a kernel without "
+		    "transparent huge pages)", strerror(errno));
+		return -1;
+	}
+	/* MADV_NOHUGEPAGE fails only where there is no THP: 4 KiB pages anyway. */
+	if (populate(base, len, MEMLAT_SMALL_PAGE) != 0) {
+		say(r->why, sizeof(r->why), "faulting in %s: %s", size_text(len, a, sizeof(a)),
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+map_hugetlb(struct memlat_region *r, size_t want, size_t hp)
+{
+	const char *name = hp == MEMLAT_THP_SIZE ? "2 MiB" : "1 GiB";
+	const char *howto = hp == MEMLAT_THP_SIZE ?
+		"echo N > /proc/sys/vm/nr_hugepages, or hugepages=N at boot" :
+		"echo N > /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages, or "
+		"hugepagesz=1G hugepages=N at boot";
+	unsigned long nr, nfree, resv = 0, avail, need, use;
+	int shift = hp == MEMLAT_THP_SIZE ? 21 : 30;
+	char dir[96], path[160], a[32];
+	unsigned char *p;
+
+	snprintf(dir, sizeof(dir), "/sys/kernel/mm/hugepages/hugepages-%zukB", hp >> 10);
+	snprintf(path, sizeof(path), "%s/nr_hugepages", dir);
+	if (read_ulong(path, &nr) != 0) {
+		say(r->why, sizeof(r->why), "this kernel or CPU offers no %s huge pages (no %s)",
+		    name, dir);
+		return -1;
+	}
+	if (nr == 0) {
+		say(r->why, sizeof(r->why), "no %s huge pages reserved (%s)", name, howto);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/free_hugepages", dir);
+	if (read_ulong(path, &nfree) != 0)
+		nfree = nr;
+	snprintf(path, sizeof(path), "%s/resv_hugepages", dir);
+	read_ulong(path, &resv);
+	avail = nfree > resv ? nfree - resv : 0;
+	if (avail == 0) {
+		say(r->why, sizeof(r->why), "all %lu reserved %s huge pages are in use (%s)",
+		    nr, name, howto);
+		return -1;
+	}
+	need = (unsigned long)((want + hp - 1) / hp);
+	use = need < avail ? need : avail;
+	p = mmap(NULL, use * hp, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), -1, 0);
+	if (p == MAP_FAILED) {
+		say(r->why, sizeof(r->why), "mmap MAP_HUGETLB of %lu %s pages: %s (%lu free)",
+		    use, name, strerror(errno), avail);
+		return -1;
+	}
+	r->base = p;
+	r->len = use * hp;
+	if (populate(p, r->len, hp) != 0) {
+		say(r->why, sizeof(r->why), "faulting in %lu %s huge pages: %s", use, name,
+		    strerror(errno));
+		return -1;
+	}
+	if (use < need)
+		say(r->note, sizeof(r->note), "only %s in free %s huge pages: larger working sets "
+		    "not measured", size_text(r->len, a, sizeof(a)), name);
+	r->huge_bytes = r->huge_bytes_start = r->len;
+	r->huge_known = 1;
+	return 0;
+}
+
+int
+memlat_region_map(struct memlat_region *r, enum memlat_backing b, size_t want,
+		  size_t hugetlb_page)
+{
+	size_t len;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->backing = b;
+	r->want = want;
+	r->page_size = MEMLAT_SMALL_PAGE;
+	if (want == 0)
+		return -1;
+	switch (b) {
+	case MEMLAT_4K:
+		len = (want + MEMLAT_SMALL_PAGE - 1) / MEMLAT_SMALL_PAGE * MEMLAT_SMALL_PAGE;
+		rc = map_anon(r, len, MEMLAT_SMALL_PAGE, MADV_NOHUGEPAGE);
+		break;
+	case MEMLAT_THP:
+		/* Whole 2 MiB extents, so even a 4 KiB working set sits in a huge page. */
+		r->page_size = MEMLAT_THP_SIZE;
+		len = (want + MEMLAT_THP_SIZE - 1) / MEMLAT_THP_SIZE * MEMLAT_THP_SIZE;
+		rc = map_anon(r, len, MEMLAT_THP_SIZE, MADV_HUGEPAGE);
+		break;
+	case MEMLAT_HUGETLB:
+		if (hugetlb_page != MEMLAT_THP_SIZE && hugetlb_page != (size_t)1 << 30)
+			return -1;
+		r->page_size = hugetlb_page;
+		rc = map_hugetlb(r, want, hugetlb_page);
+		break;
+	default:
+		return -1;
+	}
+	if (rc != 0) {
+		if (r->base != NULL)
+			munmap(r->base, r->len);
+		r->base = NULL;
+		r->len = 0;
+		return 0;
+	}
+	r->ok = 1;
+	if (b != MEMLAT_HUGETLB) {
+		memlat_region_check(r);
+		r->huge_bytes_start = r->huge_bytes;
+	}
+	return 0;
+}
+
+void
+memlat_region_unmap(struct memlat_region *r)
+{
+	if (r->base != NULL)
+		munmap(r->base, r->len);
+	r->base = NULL;
+	r->len = 0;
+	r->ok = 0;
+}
+
+/* ---- patterns ----------------------------------------------------------------------------- */
+
+static uint64_t
+mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* splitmix64: fast, and good enough to shuffle; uniform below n by a 128-bit multiply. */
+static uint64_t
+below(uint64_t *state, uint64_t n)
+{
+	*state += 0x9e3779b97f4a7c15u;
+	return (uint64_t)(((unsigned __int128)mix64(*state) * n) >> 64);
+}
+
+/*
+ * Element i of a chain: line i (chase), or one line of page i (page), at an offset drawn from
+ * i so that the lines do not all fall into the same cache sets.
+ */
+static void **
+slot(unsigned char *base, enum memlat_pattern pat, size_t i)
+{
+	if (pat == MEMLAT_PAGE)
+		return (void **)(base + i * MEMLAT_SMALL_PAGE +
+				 (size_t)(mix64(i) >> 58) * MEMLAT_LINE);
+	return (void **)(base + i * MEMLAT_LINE);
+}
+
+/*
+ * Store in every element a pointer to the next along one random cycle through all of them
+ * (Sattolo's algorithm: a uniformly chosen cyclic permutation, so a chase visits every
+ * element before it repeats and no prefetcher can guess the next). The order depends only
+ * on the size and the pattern: every backing gets the same one.
+ */
+static void **
+lay_chain(unsigned char *base, size_t ws, enum memlat_pattern pat)
+{
+	size_t n = ws / memlat_unit(pat), i;
+	uint64_t state = 0x62656e63682d746cu ^ ((uint64_t)ws << 4) ^ (uint64_t)pat;
+
+	for (i = 0; i < n; i++)
+		*slot(base, pat, i) = slot(base, pat, i);
+	for (i = n - 1; i > 0; i--) {
+		size_t j = (size_t)below(&state, i);
+		void **a = slot(base, pat, i), **b = slot(base, pat, j), *t = *a;
+
+		*a = *b;
+		*b = t;
+	}
+	return slot(base, pat, 0);
+}
+
+/* Dependent loads: the next address is the value loaded, so they cannot overlap. */
+#define HOP p = (void **)*p
+__attribute__((noinline)) static void **
+chase(void **p, uint64_t n)
+{
+	for (; n >= 16; n -= 16) {
+		HOP; HOP; HOP; HOP; HOP; HOP; HOP; HOP;
+		HOP; HOP; HOP; HOP; HOP; HOP; HOP; HOP;
+	}
+	for (; n > 0; n--)
+		HOP;
+	return p;
+}
+#undef HOP
+
+/* Streaming read of every 64-bit word, four sums so the adds do not serialise. */
+__attribute__((noinline)) static uint64_t
+sum_lines(const uint64_t *w, size_t lines)
+{
+	uint64_t a = 0, b = 0, c = 0, d = 0;
+
+	for (size_t i = 0; i < lines; i++, w += MEMLAT_LINE / 8) {
+		a += w[0] + w[4];
+		b += w[1] + w[5];
+		c += w[2] + w[6];
+		d += w[3] + w[7];
+	}
+	return a + b + c + d;
+}
+
+/* Results go here so the compiler cannot drop the work. */
+static void *volatile chase_sink;
+static volatile uint64_t seq_sink;
+
+struct job {
+	enum memlat_pattern pat;
+	void **p;                       /* chase, page: where the chain goes on */
+	const uint64_t *words;          /* seq */
+	size_t lines;                   /* seq: lines per pass */
+	double wall;                    /* wall-clock seconds of the runs so far */
+};
+
+static double
+clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * n units of work (loads; for seq, passes over the set); the seconds this thread spent on
+ * a CPU doing them. Thread CPU time, not wall-clock time: where other processes share the
+ * CPU, the scheduler's slices given to them would otherwise count as memory latency. The
+ * wall-clock time is kept too, to tell how much the CPU was shared.
+ */
+static double
+run(struct job *j, uint64_t n)
+{
+	double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), c1;
+	uint64_t s = 0;
+
+	if (j->pat == MEMLAT_SEQ) {
+		for (uint64_t k = 0; k < n; k++) {
+			s += sum_lines(j->words, j->lines);
+			/* Memory "changes" between passes: no pass may be merged with another. */
+			__asm__ __volatile__("" ::: "memory");
+		}
+	} else {
+		j->p = chase(j->p, n);
+	}
+	c1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+	j->wall += clock_s(CLOCK_MONOTONIC) - w0;
+	if (j->pat == MEMLAT_SEQ)
+		seq_sink = seq_sink + s;
+	else
+		chase_sink = j->p;
+	return c1 - c0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *prm,
+	       struct memlat_point *out)
+{
+	struct job j;
+	uint64_t elements, per_unit, n, n_rep, done;
+	double t, t0, d0 = NAN, w0 = NAN, d1, w1, cpu = 0, *ns;
+	unsigned k, reps = prm->repeat ? prm->repeat : 1;
+
+	memset(out, 0, sizeof(*out));
+	out->dtlb_per_access = out->walks_per_access = NAN;
+	if (!r->ok || ws < memlat_unit(prm->pattern) || ws > r->len)
+		return 0;
+	ns = malloc(reps * sizeof(*ns));
+	if (ns == NULL)
+		return -1;
+	memset(&j, 0, sizeof(j));
+	j.pat = prm->pattern;
+	if (j.pat == MEMLAT_SEQ) {
+		j.words = (const uint64_t *)(const void *)r->base;
+		j.lines = ws / MEMLAT_LINE;
+		per_unit = j.lines;
+		elements = 1;                   /* one pass */
+	} else {
+		j.p = lay_chain(r->base, ws, j.pat);
+		per_unit = 1;
+		elements = ws / memlat_unit(j.pat);
+	}
+
+	/*
+	 * Warm-up, discarded: one whole traversal brings every line and translation the set
+	 * can keep into the caches and TLBs; cut short past 2 x min_time, where it fits in
+	 * none of them anyway.
+	 */
+	t0 = 0;
+	for (done = 0; done < elements;) {
+		uint64_t step = elements - done < 65536 ? elements - done : 65536;
+
+		t0 += run(&j, step);
+		done += step;
+		if (t0 > 2 * prm->min_time)
+			break;
+	}
+
+	/* Calibrate: grow the count until a run takes an eighth of min_time, then scale. */
+	n = j.pat == MEMLAT_SEQ ? 1 : 256;
+	for (;;) {
+		t = run(&j, n);
+		if (t >= prm->min_time / 8 || n > UINT64_MAX / 4)
+			break;
+		n *= 2;
+	}
+	n_rep = t > 0 ? (uint64_t)ceil((double)n * prm->min_time / t) : n;
+	if (n_rep < n)
+		n_rep = n;
+	if (j.pat != MEMLAT_SEQ)
+		n_rep = (n_rep + 15) / 16 * 16;
+
+	if (prm->perf != NULL)
+		perfev_read(prm->perf, &d0, &w0);
+	j.wall = 0;
+	for (k = 0; k < reps; k++) {
+		if (prm->perf != NULL)
+			perfev_start(prm->perf);
+		t = run(&j, n_rep);
+		if (prm->perf != NULL)
+			perfev_stop(prm->perf);
+		ns[k] = t * 1e9 / ((double)n_rep * (double)per_unit);
+		cpu += t;
+	}
+	out->cpu_share = j.wall > 0 ? fmin(cpu / j.wall, 1) : 1;
+	if (prm->perf != NULL) {
+		double total = (double)reps * (double)n_rep * (double)per_unit;
+
+		perfev_read(prm->perf, &d1, &w1);
+		out->dtlb_per_access = (d1 - d0) / total;
+		out->walks_per_access = (w1 - w0) / total;
+	}
+
+	qsort(ns, reps, sizeof(*ns), cmp_double);
+	out->measured = 1;
+	out->min = ns[0];
+	out->max = ns[reps - 1];
+	out->median = reps % 2 ? ns[reps / 2] : (ns[reps / 2 - 1] + ns[reps / 2]) / 2;
+	out->accesses = n_rep * per_unit;
+	if (j.pat == MEMLAT_SEQ && out->median > 0)
+		out->gbps = MEMLAT_LINE / out->median;  /* bytes per ns = GB/s */
+	free(ns);
+	return 0;
+}
+
+int
+memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n)
+{
+	uint64_t *v;
+	size_t cap, cnt = 0;
+	unsigned k;
+
+	*out = NULL;
+	*n = 0;
+	if (unit == 0 || steps == 0)
+		return -1;
+	max = max / unit * unit;
+	if (max < MEMLAT_MIN_SIZE)
+		return -1;
+	cap = (size_t)64 * steps + 2;   /* 2^64 / 4096 is fewer than 64 octaves */
+	v = malloc(cap * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	for (k = 0; cnt + 1 < cap; k++) {
+		double x = (double)MEMLAT_MIN_SIZE * pow(2.0, (double)k / steps);
+		uint64_t s;
+
+		if (x > (double)max)
+			break;
+		s = (uint64_t)llround(x / (double)unit) * unit;
+		if (s > max)
+			s = max;
+		if (cnt == 0 || s > v[cnt - 1])
+			v[cnt++] = s;
+	}
+	if (v[cnt - 1] != max)
+		v[cnt++] = max;
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+/* ---- what the machine says about itself ----------------------------------------------- */
+
+static int
+read_word(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (f == NULL)
+		return -1;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int
+memlat_caches(unsigned cpu, struct memlat_cache *c, int max)
+{
+	int cnt = 0;
+
+	for (int idx = 0; idx < 16 && cnt < max; idx++) {
+		char path[128], type[16], size[32], *end;
+		unsigned long level;
+		unsigned long long v;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/level",
+			 cpu, idx);
+		if (read_ulong(path, &level) != 0)
+			break;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/type",
+			 cpu, idx);
+		if (read_word(path, type, sizeof(type)) != 0 || strcmp(type, "Instruction") == 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/size",
+			 cpu, idx);
+		if (read_word(path, size, sizeof(size)) != 0)
+			continue;
+		v = strtoull(size, &end, 10);
+		if (*end == 'K')
+			v <<= 10;
+		else if (*end == 'M')
+			v <<= 20;
+		else if (*end == 'G')
+			v <<= 30;
+		if (v == 0)
+			continue;
+		c[cnt].level = (unsigned)level;
+		snprintf(c[cnt].type, sizeof(c[cnt].type), "%s", type);
+		c[cnt].size = v;
+		cnt++;
+	}
+	/* By size, which is by level on every CPU that has sane caches. */
+	for (int a = 1; a < cnt; a++)
+		for (int b = a; b > 0 && c[b].size < c[b - 1].size; b--) {
+			struct memlat_cache t = c[b];
+
+			c[b] = c[b - 1];
+			c[b - 1] = t;
+		}
+	return cnt;
+}
+
+const char *
+memlat_thp_setting(const char *which, char *buf, size_t len)
+{
+	char path[96], line[128], *lb, *rb;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s", which);
+	if (read_word(path, line, sizeof(line)) != 0)
+		return buf;
+	/* "always [madvise] never": the bracketed word is the setting. */
+	lb = strchr(line, '[');
+	rb = lb != NULL ? strchr(lb, ']') : NULL;
+	if (rb != NULL)
+		snprintf(buf, len, "%.*s", (int)(rb - lb - 1), lb + 1);
+	return buf;
+}
+
+const char *
+memlat_cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[256];
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return buf;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		const char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+			colon += strspn(colon + 1, " \t") + 1;
+			snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
+			break;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+uint64_t
+memlat_mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long kb;
+	uint64_t v = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			v = (uint64_t)kb * 1024;
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* ---- the verdict -------------------------------------------------------------------------- */
+
+static size_t
+count_measured(const double *m, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; m != NULL && i < n; i++)
+		c += isfinite(m[i]) != 0;
+	return c;
+}
+
+/* Median of the finite values among m[first..last]. */
+static double
+median_of(const double *m, size_t first, size_t last)
+{
+	double *v = malloc((last - first + 1) * sizeof(*v)), r;
+	size_t n = 0;
+
+	if (v == NULL)
+		return m[first];
+	for (size_t i = first; i <= last; i++)
+		if (isfinite(m[i]))
+			v[n++] = m[i];
+	if (n == 0) {
+		free(v);
+		return NAN;
+	}
+	qsort(v, n, sizeof(*v), cmp_double);
+	r = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	free(v);
+	return r;
+}
+
+/*
+ * Greedy, from small to large: a plateau is a run of points whose largest median is at most
+ * 1.25 times the smallest (about +-11% around its middle) and that spans at least an octave;
+ * the points between plateaus are the climbs from one level to the next. Cache levels are
+ * 3x or more apart, so the tolerance can absorb the noise of a shared machine without
+ * merging two levels. Two plateaus in a row within the same tolerance are one level cut
+ * by a noisy point, and are joined.
+ */
+#define LEVEL_SPAN 1.25
+
+static void
+find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct memlat_cache *caches,
+	      int ncaches, double memory_ns, struct memlat_verdict *v)
+{
+	size_t i = 0;
+
+	while (i < n && v->nplateaus < MEMLAT_MAX_PLATEAUS) {
+		struct memlat_plateau *p, *prev;
+		double lo, hi;
+		size_t j = i;
+
+		if (!isfinite(m[i])) {
+			i++;
+			continue;
+		}
+		lo = hi = m[i];
+		while (j + 1 < n && isfinite(m[j + 1])) {
+			double nlo = fmin(lo, m[j + 1]), nhi = fmax(hi, m[j + 1]);
+
+			if (nhi > nlo * LEVEL_SPAN)
+				break;
+			lo = nlo;
+			hi = nhi;
+			j++;
+		}
+		if (j == i || sizes[j] < 2 * sizes[i]) {
+			i++;
+			continue;
+		}
+		p = &v->plateaus[v->nplateaus++];
+		p->first = i;
+		p->last = j;
+		p->value = median_of(m, i, j);
+		prev = v->nplateaus > 1 ? p - 1 : NULL;
+		if (prev != NULL &&
+		    fmax(prev->value, p->value) <= LEVEL_SPAN * fmin(prev->value, p->value)) {
+			prev->last = j;
+			prev->value = median_of(m, prev->first, j);
+			v->nplateaus--;
+		}
+		i = j + 1;
+	}
+	/*
+	 * Labels: memory when slower than memory_ns (no cache level of any current CPU takes
+	 * 50 ns), else the smallest cache that holds the plateau's geometric middle. Not by
+	 * position: on a shared machine noise can split or hide a level.
+	 */
+	for (size_t k = 0; k < v->nplateaus; k++) {
+		struct memlat_plateau *p = &v->plateaus[k];
+		double mid = sqrt((double)sizes[p->first] * (double)sizes[p->last]);
+
+		p->cache = -1;
+		if (memory_ns > 0 && p->value >= memory_ns)
+			continue;
+		for (int c = 0; c < ncaches; c++)
+			if ((double)caches[c].size >= mid) {
+				p->cache = c;
+				break;
+			}
+	}
+	/* Neighbours with one label are one level that rises slowly (or noise cut in two). */
+	if (ncaches > 0 || memory_ns > 0) {
+		size_t w = 0;
+
+		for (size_t k = 0; k < v->nplateaus; k++) {
+			if (w > 0 && v->plateaus[w - 1].cache == v->plateaus[k].cache) {
+				v->plateaus[w - 1].last = v->plateaus[k].last;
+				continue;
+			}
+			v->plateaus[w++] = v->plateaus[k];
+		}
+		v->nplateaus = w;
+	}
+	for (size_t k = 0; k < v->nplateaus; k++) {
+		struct memlat_plateau *p = &v->plateaus[k];
+
+		p->value = median_of(m, p->first, p->last);
+		p->lo = INFINITY;
+		p->hi = -INFINITY;
+		for (size_t q = p->first; q <= p->last; q++)
+			if (isfinite(m[q])) {
+				p->lo = fmin(p->lo, m[q]);
+				p->hi = fmax(p->hi, m[q]);
+			}
+	}
+}
+
+void
+memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
+	       const double frac[MEMLAT_NBACKINGS], const struct memlat_cache *caches,
+	       int ncaches, double memory_ns, struct memlat_verdict *v)
+{
+	const double *k4 = med[MEMLAT_4K];
+	int order[5], b;
+
+	memset(v, 0, sizeof(*v));
+	v->ref = v->huge = -1;
+	v->reach = -1;
+	v->reach_ratio = v->reach_median = NAN;
+	for (b = 0; b < MEMLAT_NBACKINGS; b++) {
+		v->largest[b] = -1;
+		v->speedup[b] = NAN;
+	}
+	if (count_measured(med[MEMLAT_HUGETLB], n) > 0)
+		v->huge = MEMLAT_HUGETLB;
+	else if (count_measured(med[MEMLAT_THP], n) > 0 && frac[MEMLAT_THP] >= 0.5)
+		v->huge = MEMLAT_THP;
+
+	/*
+	 * Plateaus: a huge-page curve shows the caches without TLB misses mixed in; the first
+	 * curve that covers every size, else the first with any point.
+	 */
+	order[0] = v->huge;
+	order[1] = frac[MEMLAT_THP] >= 0.5 ? MEMLAT_THP : -1;
+	order[2] = MEMLAT_4K;
+	order[3] = MEMLAT_THP;
+	order[4] = MEMLAT_HUGETLB;
+	for (int o = 0; o < 5 && v->ref < 0; o++)
+		if (order[o] >= 0 && count_measured(med[order[o]], n) == n)
+			v->ref = order[o];
+	for (int o = 0; o < 5 && v->ref < 0; o++)
+		if (order[o] >= 0 && count_measured(med[order[o]], n) > 0)
+			v->ref = order[o];
+	if (v->ref >= 0)
+		find_plateaus(sizes, n, med[v->ref], caches, ncaches, memory_ns, v);
+
+	if (k4 == NULL)
+		return;
+	/*
+	 * TLB reach: the first point where 4k is over 10% slower than the huge curve and stays
+	 * so: the median ratio from there on is over 1.10, and no more than a quarter of the
+	 * points from there on fall below 1.05 (a shared machine adds noise both ways).
+	 */
+	if (v->huge >= 0) {
+		const double *h = med[v->huge];
+		double *tail = malloc(n * sizeof(*tail));
+
+		for (size_t i = 0; tail != NULL && i < n && v->reach < 0; i++) {
+			double ri = k4[i] / h[i], mid;
+			size_t cnt = 0, low = 0;
+
+			if (!isfinite(ri) || ri <= 1.10)
+				continue;
+			for (size_t j = i; j < n; j++) {
+				double rj = k4[j] / h[j];
+
+				if (!isfinite(rj))
+					continue;
+				tail[cnt++] = rj;
+				low += rj < 1.05;
+			}
+			/* One point is no trend: the last size alone cannot be the reach. */
+			if (cnt < 2)
+				continue;
+			mid = median_of(tail, 0, cnt - 1);
+			if (mid > 1.10 && low * 4 <= cnt) {
+				v->reach = (long)i;
+				v->reach_ratio = ri;
+				v->reach_median = mid;
+			}
+		}
+		free(tail);
+	}
+	for (b = MEMLAT_THP; b < MEMLAT_NBACKINGS; b++) {
+		if (med[b] == NULL)
+			continue;
+		for (size_t i = n; i-- > 0;)
+			if (isfinite(k4[i]) && isfinite(med[b][i]) && med[b][i] > 0) {
+				v->largest[b] = (long)i;
+				v->speedup[b] = k4[i] / med[b][i];
+				break;
+			}
+	}
+}
