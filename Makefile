@@ -31,7 +31,8 @@ TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRCS:tools/%.c=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
-SCRIPT_BINS := $(BUILD)/bin/mkwds
+SCRIPT_SRCS := $(sort $(wildcard scripts/*.c))
+SCRIPT_BINS := $(SCRIPT_SRCS:scripts/%.c=$(BUILD)/bin/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 MANPAGES  := $(sort $(wildcard man/*.1 man/*.5))
 
@@ -61,7 +62,8 @@ $(BUILD)/bin/%: $(BUILD)/tools/%.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-$(BUILD)/bin/mkwds: $(BUILD)/scripts/mkwds.o $(LIB)
+# Generators for tests and benchmarks (scripts/*.c), built beside the tools.
+$(SCRIPT_BINS): $(BUILD)/bin/%: $(BUILD)/scripts/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
@@ -131,4 +133,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) \
-	$(BUILD)/scripts/mkwds.d
+	$(SCRIPT_SRCS:%.c=$(BUILD)/%.d)
