@@ -23,6 +23,10 @@
 
 #define NONE UINT64_MAX
 #define NO_EXTENT UINT32_MAX
+/* A page whose remaining uses all fall within this many entries (times --ahead) of the one
+ * bringing it into the window is read whole, in one request: a quasi-random plan uses all of
+ * a live page within about window x samples-per-page entries, a random plan almost never. */
+#define WHOLE_HORIZON 64u
 /* A WILLNEED run is advised once it is this long. */
 #define RUN_MAX (1ull << 20)
 /* A direct read covers at most this much, unless one sample is larger... */
@@ -56,6 +60,7 @@ struct slab_follow {
 	uint64_t npages;
 	uint64_t *last;         /* entry index of each page's last use, NONE if unused */
 	uint32_t *count;        /* entries in the window on each page */
+	unsigned char *whole;   /* page advised whole already */
 
 	uint64_t cur;           /* the next entry to hand out */
 	uint64_t head;          /* the first entry not yet in the window */
@@ -383,6 +388,20 @@ static int enter(struct slab_follow *f, uint64_t e)
 		f->st.max_window = f->window;
 	if (smp.size == 0)
 		return 0;       /* nothing to read; ext_of stays NO_EXTENT */
+	if (!f->o.direct && k == 1) {
+		if (!f->whole[g] && f->last[g] - e <= WHOLE_HORIZON * f->o.ahead) {
+			uint64_t plo, phi;
+			uint32_t pf;
+			page_range(f, g, &pf, &plo, &phi);
+			f->whole[g] = 1;
+			f->st.advised++;
+			f->st.whole_pages++;
+			if (slab_pc_advise(f->pcs[pf], plo, phi - plo, SLAB_PC_WILLNEED) < 0)
+				return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(f->pcs[pf]));
+		}
+		if (f->whole[g])
+			return 0;       /* on its way with its page */
+	}
 	/* Only the sample's bytes, in whole 4 KiB blocks: in a random plan the rest of its page
 	 * may not be wanted for a long time. */
 	lo = smp.offset / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
@@ -521,7 +540,8 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 	f->npages = f->page_base[nfiles];
 	f->last = malloc((f->npages ? f->npages : 1) * sizeof(*f->last));
 	f->count = calloc(f->npages ? f->npages : 1, sizeof(*f->count));
-	if (!f->last || !f->count)
+	f->whole = calloc(f->npages ? f->npages : 1, 1);
+	if (!f->last || !f->count || !f->whole)
 		goto nomem;
 	for (uint64_t g = 0; g < f->npages; g++)
 		f->last[g] = NONE;
@@ -652,5 +672,6 @@ void slab_follow_close(struct slab_follow *f)
 	free(f->page_base);
 	free(f->last);
 	free(f->count);
+	free(f->whole);
 	free(f);
 }

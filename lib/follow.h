@@ -36,7 +36,8 @@ struct slab_follow_stats {
 	uint64_t samples;       /* steps taken */
 	uint64_t bytes;         /* sample bytes handed out */
 	uint64_t distinct_pages;        /* .slab pages the plan touches */
-	uint64_t advised;       /* WILLNEED calls (one per page entering the window) */
+	uint64_t advised;       /* WILLNEED calls (runs of samples, or whole pages) */
+	uint64_t whole_pages;   /* pages read whole: all their uses were near (quasi order) */
 	uint64_t released;      /* pages dropped after their last use */
 	uint64_t max_window;    /* most distinct pages in the window at once */
 	uint64_t direct_reads;  /* O_DIRECT reads (each a run of adjacent samples) */
