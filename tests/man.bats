@@ -233,6 +233,33 @@ options_documented() {
 	grep -qiF '0x82F63B78' <<<"$text" || fail "slab-plan(5) lacks the CRC-32C polynomial"
 }
 
+@test "man/numa-probe.1 renders without warnings" {
+	need_man
+	no_warnings "$MAN_DIR/numa-probe.1"
+}
+
+@test "numa-probe(1) SYNOPSIS is the Usage: text of numa-probe --help" {
+	need_man
+	synopsis_matches numa-probe
+}
+
+@test "numa-probe(1) OPTIONS has an entry for every long option of numa-probe --help" {
+	need_man
+	options_documented numa-probe
+}
+
+@test "numa-probe(1) documents every JSON key and every warning code numa-probe uses" {
+	need_man
+	local text key missing=""
+	text=$(render "$MAN_DIR/numa-probe.1")
+	# Keys: every json_*(j, "key", ...) of the tool; codes: every warn(..., "code", ...) of lib/topo.c.
+	for key in $(grep -o 'json_[a-z0-9_]*(j, "[a-z0-9_]*"' "$SLAB_ROOT/tools/numa-probe.c" | sed 's/.*"\(.*\)"/\1/' | sort -u) \
+		$(grep -o 'SLAB_TOPO_\(NOTE\|WARNING\), "[a-z_]*"' "$SLAB_ROOT/lib/topo.c" | sed 's/.*"\(.*\)"/\1/' | sort -u); do
+		grep -qE "(^|[^a-z_])$key([^a-z_]|\$)" <<<"$text" || missing="$missing $key"
+	done
+	[ -z "$missing" ] || fail "numa-probe(1) does not document:$missing"
+}
+
 @test "man/bench-tlb.1 renders without warnings" {
 	need_man
 	no_warnings "$MAN_DIR/bench-tlb.1"

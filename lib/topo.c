@@ -1,0 +1,1782 @@
+/* topo.c: read NUMA nodes, CPUs, caches, huge pages and PCIe devices from sysfs and procfs
+ * under a root folder, without ever leaving it, and derive binding advice and warnings. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "slab.h"
+#include "topo.h"
+
+/* Files larger than this are not sysfs attributes; /proc/cpuinfo of a 1024-CPU machine is
+ * well under it. */
+#define MAX_FILE (16u << 20)
+/* A list naming more ids than this is junk, not a machine. */
+#define MAX_IDS (1u << 20)
+
+struct slab_topo {
+	int rootfd;
+	int done;
+	int nomem;
+	int no_openat2;         /* openat2 refused (old kernel, seccomp): plain openat */
+	char root[PATH_MAX];
+	char err[PATH_MAX + 128];
+	void (*missing)(const char *path, int err, void *arg);
+	void *missing_arg;
+	struct slab_topo_info info;
+};
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static void *
+t_calloc(struct slab_topo *t, size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		t->nomem = 1;
+	return p;
+}
+
+static char *
+t_strdup(struct slab_topo *t, const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		t->nomem = 1;
+	return p;
+}
+
+/* Append p to a growing array of pointers kept NULL-terminated; the array is unchanged when
+ * memory runs out (and p freed). */
+static void
+push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
+{
+	char **grown;
+
+	if (p == NULL)
+		return;
+	grown = realloc(*arr, (*n + 2) * sizeof(**arr));
+	if (grown == NULL) {
+		t->nomem = 1;
+		free(p);
+		return;
+	}
+	grown[(*n)++] = p;
+	grown[*n] = NULL;
+	*arr = grown;
+}
+
+static void
+free_strs(char **arr)
+{
+	if (arr == NULL)
+		return;
+	for (char **p = arr; *p != NULL; p++)
+		free(*p);
+	free(arr);
+}
+
+static int
+has_str(char *const *arr, const char *s)
+{
+	if (arr == NULL)
+		return 0;
+	for (; *arr != NULL; arr++)
+		if (strcmp(*arr, s) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+path_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	/* A name too long for PATH_MAX is not in sysfs: make the open fail cleanly. */
+	if (n < 0 || (size_t)n >= len)
+		snprintf(buf, len, "%s", "\001too-long");
+}
+
+static void
+report_missing(struct slab_topo *t, const char *rel, int err)
+{
+	char full[PATH_MAX * 2];
+
+	if (t->missing == NULL)
+		return;
+	snprintf(full, sizeof(full), "%s%s%s", t->root,
+		 t->root[0] && t->root[strlen(t->root) - 1] == '/' ? "" : "/", rel);
+	t->missing(full, err, t->missing_arg);
+}
+
+/*
+ * Open rel under the root. openat2's RESOLVE_IN_ROOT treats the root as "/" for every
+ * component, absolute symlinks and ".." included, so a captured tree with an absolute link
+ * (or a hostile one) can never lead outside it. Where openat2 is missing (Linux < 5.6) or
+ * filtered, plain openat is used: relative links inside a tree still work.
+ */
+static int
+open_rel(struct slab_topo *t, const char *rel, int flags)
+{
+	int fd;
+
+	if (!t->no_openat2) {
+		struct open_how how;
+
+		memset(&how, 0, sizeof(how));
+		how.flags = (uint64_t)(flags | O_CLOEXEC);
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, t->rootfd, rel, &how, sizeof(how));
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return fd;
+		t->no_openat2 = 1;
+	}
+	return openat(t->rootfd, rel, flags | O_CLOEXEC);
+}
+
+/* The whole file, NUL-terminated, or NULL (missing, unreadable, too big, out of memory). */
+static char *
+slurp(struct slab_topo *t, const char *rel)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = NULL, *grown;
+	int fd = open_rel(t, rel, O_RDONLY);
+
+	if (fd < 0) {
+		report_missing(t, rel, errno);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (buf == NULL || len + 1 >= cap) {
+			if (buf != NULL)
+				cap *= 2;
+			if (cap > MAX_FILE) {
+				report_missing(t, rel, EFBIG);
+				goto fail;
+			}
+			grown = realloc(buf, cap);
+			if (grown == NULL) {
+				t->nomem = 1;
+				goto fail;
+			}
+			buf = grown;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			report_missing(t, rel, errno);
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* The first line of a file without surrounding blanks into buf; 0 or -1. */
+static int
+read_line(struct slab_topo *t, const char *rel, char *buf, size_t len)
+{
+	char *s = slurp(t, rel), *p, *e;
+
+	if (s == NULL)
+		return -1;
+	for (p = s; *p == ' ' || *p == '\t'; p++)
+		;
+	e = p + strcspn(p, "\n");
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	free(s);
+	return 0;
+}
+
+/* A decimal number, optionally signed, with nothing after it but blanks. */
+static int
+parse_i64(const char *s, int64_t *out)
+{
+	int neg = 0;
+	int64_t v = 0;
+	const char *p = s;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p != '\0')
+		return -1;
+	*out = neg ? -v : v;
+	return 0;
+}
+
+static int
+read_i64(struct slab_topo *t, const char *rel, int64_t *out)
+{
+	char buf[64];
+
+	if (read_line(t, rel, buf, sizeof(buf)) < 0)
+		return -1;
+	return parse_i64(buf, out);
+}
+
+/* "0x030200" or "0x10de" */
+static int
+read_hex(struct slab_topo *t, const char *rel, unsigned *out)
+{
+	char buf[64], *p;
+	unsigned long v = 0;
+	int digits = 0;
+
+	if (read_line(t, rel, buf, sizeof(buf)) < 0)
+		return -1;
+	p = buf;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; *p; p++, digits++) {
+		int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			return -1;
+		if (digits >= 8)
+			return -1;
+		v = v * 16 + (unsigned long)d;
+	}
+	if (digits == 0)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+cmp_plain(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of a folder (no dot files), in version order ("nvme2n1" before "nvme10n1"),
+ * or plain order with list_dir_plain (PCI addresses: fixed-width hex). A missing folder is an
+ * empty list. */
+static unsigned
+list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
+	     int (*cmp)(const void *, const void *))
+{
+	DIR *d;
+	struct dirent *e;
+	char **names = NULL;
+	unsigned n = 0;
+	int fd = open_rel(t, rel, O_RDONLY | O_DIRECTORY);
+
+	*out = NULL;
+	if (fd < 0) {
+		report_missing(t, rel, errno);
+		return 0;
+	}
+	d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		push_str(t, &names, &n, t_strdup(t, e->d_name));
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp);
+	*out = names;
+	return n;
+}
+
+static unsigned
+list_dir(struct slab_topo *t, const char *rel, char ***out)
+{
+	return list_dir_cmp(t, rel, out, cmp_names);
+}
+
+/* "prefix" followed by digits only: the number, else -1. */
+static long
+numbered(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	int64_t v;
+
+	if (strncmp(name, prefix, pl) != 0 || name[pl] < '0' || name[pl] > '9')
+		return -1;
+	if (strspn(name + pl, "0123456789") != strlen(name + pl))
+		return -1;
+	if (parse_i64(name + pl, &v) < 0 || v > INT_MAX)
+		return -1;
+	return (long)v;
+}
+
+/* ---- id lists ----------------------------------------------------------------------------- */
+
+static int
+cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+slab_idlist_parse(const char *s, struct slab_idlist *out)
+{
+	unsigned *ids = NULL, *grown;
+	size_t n = 0, cap = 0, total = 0;
+	const char *p = s;
+
+	out->n = 0;
+	out->id = NULL;
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	while (*p != '\0' && *p != '\n') {
+		uint64_t a = 0, b;
+		const char *q = p;
+
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((a = a * 10 + (uint64_t)(*p - '0')) > UINT_MAX)
+				goto junk;
+		if (p == q)
+			goto junk;
+		b = a;
+		if (*p == '-') {
+			q = ++p;
+			b = 0;
+			for (; *p >= '0' && *p <= '9'; p++)
+				if ((b = b * 10 + (uint64_t)(*p - '0')) > UINT_MAX)
+					goto junk;
+			if (p == q || b < a)
+				goto junk;
+		}
+		total += (size_t)(b - a + 1);
+		if (total > MAX_IDS)
+			goto junk;
+		if (n + (size_t)(b - a + 1) > cap) {
+			cap = (n + (size_t)(b - a + 1)) * 2;
+			grown = realloc(ids, cap * sizeof(*ids));
+			if (grown == NULL)
+				goto junk;
+			ids = grown;
+		}
+		for (uint64_t i = a; i <= b; i++)
+			ids[n++] = (unsigned)i;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0' && *p != '\n' && *p != ' ')
+			goto junk;
+		while (*p == ' ')
+			p++;
+	}
+	if (n > 1) {
+		size_t w = 1;
+
+		qsort(ids, n, sizeof(*ids), cmp_unsigned);
+		for (size_t r = 1; r < n; r++)
+			if (ids[r] != ids[w - 1])
+				ids[w++] = ids[r];
+		n = w;
+	}
+	out->n = (unsigned)n;
+	out->id = ids;
+	return 0;
+junk:
+	free(ids);
+	return -1;
+}
+
+void
+slab_idlist_free(struct slab_idlist *l)
+{
+	free(l->id);
+	l->id = NULL;
+	l->n = 0;
+}
+
+/* ---- PCIe arithmetic ---------------------------------------------------------------------- */
+
+static const struct {
+	double gts, lane_gbs;
+	int gen;
+} pcie_gens[] = {
+	{ 2.5, 0.25, 1 },       /* 8b/10b */
+	{ 5.0, 0.5, 2 },
+	{ 8.0, 0.985, 3 },      /* 128b/130b: 8 * 128/130 / 8 */
+	{ 16.0, 1.969, 4 },
+	{ 32.0, 3.938, 5 },
+	{ 64.0, 7.563, 6 },     /* PAM4 with FLIT mode: 242 of 256 bytes carry data, roughly */
+};
+
+static int
+gen_index(double gts)
+{
+	for (size_t i = 0; i < sizeof(pcie_gens) / sizeof(pcie_gens[0]); i++)
+		if (gts > pcie_gens[i].gts - 0.01 && gts < pcie_gens[i].gts + 0.01)
+			return (int)i;
+	return -1;
+}
+
+int
+slab_pci_gen(double gts)
+{
+	int i = gen_index(gts);
+
+	return i < 0 ? 0 : pcie_gens[i].gen;
+}
+
+double
+slab_pci_lane_gbs(double gts)
+{
+	int i = gen_index(gts);
+
+	return i < 0 ? 0.0 : pcie_gens[i].lane_gbs;
+}
+
+double
+slab_pci_link_gbs(const struct slab_pci_link *l)
+{
+	return l->width ? slab_pci_lane_gbs(l->gts) * l->width : 0.0;
+}
+
+int
+slab_pci_downgraded(const struct slab_topo_pci *d)
+{
+	if (d->cur.gts > 0 && d->max.gts > 0 && d->cur.gts < d->max.gts - 0.01)
+		return 1;
+	return d->cur.width && d->max.width && d->cur.width < d->max.width;
+}
+
+const char *
+slab_pci_kind_name(enum slab_pci_kind k)
+{
+	switch (k) {
+	case SLAB_PCI_GPU: return "gpu";
+	case SLAB_PCI_DISPLAY: return "display";
+	case SLAB_PCI_ACCEL: return "accelerator";
+	case SLAB_PCI_NVME: return "nvme";
+	case SLAB_PCI_ETHERNET: return "ethernet";
+	case SLAB_PCI_INFINIBAND: return "infiniband";
+	}
+	return "unknown";
+}
+
+/* "16.0 GT/s PCIe", "8 GT/s", "Unknown": GT/s or 0. */
+static double
+parse_gts(const char *s)
+{
+	double v = 0, scale = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			v += (*p - '0') * (scale /= 10);
+	while (*p == ' ')
+		p++;
+	return strncmp(p, "GT/s", 4) == 0 ? v : 0;
+}
+
+/* ---- nodes -------------------------------------------------------------------------------- */
+
+/* "Node 0 MemTotal:   10184920 kB" (or /proc/meminfo's "MemTotal: ... kB"): bytes or -1. */
+static int64_t
+meminfo_value(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t kl = strlen(key);
+
+	while (p != NULL && *p != '\0') {
+		const char *line = p, *k = NULL;
+		const char *nl = strchr(p, '\n');
+
+		/* The key may follow "Node N ". */
+		for (const char *q = line; q < (nl ? nl : line + strlen(line)); q++)
+			if ((q == line || q[-1] == ' ') && strncmp(q, key, kl) == 0 && q[kl] == ':') {
+				k = q + kl + 1;
+				break;
+			}
+		if (k != NULL) {
+			int64_t v = 0;
+			int digits = 0;
+
+			while (*k == ' ' || *k == '\t')
+				k++;
+			for (; *k >= '0' && *k <= '9'; k++, digits++) {
+				if (v > INT64_MAX / 10 - 10)
+					return -1;
+				v = v * 10 + (*k - '0');
+			}
+			if (!digits)
+				return -1;
+			while (*k == ' ')
+				k++;
+			if (strncmp(k, "kB", 2) == 0)
+				return v > INT64_MAX / 1024 ? -1 : v * 1024;
+			return v;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+static void
+read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
+{
+	char rel[PATH_MAX];
+
+	path_fmt(rel, sizeof(rel), "%s/hugepages-2048kB/nr_hugepages", dir);
+	if (read_i64(t, rel, &nd->huge_2m_total) < 0)
+		nd->huge_2m_total = -1;
+	path_fmt(rel, sizeof(rel), "%s/hugepages-2048kB/free_hugepages", dir);
+	if (read_i64(t, rel, &nd->huge_2m_free) < 0)
+		nd->huge_2m_free = -1;
+	path_fmt(rel, sizeof(rel), "%s/hugepages-1048576kB/nr_hugepages", dir);
+	if (read_i64(t, rel, &nd->huge_1g_total) < 0)
+		nd->huge_1g_total = -1;
+	path_fmt(rel, sizeof(rel), "%s/hugepages-1048576kB/free_hugepages", dir);
+	if (read_i64(t, rel, &nd->huge_1g_free) < 0)
+		nd->huge_1g_free = -1;
+}
+
+static void
+read_nodes(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	char **names, rel[PATH_MAX], *s;
+	unsigned n = list_dir(t, "sys/devices/system/node", &names), k = 0;
+	int *ids = t_calloc(t, n, sizeof(*ids));
+
+	for (unsigned i = 0; ids != NULL && i < n; i++) {
+		long id = numbered(names[i], "node");
+		if (id >= 0)
+			ids[k++] = (int)id;
+	}
+	free_strs(names);
+	if (ids == NULL)
+		return;
+	ti->nnodes = k;
+	ti->numa_known = k > 0;
+	if (k == 0) {
+		/* A kernel without CONFIG_NUMA: one node with every CPU and all the memory. */
+		ti->nnodes = 1;
+		ids[0] = 0;
+	}
+	ti->nodes = t_calloc(t, ti->nnodes, sizeof(*ti->nodes));
+	if (ti->nodes == NULL) {
+		ti->nnodes = 0;
+		free(ids);
+		return;
+	}
+	for (unsigned i = 0; i < ti->nnodes; i++) {
+		struct slab_topo_node *nd = &ti->nodes[i];
+		char dir[PATH_MAX], line[4096];
+
+		nd->id = ids[i];
+		nd->mem_total = nd->mem_free = -1;
+		nd->distance = t_calloc(t, ti->nnodes, sizeof(*nd->distance));
+		if (nd->distance != NULL)
+			for (unsigned j = 0; j < ti->nnodes; j++)
+				nd->distance[j] = -1;
+		if (!ti->numa_known) {
+			nd->cpulist = t_strdup(t, ti->online_list ? ti->online_list : "");
+			if (ti->online.n) {
+				nd->cpus.id = t_calloc(t, ti->online.n, sizeof(unsigned));
+				if (nd->cpus.id != NULL) {
+					memcpy(nd->cpus.id, ti->online.id, ti->online.n * sizeof(unsigned));
+					nd->cpus.n = ti->online.n;
+				}
+			}
+			s = slurp(t, "proc/meminfo");
+			if (s != NULL) {
+				nd->mem_total = meminfo_value(s, "MemTotal");
+				nd->mem_free = meminfo_value(s, "MemFree");
+				free(s);
+			}
+			read_hugepages(t, "sys/kernel/mm/hugepages", nd);
+			continue;
+		}
+		path_fmt(dir, sizeof(dir), "sys/devices/system/node/node%d", nd->id);
+		path_fmt(rel, sizeof(rel), "%s/cpulist", dir);
+		if (read_line(t, rel, line, sizeof(line)) < 0)
+			line[0] = '\0';
+		nd->cpulist = t_strdup(t, line);
+		if (slab_idlist_parse(line, &nd->cpus) < 0)
+			nd->cpus.n = 0;
+		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
+		s = slurp(t, rel);
+		if (s != NULL) {
+			nd->mem_total = meminfo_value(s, "MemTotal");
+			nd->mem_free = meminfo_value(s, "MemFree");
+			free(s);
+		}
+		path_fmt(rel, sizeof(rel), "%s/distance", dir);
+		if (nd->distance != NULL && read_line(t, rel, line, sizeof(line)) == 0) {
+			/* One number per online node, in node order: ours, as the folders are. */
+			char *p = line;
+			for (unsigned j = 0; j < ti->nnodes; j++) {
+				char *end;
+				long v;
+
+				while (*p == ' ')
+					p++;
+				if (*p < '0' || *p > '9')
+					break;
+				v = strtol(p, &end, 10);
+				if (v < 0 || v > 255)
+					break;
+				nd->distance[j] = (int)v;
+				p = end;
+			}
+		}
+		path_fmt(rel, sizeof(rel), "%s/hugepages", dir);
+		read_hugepages(t, rel, nd);
+	}
+	free(ids);
+}
+
+const struct slab_topo_node *
+slab_topo_node(const struct slab_topo_info *ti, int id)
+{
+	for (unsigned i = 0; i < ti->nnodes; i++)
+		if (ti->nodes[i].id == id)
+			return &ti->nodes[i];
+	return NULL;
+}
+
+/* ---- CPUs and caches ---------------------------------------------------------------------- */
+
+static void
+read_model(struct slab_topo *t)
+{
+	char *s = slurp(t, "proc/cpuinfo"), *p;
+
+	if (s == NULL)
+		return;
+	for (p = s; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "model name", 10) == 0) {
+			char *v = p + 10, *e;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (*v != ':')
+				continue;
+			for (v++; *v == ' ' || *v == '\t'; v++)
+				;
+			e = v + strcspn(v, "\n");
+			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+				e--;
+			if (e > v)
+				t->info.model = strndup(v, (size_t)(e - v));
+			if (e > v && t->info.model == NULL)
+				t->nomem = 1;
+			break;
+		}
+	}
+	free(s);
+}
+
+static void
+read_online(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	char line[4096], **names;
+	unsigned n, k = 0;
+
+	if (read_line(t, "sys/devices/system/cpu/online", line, sizeof(line)) == 0 &&
+	    slab_idlist_parse(line, &ti->online) == 0) {
+		ti->online_list = t_strdup(t, line);
+		return;
+	}
+	/* No online file: the cpuN folders. */
+	n = list_dir(t, "sys/devices/system/cpu", &names);
+	ti->online.id = t_calloc(t, n, sizeof(unsigned));
+	for (unsigned i = 0; ti->online.id != NULL && i < n; i++) {
+		long id = numbered(names[i], "cpu");
+		if (id >= 0)
+			ti->online.id[k++] = (unsigned)id;
+	}
+	free_strs(names);
+	ti->online.n = k;
+	if (k > 1)
+		qsort(ti->online.id, k, sizeof(unsigned), cmp_unsigned);
+	ti->online_list = t_strdup(t, "");
+}
+
+struct cache_rec {
+	unsigned level, type;   /* type: 0 data, 1 instruction, 2 unified */
+	uint64_t size;
+	char *shared;
+	unsigned shared_n;
+};
+
+static int
+cmp_cache_rec(const void *a, const void *b)
+{
+	const struct cache_rec *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return strcmp(x->shared, y->shared);
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "32K", "1280K", "36864K", "1M": bytes, 0 if unreadable. */
+static uint64_t
+parse_cache_size(const char *s)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (uint64_t)(*p - '0')) > (UINT64_MAX >> 31))
+			return 0;
+	if (p == s)
+		return 0;
+	switch (*p) {
+	case 'K': return v << 10;
+	case 'M': return v << 20;
+	case 'G': return v << 30;
+	case '\0': return v;
+	}
+	return 0;
+}
+
+static void
+read_cpus(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	unsigned ncpu = ti->online.n, nsib = 0, ncr = 0, crcap = 0;
+	int64_t *pkgs = t_calloc(t, ncpu, sizeof(*pkgs));
+	char **sibs = t_calloc(t, ncpu, sizeof(*sibs));
+	struct cache_rec *cr = NULL;
+	unsigned npkg = 0;
+
+	if (pkgs == NULL || sibs == NULL)
+		goto out;
+	for (unsigned i = 0; i < ncpu; i++) {
+		unsigned cpu = ti->online.id[i];
+		char rel[PATH_MAX], line[4096], **idx;
+		int64_t pkg = -1;
+		unsigned nidx;
+
+		path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/topology/physical_package_id",
+			 cpu);
+		if (read_i64(t, rel, &pkg) == 0)
+			pkgs[npkg++] = pkg;
+		else
+			pkg = -1;
+		path_fmt(rel, sizeof(rel),
+			 "sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
+		if (read_line(t, rel, line, sizeof(line)) == 0) {
+			struct slab_idlist l;
+			char key[4200];
+
+			if (slab_idlist_parse(line, &l) == 0) {
+				if (l.n > ti->threads_per_core)
+					ti->threads_per_core = l.n;
+				slab_idlist_free(&l);
+			}
+			/* Sibling lists name a core uniquely, whatever core_id says. */
+			snprintf(key, sizeof(key), "%lld:%s", (long long)pkg, line);
+			sibs[nsib] = t_strdup(t, key);
+			if (sibs[nsib] != NULL)
+				nsib++;
+		}
+
+		path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache", cpu);
+		nidx = list_dir(t, rel, &idx);
+		for (unsigned k = 0; k < nidx; k++) {
+			struct cache_rec r;
+			int64_t level;
+
+			if (numbered(idx[k], "index") < 0)
+				continue;
+			memset(&r, 0, sizeof(r));
+			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/level", cpu,
+				 idx[k]);
+			if (read_i64(t, rel, &level) < 0 || level < 1 || level > 9)
+				continue;
+			r.level = (unsigned)level;
+			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/type", cpu,
+				 idx[k]);
+			if (read_line(t, rel, line, sizeof(line)) < 0)
+				continue;
+			if (strcmp(line, "Data") == 0)
+				r.type = 0;
+			else if (strcmp(line, "Instruction") == 0)
+				r.type = 1;
+			else if (strcmp(line, "Unified") == 0)
+				r.type = 2;
+			else
+				continue;
+			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/size", cpu,
+				 idx[k]);
+			if (read_line(t, rel, line, sizeof(line)) < 0 ||
+			    (r.size = parse_cache_size(line)) == 0)
+				continue;
+			path_fmt(rel, sizeof(rel),
+				 "sys/devices/system/cpu/cpu%u/cache/%s/shared_cpu_list", cpu, idx[k]);
+			if (read_line(t, rel, line, sizeof(line)) < 0)
+				snprintf(line, sizeof(line), "%u", cpu);
+			{
+				struct slab_idlist l;
+				if (slab_idlist_parse(line, &l) == 0) {
+					r.shared_n = l.n;
+					slab_idlist_free(&l);
+				}
+			}
+			if (ncr == crcap) {
+				struct cache_rec *g = realloc(cr, (crcap = crcap ? crcap * 2 : 16) *
+							      sizeof(*cr));
+				if (g == NULL) {
+					t->nomem = 1;
+					break;
+				}
+				cr = g;
+			}
+			r.shared = t_strdup(t, line);
+			if (r.shared == NULL)
+				break;
+			cr[ncr++] = r;
+		}
+		free_strs(idx);
+	}
+
+	/* Sockets: distinct package ids; cores: distinct sibling lists. */
+	if (npkg) {
+		qsort(pkgs, npkg, sizeof(*pkgs), cmp_i64);
+		ti->sockets = 1;
+		for (unsigned i = 1; i < npkg; i++)
+			ti->sockets += pkgs[i] != pkgs[i - 1];
+	}
+	if (nsib) {
+		qsort(sibs, nsib, sizeof(*sibs), cmp_str);
+		ti->cores = 1;
+		for (unsigned i = 1; i < nsib; i++)
+			ti->cores += strcmp(sibs[i], sibs[i - 1]) != 0;
+	}
+
+	/* Caches: one row per (level, type, size), counting distinct sharing sets. */
+	if (ncr) {
+		qsort(cr, ncr, sizeof(*cr), cmp_cache_rec);
+		ti->caches = t_calloc(t, ncr, sizeof(*ti->caches));
+		for (unsigned i = 0; ti->caches != NULL && i < ncr; i++) {
+			struct slab_topo_cache *c;
+			static const char *const types[] = { "data", "instruction", "unified" };
+			static const char *const suffix[] = { "d", "i", "" };
+
+			if (i == 0 || cr[i].level != cr[i - 1].level || cr[i].type != cr[i - 1].type ||
+			    cr[i].size != cr[i - 1].size) {
+				c = &ti->caches[ti->ncaches++];
+				c->level = cr[i].level;
+				c->type = types[cr[i].type];
+				snprintf(c->name, sizeof(c->name), "L%u%s", c->level % 10,
+					 suffix[cr[i].type]);
+				c->size = cr[i].size;
+			} else if (strcmp(cr[i].shared, cr[i - 1].shared) == 0) {
+				continue;
+			}
+			c = &ti->caches[ti->ncaches - 1];
+			c->instances++;
+			if (cr[i].shared_n > c->cpus_each)
+				c->cpus_each = cr[i].shared_n;
+		}
+	}
+out:
+	for (unsigned i = 0; i < ncr; i++)
+		free(cr[i].shared);
+	free(cr);
+	for (unsigned i = 0; sibs != NULL && i < nsib; i++)
+		free(sibs[i]);
+	free(sibs);
+	free(pkgs);
+}
+
+static void
+read_thp(struct slab_topo *t, const char *rel, char *out, size_t len)
+{
+	char line[256], *a, *b;
+
+	out[0] = '\0';
+	if (read_line(t, rel, line, sizeof(line)) < 0)
+		return;
+	a = strchr(line, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (a != NULL && b != NULL)
+		snprintf(out, len, "%.*s", (int)(b - a - 1 < 31 ? b - a - 1 : 31), a + 1);
+	else if (strchr(line, ' ') == NULL)
+		snprintf(out, len, "%.31s", line);
+}
+
+/* ---- PCIe --------------------------------------------------------------------------------- */
+
+/* Display controllers that are not for compute: BMCs' and hypervisors' frame buffers. */
+static int
+display_only(unsigned vendor)
+{
+	static const unsigned v[] = {
+		0x1a03,         /* ASPEED (server BMCs) */
+		0x102b,         /* Matrox (server BMCs) */
+		0x19e5,         /* Huawei iBMC display */
+		0x1234,         /* QEMU / Bochs */
+		0x1af4,         /* virtio */
+		0x1b36,         /* Red Hat QXL */
+		0x15ad,         /* VMware */
+		0x1013,         /* Cirrus (emulated) */
+		0x1414,         /* Hyper-V */
+		0x80ee,         /* VirtualBox */
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i] == vendor)
+			return 1;
+	return 0;
+}
+
+static int
+classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
+{
+	unsigned base = class_code >> 16, sub = (class_code >> 8) & 0xff;
+
+	if (base == 0x03)
+		*kind = display_only(vendor) ? SLAB_PCI_DISPLAY : SLAB_PCI_GPU;
+	else if (base == 0x12)
+		*kind = SLAB_PCI_ACCEL;
+	else if (base == 0x01 && sub == 0x08)
+		*kind = SLAB_PCI_NVME;
+	else if (base == 0x02 && sub == 0x00)
+		*kind = SLAB_PCI_ETHERNET;
+	else if (base == 0x02 && sub == 0x07)
+		*kind = SLAB_PCI_INFINIBAND;
+	else
+		return -1;
+	return 0;
+}
+
+/* The entries of dev/sub (all of them, or those the filter accepts) as names of d. */
+static void
+add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev, const char *sub,
+	  int (*accept)(const char *))
+{
+	char rel[PATH_MAX], **names;
+	unsigned n;
+
+	path_fmt(rel, sizeof(rel), "%s/%s", dev, sub);
+	/* Most devices lack most of these folders: not worth a -v line each. */
+	{
+		void (*saved)(const char *, int, void *) = t->missing;
+		t->missing = NULL;
+		n = list_dir(t, rel, &names);
+		t->missing = saved;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if ((accept == NULL || accept(names[i])) && !has_str(d->names, names[i]))
+			push_str(t, &d->names, &d->nnames, t_strdup(t, names[i]));
+	free_strs(names);
+}
+
+/* nvme0n1, not the per-path nvme0c0n1 of native multipath */
+static int
+nvme_namespace(const char *s)
+{
+	size_t a, b;
+
+	if (strncmp(s, "nvme", 4) != 0)
+		return 0;
+	a = strspn(s + 4, "0123456789");
+	if (a == 0 || s[4 + a] != 'n')
+		return 0;
+	b = strspn(s + 5 + a, "0123456789");
+	return b > 0 && s[5 + a + b] == '\0';
+}
+
+static int
+drm_card(const char *s)
+{
+	return numbered(s, "card") >= 0;
+}
+
+static void
+read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
+{
+	char rel[PATH_MAX], **sub;
+	unsigned n;
+
+	/* /dev/nvidiaN from the NVIDIA driver's own procfs view. */
+	if (d->kind == SLAB_PCI_GPU) {
+		char *s;
+		void (*saved)(const char *, int, void *) = t->missing;
+
+		path_fmt(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", d->addr);
+		t->missing = NULL;
+		s = slurp(t, rel);
+		t->missing = saved;
+		if (s != NULL) {
+			char *p = strstr(s, "Device Minor:");
+			int64_t minor;
+			char num[32], name[48];
+
+			if (p != NULL) {
+				p += strlen("Device Minor:");
+				snprintf(num, sizeof(num), "%.*s", (int)strcspn(p, "\n"), p);
+				if (parse_i64(num, &minor) == 0 && minor >= 0 && minor < 1000000) {
+					snprintf(name, sizeof(name), "nvidia%lld", (long long)minor);
+					push_str(t, &d->names, &d->nnames, t_strdup(t, name));
+				}
+			}
+			free(s);
+		}
+	}
+	/* NVMe namespaces hang below the controller: X/nvme/nvme0/nvme0n1. */
+	path_fmt(rel, sizeof(rel), "%s/nvme", dev);
+	{
+		void (*saved)(const char *, int, void *) = t->missing;
+		t->missing = NULL;
+		n = list_dir(t, rel, &sub);
+		t->missing = saved;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char s2[PATH_MAX];
+
+		path_fmt(s2, sizeof(s2), "nvme/%s", sub[i]);
+		add_names(t, d, dev, s2, nvme_namespace);
+	}
+	free_strs(sub);
+	add_names(t, d, dev, "block", NULL);
+	add_names(t, d, dev, "infiniband", NULL);
+	add_names(t, d, dev, "net", NULL);
+	add_names(t, d, dev, "drm", drm_card);
+	/* virtio devices put theirs one level down: X/virtio2/net/eth0. */
+	{
+		void (*saved)(const char *, int, void *) = t->missing;
+		t->missing = NULL;
+		n = list_dir(t, dev, &sub);
+		t->missing = saved;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char s2[PATH_MAX];
+
+		if (numbered(sub[i], "virtio") < 0)
+			continue;
+		path_fmt(s2, sizeof(s2), "%s/block", sub[i]);
+		add_names(t, d, dev, s2, NULL);
+		path_fmt(s2, sizeof(s2), "%s/net", sub[i]);
+		add_names(t, d, dev, s2, NULL);
+	}
+	free_strs(sub);
+}
+
+static void
+read_pci(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	char **names;
+	unsigned n = list_dir_cmp(t, "sys/bus/pci/devices", &names, cmp_plain);
+
+	ti->pci = t_calloc(t, n, sizeof(*ti->pci));
+	for (unsigned i = 0; ti->pci != NULL && i < n; i++) {
+		struct slab_topo_pci *d = &ti->pci[ti->npci];
+		char dev[PATH_MAX], rel[PATH_MAX], line[4096];
+		unsigned class_code, vendor = 0, device = 0;
+		enum slab_pci_kind kind;
+		int64_t v;
+		int fd, found = 0;
+
+		if (strlen(names[i]) >= sizeof(d->addr))
+			continue;
+		path_fmt(dev, sizeof(dev), "sys/bus/pci/devices/%s", names[i]);
+		path_fmt(rel, sizeof(rel), "%s/class", dev);
+		if (read_hex(t, rel, &class_code) < 0)
+			continue;
+		path_fmt(rel, sizeof(rel), "%s/vendor", dev);
+		if (read_hex(t, rel, &vendor) < 0)
+			vendor = 0xffff;
+		if (classify(class_code, vendor, &kind) < 0)
+			continue;
+		memset(d, 0, sizeof(*d));
+		snprintf(d->addr, sizeof(d->addr), "%s", names[i]);
+		d->kind = kind;
+		d->class_code = class_code;
+		d->vendor = vendor;
+		path_fmt(rel, sizeof(rel), "%s/device", dev);
+		d->device = read_hex(t, rel, &device) == 0 ? device : 0xffff;
+
+		/* driver is a symlink into /sys/bus/pci/drivers: its last component is the name;
+		 * read, never followed. */
+		fd = open_rel(t, dev, O_PATH | O_DIRECTORY);
+		if (fd >= 0) {
+			char target[PATH_MAX];
+			ssize_t len = readlinkat(fd, "driver", target, sizeof(target) - 1);
+
+			if (len > 0) {
+				const char *base;
+
+				target[len] = '\0';
+				base = strrchr(target, '/');
+				base = base ? base + 1 : target;
+				if (*base)
+					d->driver = t_strdup(t, base);
+			}
+			close(fd);
+		}
+
+		d->numa_node = -1;
+		path_fmt(rel, sizeof(rel), "%s/numa_node", dev);
+		if (read_i64(t, rel, &v) == 0) {
+			d->numa_known = 1;
+			d->numa_node = v >= 0 && v <= INT_MAX ? (int)v : -1;
+		}
+		path_fmt(rel, sizeof(rel), "%s/local_cpulist", dev);
+		if (read_line(t, rel, line, sizeof(line)) == 0)
+			d->local_cpus = t_strdup(t, line);
+
+		path_fmt(rel, sizeof(rel), "%s/current_link_speed", dev);
+		if (read_line(t, rel, line, sizeof(line)) == 0) {
+			d->cur.gts = parse_gts(line);
+			found = 1;
+		}
+		path_fmt(rel, sizeof(rel), "%s/max_link_speed", dev);
+		if (read_line(t, rel, line, sizeof(line)) == 0) {
+			d->max.gts = parse_gts(line);
+			found = 1;
+		}
+		path_fmt(rel, sizeof(rel), "%s/current_link_width", dev);
+		if (read_i64(t, rel, &v) == 0) {
+			d->cur.width = v > 0 && v <= 32 ? (unsigned)v : 0;
+			found = 1;
+		}
+		path_fmt(rel, sizeof(rel), "%s/max_link_width", dev);
+		if (read_i64(t, rel, &v) == 0) {
+			d->max.width = v > 0 && v <= 32 ? (unsigned)v : 0;
+			found = 1;
+		}
+		d->has_link = found;
+		read_names(t, d, dev);
+		ti->npci++;
+	}
+	free_strs(names);
+}
+
+/* ---- advice and warnings ------------------------------------------------------------------ */
+
+static void
+warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void
+warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+{
+	struct slab_topo_info *ti = &t->info;
+	struct slab_topo_warning *g;
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		t->nomem = 1;
+		return;
+	}
+	g = realloc(ti->warnings, (ti->nwarnings + 1) * sizeof(*g));
+	if (g == NULL) {
+		free(msg);
+		t->nomem = 1;
+		return;
+	}
+	ti->warnings = g;
+	g[ti->nwarnings].level = level;
+	g[ti->nwarnings].code = code;
+	g[ti->nwarnings].message = msg;
+	ti->nwarnings++;
+}
+
+/* A growing string for messages that list things. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int nomem;
+};
+
+static void
+sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || b->nomem)
+		return;
+	if (b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = (b->len + (size_t)n + 1) * 2;
+		char *g = realloc(b->s, cap);
+		if (g == NULL) {
+			b->nomem = 1;
+			return;
+		}
+		b->s = g;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static const char *
+sb_str(const struct sbuf *b)
+{
+	return b->s ? b->s : "";
+}
+
+/* "0000:17:00.0 (nvme0n1)" or just the address. */
+static void
+sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
+{
+	sb_add(b, "%s", d->addr);
+	if (d->nnames) {
+		sb_add(b, " (");
+		for (unsigned i = 0; i < d->nnames; i++)
+			sb_add(b, "%s%s", i ? " " : "", d->names[i]);
+		sb_add(b, ")");
+	}
+}
+
+/* A device's first name ("nvidia0", "nvme0n1"), or its address. */
+static void
+sb_short(struct sbuf *b, const struct slab_topo_pci *d)
+{
+	sb_add(b, "%s", d->nnames ? d->names[0] : d->addr);
+}
+
+static int
+node_has_cpus(const struct slab_topo_node *nd)
+{
+	return nd != NULL && nd->cpus.n > 0;
+}
+
+static int
+node_has_memory(const struct slab_topo_node *nd)
+{
+	return nd != NULL && nd->mem_total != 0;        /* unknown (-1) counts as memory */
+}
+
+/* The node nearest to node index from (itself first) that satisfies want; -1 if none. */
+static int
+nearest(const struct slab_topo_info *ti, unsigned from, int (*want)(const struct slab_topo_node *))
+{
+	int best = -1, bestd = INT_MAX;
+
+	if (want(&ti->nodes[from]))
+		return ti->nodes[from].id;
+	for (unsigned j = 0; j < ti->nnodes; j++) {
+		int dist = ti->nodes[from].distance ? ti->nodes[from].distance[j] : -1;
+
+		if (!want(&ti->nodes[j]))
+			continue;
+		if (dist < 0)
+			dist = INT_MAX - 1;
+		if (dist < bestd) {
+			bestd = dist;
+			best = ti->nodes[j].id;
+		}
+	}
+	return best;
+}
+
+/* The node a device belongs to for advice: its own, or on a one-node machine that one. */
+static int
+device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
+{
+	if (d->numa_node >= 0 && slab_topo_node(ti, d->numa_node) != NULL)
+		return d->numa_node;
+	if (ti->nnodes == 1)
+		return ti->nodes[0].id;
+	return -1;
+}
+
+static int
+is_compute(const struct slab_topo_pci *d)
+{
+	return d->kind == SLAB_PCI_GPU || d->kind == SLAB_PCI_ACCEL;
+}
+
+static void
+advise(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	unsigned ncomp = 0;
+
+	for (unsigned i = 0; i < ti->npci; i++)
+		ncomp += is_compute(&ti->pci[i]);
+	ti->advice = t_calloc(t, ncomp, sizeof(*ti->advice));
+	if (ti->advice == NULL)
+		return;
+	for (unsigned i = 0; i < ti->npci; i++) {
+		const struct slab_topo_pci *d = &ti->pci[i];
+		struct slab_topo_advice *a;
+		unsigned nn = 0, nw = 0;
+		int node;
+
+		if (!is_compute(d))
+			continue;
+		a = &ti->advice[ti->nadvice++];
+		a->dev = d;
+		a->node = d->numa_node >= 0 ? d->numa_node : -1;
+		node = device_node(ti, d);
+		a->cpu_node = a->mem_node = -1;
+		/* CPUs on the device's node or the nearest with some; memory on the CPUs' node or
+		 * the nearest to them with some (DRAM next to the loader, not a far node the
+		 * device may hang off). */
+		for (unsigned k = 0; node >= 0 && k < ti->nnodes; k++)
+			if (ti->nodes[k].id == node)
+				a->cpu_node = nearest(ti, k, node_has_cpus);
+		for (unsigned k = 0; a->cpu_node >= 0 && k < ti->nnodes; k++)
+			if (ti->nodes[k].id == a->cpu_node)
+				a->mem_node = nearest(ti, k, node_has_memory);
+		if (a->cpu_node >= 0 && a->mem_node >= 0) {
+			snprintf(a->numactl, sizeof(a->numactl), "numactl --cpunodebind=%d --membind=%d",
+				 a->cpu_node, a->mem_node);
+			a->cpus = slab_topo_node(ti, a->cpu_node)->cpulist;
+		} else {
+			/* Nothing known to bind to: spreading pages averages the cost. */
+			snprintf(a->numactl, sizeof(a->numactl),
+				 "numactl --cpunodebind=all --interleave=all");
+		}
+		a->nvme = t_calloc(t, 1, sizeof(char *));
+		a->network = t_calloc(t, 1, sizeof(char *));
+		if (a->nvme == NULL || a->network == NULL || a->cpu_node < 0)
+			continue;
+		for (unsigned k = 0; k < ti->npci; k++) {
+			const struct slab_topo_pci *o = &ti->pci[k];
+
+			if (device_node(ti, o) != a->cpu_node)
+				continue;
+			if (o->kind == SLAB_PCI_NVME) {
+				if (o->nnames == 0)
+					push_str(t, &a->nvme, &nn, t_strdup(t, o->addr));
+				for (unsigned m = 0; m < o->nnames; m++)
+					push_str(t, &a->nvme, &nn, t_strdup(t, o->names[m]));
+			} else if (o->kind == SLAB_PCI_ETHERNET || o->kind == SLAB_PCI_INFINIBAND) {
+				if (o->nnames == 0)
+					push_str(t, &a->network, &nw, t_strdup(t, o->addr));
+				for (unsigned m = 0; m < o->nnames; m++)
+					push_str(t, &a->network, &nw, t_strdup(t, o->names[m]));
+			}
+		}
+	}
+}
+
+static void
+gts_text(char *buf, size_t len, const struct slab_pci_link *l)
+{
+	char sp[32], w[16];
+
+	if (l->gts > 0)
+		snprintf(sp, sizeof(sp), "%.1f GT/s", l->gts);
+	else
+		snprintf(sp, sizeof(sp), "unknown speed");
+	if (l->width)
+		snprintf(w, sizeof(w), " x%u", l->width);
+	else
+		snprintf(w, sizeof(w), " x?");
+	snprintf(buf, len, "%s%s", sp, w);
+	if (slab_pci_gen(l->gts) && l->width) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, " (Gen%d, %.1f GB/s%s)", slab_pci_gen(l->gts),
+			 slab_pci_link_gbs(l), slab_pci_gen(l->gts) == 6 ? " approx." : "");
+	}
+}
+
+static void
+warnings(struct slab_topo *t)
+{
+	struct slab_topo_info *ti = &t->info;
+	int multi = ti->nnodes > 1;
+	struct sbuf b;
+
+	/* GPUs whose node the kernel does not know. */
+	for (unsigned i = 0; multi && i < ti->nadvice; i++) {
+		const struct slab_topo_advice *a = &ti->advice[i];
+
+		if (a->cpu_node >= 0)
+			continue;
+		memset(&b, 0, sizeof(b));
+		sb_dev(&b, a->dev);
+		warn(t, SLAB_TOPO_WARNING, "gpu_node_unknown",
+		     "%s %s: the kernel does not know its NUMA node (numa_node -1): no binding to "
+		     "suggest; %s spreads the cost", slab_pci_kind_name(a->dev->kind), sb_str(&b),
+		     a->numactl);
+		free(b.s);
+	}
+
+	/* GPUs and NVMe drives on different nodes: per node with GPUs. */
+	for (unsigned k = 0; multi && k < ti->nnodes; k++) {
+		int node = ti->nodes[k].id, local = 0, remote = 0;
+		struct sbuf g, lb, rb;
+
+		memset(&g, 0, sizeof(g));
+		memset(&lb, 0, sizeof(lb));
+		memset(&rb, 0, sizeof(rb));
+		unsigned ngpu = 0;
+		const char *gpus;
+
+		for (unsigned i = 0; i < ti->nadvice; i++)
+			if (ti->advice[i].cpu_node == node) {
+				sb_add(&g, "%s", g.len ? " " : "");
+				sb_short(&g, ti->advice[i].dev);
+				ngpu++;
+			}
+		gpus = ngpu > 1 ? "GPUs" : "GPU";
+		for (unsigned i = 0; g.len && i < ti->npci; i++) {
+			const struct slab_topo_pci *d = &ti->pci[i];
+
+			if (d->kind == SLAB_PCI_NVME && device_node(ti, d) == node) {
+				local++;
+				sb_add(&lb, "%s", lb.len ? " " : "");
+				sb_short(&lb, d);
+			}
+		}
+		/* The others, by node. */
+		for (unsigned o = 0; g.len && o < ti->nnodes; o++) {
+			int first = 1;
+
+			if (ti->nodes[o].id == node)
+				continue;
+			for (unsigned i = 0; i < ti->npci; i++) {
+				const struct slab_topo_pci *d = &ti->pci[i];
+
+				if (d->kind != SLAB_PCI_NVME || device_node(ti, d) != ti->nodes[o].id)
+					continue;
+				remote++;
+				if (first)
+					sb_add(&rb, "%snode %d (", rb.len ? ", " : "", ti->nodes[o].id);
+				else
+					sb_add(&rb, " ");
+				sb_short(&rb, d);
+				first = 0;
+			}
+			if (!first)
+				sb_add(&rb, ")");
+		}
+		if (remote && !local)
+			warn(t, SLAB_TOPO_WARNING, "gpu_nvme_remote",
+			     "%s on node %d (%s): no NVMe drive on that node, only on %s: data read "
+			     "from those crosses between nodes on its way", gpus, node, sb_str(&g),
+			     sb_str(&rb));
+		else if (remote)
+			warn(t, SLAB_TOPO_NOTE, "gpu_nvme_split",
+			     "%s on node %d (%s): NVMe on that node (%s) and on %s: keep each GPU's "
+			     "data on drives of its node", gpus, node, sb_str(&g), sb_str(&lb),
+			     sb_str(&rb));
+		free(g.s);
+		free(lb.s);
+		free(rb.s);
+	}
+
+	/* Other devices whose node the kernel does not know. */
+	if (multi) {
+		memset(&b, 0, sizeof(b));
+		for (unsigned i = 0; i < ti->npci; i++) {
+			const struct slab_topo_pci *d = &ti->pci[i];
+
+			if (is_compute(d) || d->kind == SLAB_PCI_DISPLAY || device_node(ti, d) >= 0)
+				continue;
+			sb_add(&b, "%s", b.len ? ", " : "");
+			sb_dev(&b, d);
+		}
+		if (b.len)
+			warn(t, SLAB_TOPO_WARNING, "device_node_unknown",
+			     "the kernel does not know the NUMA node of %s: numa_node is -1, the "
+			     "firmware does not give it", sb_str(&b));
+		free(b.s);
+	}
+
+	/* Links below their maximum. */
+	for (unsigned i = 0; i < ti->npci; i++) {
+		const struct slab_topo_pci *d = &ti->pci[i];
+		char cur[96], max[96];
+
+		if (!slab_pci_downgraded(d))
+			continue;
+		memset(&b, 0, sizeof(b));
+		sb_dev(&b, d);
+		gts_text(cur, sizeof(cur), &d->cur);
+		gts_text(max, sizeof(max), &d->max);
+		warn(t, SLAB_TOPO_WARNING, "link_downgraded",
+		     "%s %s: link runs at %s, below its maximum %s%s",
+		     slab_pci_kind_name(d->kind), sb_str(&b), cur, max,
+		     d->kind == SLAB_PCI_GPU ? "; GPUs slow their links when idle: check again "
+					       "under load" : "; check the slot, riser and BIOS settings");
+		free(b.s);
+	}
+
+	if (strcmp(ti->thp_enabled, "never") == 0)
+		warn(t, SLAB_TOPO_WARNING, "thp_never",
+		     "transparent huge pages are off (never): datasets mapped and buffers "
+		     "allocated get 4 KiB pages only, and TLB misses cost more");
+
+	/* Explicit huge pages: none anywhere, or only on some nodes with CPUs. */
+	{
+		int any = 0, known = 0, cpu_nodes = 0, cpu_nodes_with = 0;
+		struct sbuf with, without;
+
+		memset(&with, 0, sizeof(with));
+		memset(&without, 0, sizeof(without));
+		for (unsigned k = 0; k < ti->nnodes; k++) {
+			const struct slab_topo_node *nd = &ti->nodes[k];
+			int has = nd->huge_2m_total > 0 || nd->huge_1g_total > 0;
+
+			any |= has;
+			if (nd->huge_2m_total < 0 && nd->huge_1g_total < 0)
+				continue;       /* unknown: neither with nor without */
+			known = 1;
+			if (!node_has_cpus(nd))
+				continue;
+			cpu_nodes++;
+			cpu_nodes_with += has;
+			if (has)
+				sb_add(&with, "%s%d", with.len ? ", " : "", nd->id);
+			else
+				sb_add(&without, "%s%d", without.len ? ", " : "", nd->id);
+		}
+		if (!any && known)
+			warn(t, SLAB_TOPO_NOTE, "no_hugepages",
+			     "no huge pages reserved on any node (2 MiB or 1 GiB): hugetlbfs and "
+			     "MAP_HUGETLB get none; transparent huge pages do not need them");
+		else if (cpu_nodes_with && cpu_nodes_with < cpu_nodes)
+			warn(t, SLAB_TOPO_NOTE, "hugepages_uneven",
+			     "huge pages are reserved on node%s %s only: a loader bound to node%s %s "
+			     "gets none there", cpu_nodes_with > 1 ? "s" : "", sb_str(&with),
+			     cpu_nodes - cpu_nodes_with > 1 ? "s" : "", sb_str(&without));
+		free(with.s);
+		free(without.s);
+	}
+
+	/* Memory without CPUs: CXL expanders, HBM or persistent memory as a node. */
+	{
+		int n = 0, dmin = INT_MAX, dmax = -1;
+
+		memset(&b, 0, sizeof(b));
+		for (unsigned k = 0; k < ti->nnodes; k++) {
+			const struct slab_topo_node *nd = &ti->nodes[k];
+
+			if (node_has_cpus(nd) || nd->mem_total <= 0)
+				continue;
+			n++;
+			sb_add(&b, "%s%d", b.len ? ", " : "", nd->id);
+			for (unsigned j = 0; nd->distance && j < ti->nnodes; j++) {
+				if (!node_has_cpus(&ti->nodes[j]) || nd->distance[j] < 0)
+					continue;
+				if (nd->distance[j] < dmin)
+					dmin = nd->distance[j];
+				if (nd->distance[j] > dmax)
+					dmax = nd->distance[j];
+			}
+		}
+		if (n && dmax >= 0)
+			warn(t, SLAB_TOPO_NOTE, "memory_only_nodes",
+			     "node%s %s ha%s memory but no CPUs (CXL or other far memory, distance "
+			     "%d-%d from the CPU nodes): --membind to a CPU node keeps a loader's "
+			     "buffers off them", n > 1 ? "s" : "", sb_str(&b), n > 1 ? "ve" : "s",
+			     dmin, dmax);
+		else if (n)
+			warn(t, SLAB_TOPO_NOTE, "memory_only_nodes",
+			     "node%s %s ha%s memory but no CPUs (CXL or other far memory): --membind "
+			     "to a CPU node keeps a loader's buffers off them", n > 1 ? "s" : "",
+			     sb_str(&b), n > 1 ? "ve" : "s");
+		free(b.s);
+	}
+}
+
+/* ---- the context -------------------------------------------------------------------------- */
+
+struct slab_topo *
+slab_topo_new(void)
+{
+	struct slab_topo *t = calloc(1, sizeof(*t));
+
+	if (t != NULL)
+		t->rootfd = -1;
+	return t;
+}
+
+void
+slab_topo_set_missing(struct slab_topo *t, void (*fn)(const char *, int, void *), void *arg)
+{
+	t->missing = fn;
+	t->missing_arg = arg;
+}
+
+int
+slab_topo_read(struct slab_topo *t, const char *root)
+{
+	struct slab_topo_info *ti = &t->info;
+	struct stat st;
+	int fd;
+
+	if (t->done) {
+		snprintf(t->err, sizeof(t->err), "'%s': context already used", root);
+		return SLAB_ERR_INVAL;
+	}
+	t->done = 1;
+	snprintf(t->root, sizeof(t->root), "%s", root);
+	t->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->rootfd < 0) {
+		snprintf(t->err, sizeof(t->err), "'%s': %s", root, strerror(errno));
+		return SLAB_ERR_IO;
+	}
+	fd = open_rel(t, "sys/devices/system", O_PATH | O_DIRECTORY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(t->err, sizeof(t->err), "'%s': not a sysfs root (no sys/devices/system)",
+			 root);
+		if (fd >= 0)
+			close(fd);
+		return SLAB_ERR_IO;
+	}
+	close(fd);
+
+	read_online(t);
+	read_model(t);
+	read_cpus(t);
+	read_nodes(t);
+	read_thp(t, "sys/kernel/mm/transparent_hugepage/enabled", ti->thp_enabled,
+		 sizeof(ti->thp_enabled));
+	read_thp(t, "sys/kernel/mm/transparent_hugepage/defrag", ti->thp_defrag,
+		 sizeof(ti->thp_defrag));
+	read_pci(t);
+	advise(t);
+	warnings(t);
+	if (t->nomem) {
+		snprintf(t->err, sizeof(t->err), "'%s': out of memory", root);
+		return SLAB_ERR_NOMEM;
+	}
+	return 0;
+}
+
+const struct slab_topo_info *
+slab_topo_info(const struct slab_topo *t)
+{
+	return &t->info;
+}
+
+const char *
+slab_topo_error(const struct slab_topo *t)
+{
+	return t->err;
+}
+
+void
+slab_topo_close(struct slab_topo *t)
+{
+	struct slab_topo_info *ti;
+
+	if (t == NULL)
+		return;
+	ti = &t->info;
+	for (unsigned i = 0; ti->nodes != NULL && i < ti->nnodes; i++) {
+		free(ti->nodes[i].cpulist);
+		slab_idlist_free(&ti->nodes[i].cpus);
+		free(ti->nodes[i].distance);
+	}
+	free(ti->nodes);
+	free(ti->model);
+	slab_idlist_free(&ti->online);
+	free(ti->online_list);
+	free(ti->caches);
+	for (unsigned i = 0; ti->pci != NULL && i < ti->npci; i++) {
+		free(ti->pci[i].driver);
+		free(ti->pci[i].local_cpus);
+		free_strs(ti->pci[i].names);
+	}
+	free(ti->pci);
+	for (unsigned i = 0; ti->advice != NULL && i < ti->nadvice; i++) {
+		free_strs(ti->advice[i].nvme);
+		free_strs(ti->advice[i].network);
+	}
+	free(ti->advice);
+	for (unsigned i = 0; i < ti->nwarnings; i++)
+		free(ti->warnings[i].message);
+	free(ti->warnings);
+	if (t->rootfd >= 0)
+		close(t->rootfd);
+	free(t);
+}

@@ -1,0 +1,303 @@
+#!/usr/bin/env bats
+# numa-probe: exact text and JSON on hand-made and captured sysfs trees (tests/fixtures/sysfs),
+# advice and warnings, missing files, symlinks that try to leave the root, usage errors, and
+# the shape (never the timings) of --measure on this machine.
+
+load test_helper/common
+
+FIXTURES="$SLAB_ROOT/tests/fixtures"
+SYSFS="$FIXTURES/sysfs"
+EXPECTED="$FIXTURES/expected"
+
+# probe_matches NAME [--json]: output on tree NAME is expected/numa-probe-NAME.{txt,json}.
+probe_matches() {
+	local name=$1 ext=txt
+	[ "${2:-}" = --json ] && ext=json
+	run -0 --separate-stderr numa-probe ${2:-} --sysfs-root "$SYSFS/$name"
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	printf '%s\n' "$output" > got
+	diff -u "$EXPECTED/numa-probe-$name.$ext" got || fail "numa-probe on $name differs"
+}
+
+# jcheck DIR PYTHON: run PYTHON with d = the parsed --json output on the tree in DIR.
+jcheck() {
+	numa-probe --json --sysfs-root "$1" > out.json
+	python3 -c "import json; d = json.load(open('out.json'))
+$2"
+}
+
+@test "numa-probe --help and --version" {
+	run -0 --separate-stderr numa-probe --help
+	assert_line --index 0 "Usage: numa-probe [--json] [--sysfs-root DIR]"
+	assert_line --index 1 "       numa-probe --measure [--size SIZE] [--repeat N] [--threads N] [--json]"
+	assert_output --partial "--sysfs-root DIR"
+	run -0 numa-probe --version
+	assert_output --regexp '^numa-probe \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "usage errors exit 2 with one line and the --help hint" {
+	run -2 --separate-stderr numa-probe extra
+	assert_equal "$stderr" "numa-probe: unexpected argument 'extra'
+Try 'numa-probe --help' for more information."
+	run -2 --separate-stderr numa-probe --size 1M
+	assert_equal "${stderr_lines[0]}" "numa-probe: --size, --repeat and --threads go with --measure"
+	run -2 --separate-stderr numa-probe --measure --size 12Q
+	assert_equal "${stderr_lines[0]}" "numa-probe: invalid --size '12Q' (64K to 256G)"
+	run -2 --separate-stderr numa-probe --measure --size 4K
+	assert_equal "${stderr_lines[0]}" "numa-probe: invalid --size '4K' (64K to 256G)"
+	run -2 --separate-stderr numa-probe --measure --repeat 0
+	assert_equal "${stderr_lines[0]}" "numa-probe: invalid --repeat '0' (1 to 1000)"
+	run -2 --separate-stderr numa-probe --measure --threads -3
+	assert_equal "${stderr_lines[0]}" "numa-probe: invalid --threads '-3' (1 to 4096)"
+	run -2 --separate-stderr numa-probe --measure --size 64K --threads 64
+	assert_equal "${stderr_lines[0]}" "numa-probe: --size 65536 is too small for 64 threads (4K each)"
+	run -2 --separate-stderr numa-probe --measure --sysfs-root "$SYSFS/vm-1node"
+	assert_equal "${stderr_lines[0]}" "numa-probe: --measure measures this machine: it does not go with --sysfs-root"
+	run -2 --separate-stderr numa-probe --frobnicate
+	assert_equal "${stderr_lines[1]}" "Try 'numa-probe --help' for more information."
+}
+
+@test "a --sysfs-root that is missing, not a folder or not a sysfs tree fails with exit 1" {
+	run -1 --separate-stderr numa-probe --sysfs-root nowhere
+	assert_equal "$stderr" "numa-probe: 'nowhere': No such file or directory"
+	assert_equal "$output" ""
+	touch plain
+	run -1 --separate-stderr numa-probe --sysfs-root plain
+	assert_equal "$stderr" "numa-probe: 'plain': Not a directory"
+	mkdir empty
+	run -1 --separate-stderr numa-probe --json --sysfs-root empty
+	assert_equal "$stderr" "numa-probe: 'empty': not a sysfs root (no sys/devices/system)"
+	assert_equal "$output" ""
+}
+
+@test "vm-1node (captured from this kind of VM): exact text and JSON" {
+	probe_matches vm-1node
+	probe_matches vm-1node --json
+}
+
+@test "server-2s-8gpu: exact text and JSON" {
+	probe_matches server-2s-8gpu
+	probe_matches server-2s-8gpu --json
+}
+
+@test "cxl-memnodes: exact text and JSON" {
+	probe_matches cxl-memnodes
+	probe_matches cxl-memnodes --json
+}
+
+@test "vm-1node: one node, the virtio NIC with numa_node -1, no GPU, no huge pages" {
+	run -0 numa-probe --sysfs-root "$SYSFS/vm-1node"
+	assert_line --regexp '^  0     0-1   [0-9.]+ GiB +[0-9.]+ GiB +cpus\+memory$'
+	assert_line "  0000:00:03.0  ethernet  1af4:1041  virtio-pci  -1    -     -    -     eth0"
+	assert_line "  no GPU or accelerator found: no loader binding to suggest"
+	assert_line "  note: no huge pages reserved on any node (2 MiB or 1 GiB): hugetlbfs and MAP_HUGETLB get none; transparent huge pages do not need them"
+	refute_output --partial "warning:"
+	jcheck "$SYSFS/vm-1node" '
+assert len(d["nodes"]) == 1 and d["nodes"][0]["distances"] == [10]
+assert d["cpu"] == {"model": "AMD EPYC", "online": "0-1", "count": 2, "sockets": 1, "cores": 2, "threads_per_core": 1}
+assert [c["name"] for c in d["caches"]] == ["L1d", "L1i", "L2", "L3"]
+assert d["caches"][3]["size_bytes"] == 32 << 20 and d["caches"][3]["cpus_each"] == 2
+(nic,) = d["pci_devices"]
+assert nic["numa_node"] == -1 and nic["link"] is None and nic["names"] == ["eth0"]
+assert d["advice"] == [] and [w["code"] for w in d["warnings"]] == ["no_hugepages"]
+assert d["transparent_hugepage"] == {"enabled": "madvise", "defrag": "madvise"}
+assert "measurements" not in d
+'
+}
+
+@test "server-2s-8gpu: a numactl prefix per GPU on its own node, the downgraded link flagged" {
+	run -0 numa-probe --sysfs-root "$SYSFS/server-2s-8gpu"
+	assert_line "  0000:17:00.0 gpu nvidia0, node 0: numactl --cpunodebind=0 --membind=0"
+	assert_line "  0000:e3:00.0 gpu nvidia7, node 1: numactl --cpunodebind=1 --membind=1"
+	assert_line "    CPUs 16-31,48-63; NVMe on node 1: nvme2n1 nvme3n1; network on node 1: mlx5_2 ib1"
+	assert_line "  0000:b1:00.0  gpu         10de:20b5  nvidia     1     Gen3x16  Gen4x16  15.8  nvidia5              DOWNGRADED"
+	assert_line "  warning: gpu 0000:b1:00.0 (nvidia5): link runs at 8.0 GT/s x16 (Gen3, 15.8 GB/s), below its maximum 16.0 GT/s x16 (Gen4, 31.5 GB/s); GPUs slow their links when idle: check again under load"
+	assert_line "  note: huge pages are reserved on node 0 only: a loader bound to node 1 gets none there"
+	assert_line "  note: GPUs on node 0 (nvidia0 nvidia1 nvidia2 nvidia3): NVMe on that node (nvme0n1 nvme1n1) and on node 1 (nvme2n1 nvme3n1): keep each GPU's data on drives of its node"
+	# the BMC's display gets no advice; bridges and the per-path nvme0c0n1 are not shown
+	refute_line --partial "0000:03:00.0 display"
+	refute_output --partial "0000:16:00.0"
+	refute_output --partial "nvme0c0n1"
+	assert_equal "$(grep -c DOWNGRADED <<<"$output")" 1
+	jcheck "$SYSFS/server-2s-8gpu" '
+gpus = [p for p in d["pci_devices"] if p["kind"] == "gpu"]
+assert len(gpus) == 8 and [p["numa_node"] for p in gpus] == [0] * 4 + [1] * 4
+assert [p["address"] for p in gpus if p["link"]["downgraded"]] == ["0000:b1:00.0"]
+b1 = [p for p in gpus if p["address"] == "0000:b1:00.0"][0]["link"]
+assert b1["current"] == {"gt_s": 8, "width": 16, "generation": 3, "gb_per_s": 15.76}
+assert b1["max"] == {"gt_s": 16, "width": 16, "generation": 4, "gb_per_s": 31.504}
+assert [a["numactl"] for a in d["advice"]] == ["numactl --cpunodebind=0 --membind=0"] * 4 + ["numactl --cpunodebind=1 --membind=1"] * 4
+assert d["advice"][0]["cpus"] == "0-15,32-47" and d["advice"][0]["nvme"] == ["nvme0n1", "nvme1n1"]
+assert {p["kind"] for p in d["pci_devices"]} == {"gpu", "display", "nvme", "ethernet", "infiniband"}
+assert d["nodes"][0]["hugepages_2m"] == {"reserved": 1024, "free": 1000}
+assert d["nodes"][1]["hugepages_2m"] == {"reserved": 0, "free": 0}
+assert d["cpu"]["sockets"] == 2 and d["cpu"]["cores"] == 32 and d["cpu"]["threads_per_core"] == 2
+assert [w["code"] for w in d["warnings"]] == ["gpu_nvme_split", "gpu_nvme_split", "link_downgraded", "hugepages_uneven"]
+'
+}
+
+@test "cxl-memnodes: memory-only nodes, a GPU with no NVMe on its node, a NIC without a node, THP off" {
+	run -0 numa-probe --sysfs-root "$SYSFS/cxl-memnodes"
+	assert_line "  2     -     256.0 GiB  256.0 GiB  memory-only"
+	assert_line "  3     24  14  26  10"
+	assert_line "  0000:38:00.0 accelerator, node 0: numactl --cpunodebind=0 --membind=0"
+	assert_line "  0000:b8:00.0 gpu card1, node 1: numactl --cpunodebind=1 --membind=1"
+	assert_line "  warning: GPU on node 1 (card1): no NVMe drive on that node, only on node 0 (nvme0n1): data read from those crosses between nodes on its way"
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:6a:00.0 (ens801f0): numa_node is -1, the firmware does not give it"
+	assert_line "  warning: transparent huge pages are off (never): datasets mapped and buffers allocated get 4 KiB pages only, and TLB misses cost more"
+	assert_line "  note: nodes 2, 3 have memory but no CPUs (CXL or other far memory, distance 14-24 from the CPU nodes): --membind to a CPU node keeps a loader's buffers off them"
+	refute_output --partial "0000:e0:00.0"          # the CXL memory device itself
+	refute_output --partial "renderD128"
+	jcheck "$SYSFS/cxl-memnodes" '
+assert [n["cpu_count"] for n in d["nodes"]] == [4, 4, 0, 0]
+assert [n["cpus"] for n in d["nodes"]] == ["0-3", "4-7", "", ""]
+assert [n["distances"] for n in d["nodes"]] == [[10, 21, 14, 24], [21, 10, 24, 14], [14, 24, 10, 26], [24, 14, 26, 10]]
+assert [n["memory_bytes"] for n in d["nodes"]] == [128 << 30, 128 << 30, 256 << 30, 256 << 30]
+assert [n["hugepages_1g"]["reserved"] for n in d["nodes"]] == [16, 16, 0, 0]
+assert [(a["device"], a["kind"], a["cpu_node"], a["memory_node"]) for a in d["advice"]] == [("0000:38:00.0", "accelerator", 0, 0), ("0000:b8:00.0", "gpu", 1, 1)]
+assert d["advice"][1]["nvme"] == [] and d["advice"][0]["nvme"] == ["nvme0n1"]
+assert [w["code"] for w in d["warnings"]] == ["gpu_nvme_remote", "device_node_unknown", "thp_never", "memory_only_nodes"]
+assert [w["level"] for w in d["warnings"]] == ["warning", "warning", "warning", "note"]
+assert d["transparent_hugepage"]["enabled"] == "never"
+'
+}
+
+@test "a GPU whose node is unknown on a multi-node machine: no binding, interleave suggested" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	echo -1 > "tree/sys/bus/pci/devices/0000:b8:00.0/numa_node"
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  0000:b8:00.0 gpu card1, node -1: numactl --cpunodebind=all --interleave=all"
+	assert_line "    the kernel does not know this device's node: no binding to suggest"
+	assert_line "  warning: gpu 0000:b8:00.0 (card1): the kernel does not know its NUMA node (numa_node -1): no binding to suggest; numactl --cpunodebind=all --interleave=all spreads the cost"
+	refute_line --partial "warning: GPU on node 1"
+}
+
+@test "a GPU on a memory-only node: CPUs and memory of the nearest node with CPUs" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	echo 3 > "tree/sys/bus/pci/devices/0000:b8:00.0/numa_node"
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  0000:b8:00.0 gpu card1, node 3: numactl --cpunodebind=1 --membind=1"
+	assert_line "    nearest to node 3: CPUs 4-7; NVMe on node 1: none; network on node 1: none"
+	jcheck tree '
+a = d["advice"][1]
+assert (a["numa_node"], a["cpu_node"], a["memory_node"], a["cpus"]) == (3, 1, 1, "4-7")
+'
+}
+
+@test "missing files are normal: unknown fields, never a failure" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	rm tree/proc/cpuinfo tree/sys/kernel/mm/transparent_hugepage/enabled
+	rm -r tree/sys/devices/system/cpu/cpu*/cache
+	rm tree/sys/devices/system/node/node1/meminfo tree/sys/devices/system/node/node1/distance
+	rm -r tree/sys/devices/system/node/node1/hugepages
+	rm "tree/sys/bus/pci/devices/0000:b8:00.0/"{numa_node,max_link_speed,driver}
+	rm "tree/sys/bus/pci/devices/0000:38:00.0/class"
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ]
+	assert_line "  model:    unknown"
+	assert_line "  1     4-7   -          -          cpus"
+	assert_line "  1      -   -   -   -"
+	assert_line "  1               -        -            -        -"
+	assert_line "  transparent huge pages: unknown (defrag: never)"
+	assert_line "  0000:b8:00.0  gpu       1002:740f  -       -     Gen4x16  ?x16     31.5  card1"
+	refute_output --partial "0000:38:00.0"
+	assert_output --partial "$(printf 'Caches\n  unknown\n')"
+	# node 1's huge pages are unknown: not "reserved on node 0 only"
+	refute_output --partial "reserved on node"
+	# -v names each file it could not read, on stderr
+	run -0 --separate-stderr numa-probe -v --sysfs-root tree
+	grep -qxF "numa-probe: 'tree/proc/cpuinfo': No such file or directory" <<<"$stderr"
+	grep -qxF "numa-probe: 'tree/sys/bus/pci/devices/0000:b8:00.0/numa_node': No such file or directory" <<<"$stderr"
+	jcheck tree '
+gpu = [p for p in d["pci_devices"] if p["address"] == "0000:b8:00.0"][0]
+assert gpu["numa_node"] is None and gpu["driver"] is None
+assert gpu["link"]["max"] == {"gt_s": None, "width": 16, "generation": None, "gb_per_s": None}
+assert gpu["link"]["downgraded"] is False
+assert d["cpu"]["model"] is None and d["caches"] == []
+assert d["nodes"][1]["memory_bytes"] is None and d["nodes"][1]["distances"] == [None] * 4
+assert d["nodes"][1]["hugepages_2m"] == {"reserved": None, "free": None}
+assert d["transparent_hugepage"]["enabled"] is None
+assert [w["code"] for w in d["warnings"]] == ["gpu_node_unknown", "device_node_unknown", "memory_only_nodes"]
+'
+}
+
+@test "a kernel without NUMA (no node folders): one node 0 from /proc/meminfo" {
+	cp -a "$SYSFS/vm-1node" tree
+	rm -r tree/sys/devices/system/node
+	run -0 numa-probe --sysfs-root tree
+	assert_line --regexp '^  0     0-1   [0-9.]+ GiB +[0-9.]+ GiB +cpus\+memory$'
+	assert_line "  the kernel reports no NUMA nodes: one node 0 assumed"
+	jcheck tree 'assert d["numa_known"] is False and d["nodes"][0]["cpu_count"] == 2 and d["nodes"][0]["memory_bytes"] > 0'
+}
+
+@test "symlinks in the tree never lead outside it" {
+	cp -a "$SYSFS/vm-1node" tree
+	# A GPU outside the tree, reached by an absolute link and by one climbing with ..
+	mkdir -p outside/gpu
+	echo 0x030200 > outside/gpu/class
+	echo 0x10de > outside/gpu/vendor
+	ln -s "$PWD/outside/gpu" "tree/sys/bus/pci/devices/0000:41:00.0"
+	ln -s "../../../../../../../../../../../../../../..$PWD/outside/gpu" "tree/sys/bus/pci/devices/0000:42:00.0"
+	# An absolute link is taken relative to the tree, as in a chroot.
+	ln -s /sys/bus/pci/devices/0000:00:03.0 "tree/sys/bus/pci/devices/0000:43:00.0"
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	refute_output --partial "10de"
+	refute_output --partial "0000:41:00.0"
+	refute_output --partial "0000:42:00.0"
+	assert_line "  0000:43:00.0  ethernet  1af4:1041  virtio-pci  -1    -     -    -     eth0"
+}
+
+# measure_or_skip ARGS...: numa-probe --measure ARGS on this machine; skip where the kernel
+# refuses to bind memory (a sandbox without mbind) or there is no NUMA sysfs.
+measure_or_skip() {
+	[ -d /sys/devices/system/node/node0 ] || skip "no /sys/devices/system/node on this machine"
+	run --separate-stderr numa-probe -q --measure "$@"
+	if [ "$status" -ne 0 ] && [[ "$stderr" == *"cannot bind"* ]]; then
+		skip "the kernel does not let this process bind memory: $stderr"
+	fi
+	[ "$status" -eq 0 ] || fail "numa-probe --measure exited $status: $stderr"
+}
+
+@test "--measure on this machine: a CPU-node x memory-node matrix of each, with the method" {
+	measure_or_skip --size 1M --repeat 1
+	local cpu_nodes mem_nodes
+	cpu_nodes=$(for n in /sys/devices/system/node/node[0-9]*; do [ -n "$(cat "$n/cpulist")" ] && echo "${n##*node}"; done | sort -n | tr '\n' ' ')
+	mem_nodes=$(for n in /sys/devices/system/node/node[0-9]*; do awk '/MemTotal/ { exit !($4 > 0) }' "$n/meminfo" && echo "${n##*node}"; done | sort -n | tr '\n' ' ')
+	assert_line "Measurements"
+	assert_line "    discarded, then 1 run of at least 0.20 s; median [min-max]"
+	assert_line --regexp "^  method: a 1\.0 MiB buffer on each memory node \(mbind MPOL_BIND"
+	assert_line --regexp "^  bandwidth GB/s( +node [0-9]+)+$"
+	assert_line --regexp "^  latency ns( +node [0-9]+)+$"
+	assert_line --regexp "^  note: the 1\.0 MiB buffer is not well above the last-level caches"
+	# one row per CPU node, a "median [min-max]" per memory node
+	local cols rows
+	cols=$(wc -w <<<"$mem_nodes")
+	rows=$(grep -cE "^  node [0-9]+ +([0-9.]+ \[[0-9.]+-[0-9.]+\] *){$cols}$" <<<"$output")
+	assert_equal "$rows" $((2 * $(wc -w <<<"$cpu_nodes")))
+	if [ "$cols" -eq 1 ]; then
+		assert_line --regexp "^  bandwidth GB/s  node 0$"
+		assert_line --regexp "^  node 0 +[0-9.]+ \[[0-9.]+-[0-9.]+\]$"
+	fi
+
+	measure_or_skip --size 1M --repeat 2 --threads 1 --json
+	python3 - "$output" "$cpu_nodes" "$mem_nodes" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+m = d["measurements"]
+rows = [int(x) for x in sys.argv[2].split()]
+cols = [int(x) for x in sys.argv[3].split()]
+assert m["cpu_nodes"] == rows and m["memory_nodes"] == cols, (m["cpu_nodes"], m["memory_nodes"])
+assert m["buffer_bytes"] == 1 << 20 and m["runs"] == 2 and m["warmup_runs"] == 1
+assert m["line_bytes"] == 64 and m["bound"] is True and m["errors"] == []
+assert m["cpu_busy_before"] is None or 0 <= m["cpu_busy_before"] <= 1
+for key in ("bandwidth_gb_per_s", "latency_ns"):
+    assert len(m[key]) == len(rows) and all(len(r) == len(cols) for r in m[key])
+    for row in m[key]:
+        for c in row:
+            assert len(c["runs"]) == 2 and c["min"] <= c["median"] <= c["max"] and c["min"] > 0
+assert all(c["threads"] == 1 for row in m["bandwidth_gb_per_s"] for c in row)
+assert len(m["pages_on_node"]) == len(cols) and len(m["huge_page_share"]) == len(cols)
+assert any("last-level caches" in n for n in m["notes"])
+assert "nodes" in d and "advice" in d
+PY
+}
