@@ -366,3 +366,20 @@ PY
 	[ -p out.fifo ]
 	[ -z "$(ls -A | grep '\.tmp\.')" ]
 }
+
+@test "v7, ustar, GNU and pax headers all read the same samples" {
+	mkdir -p src && cd src
+	printf 'abc' > s1.txt; printf '1' > s1.cls; printf 'defg' > s2.txt
+	for fmt in v7 ustar gnu posix; do
+		tar --format=$fmt --sort=name -cf ../$fmt.tar s1.cls s1.txt s2.txt
+	done
+	cd ..
+	pack -q -o v7.slab v7.tar
+	for fmt in ustar gnu posix; do
+		pack -q -o $fmt.slab $fmt.tar
+		cmp v7.slab $fmt.slab
+	done
+	run -0 inspect --list v7.slab
+	assert_output "0	s1	0	cls:4096:1	txt:4097:3
+1	s2	0	txt:4100:4"
+}
