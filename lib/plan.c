@@ -753,7 +753,8 @@ int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uin
 		    char *err, size_t errlen)
 {
 	if (plan->nfiles != nfiles) {
-		say(err, errlen, "the plan is for %u files, %u given", plan->nfiles, nfiles);
+		say(err, errlen, "the plan is for %u file%s, %u given", plan->nfiles,
+		    plan->nfiles == 1 ? "" : "s", nfiles);
 		return -1;
 	}
 	for (uint32_t f = 0; f < nfiles; f++) {

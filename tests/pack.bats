@@ -383,3 +383,8 @@ PY
 	assert_output "0	s1	0	cls:4096:1	txt:4097:3
 1	s2	0	txt:4100:4"
 }
+
+@test "getopt's own messages name the tool, not the path it was run by" {
+	run -2 --separate-stderr "$SLAB_BUILD/bin/pack" --bogus
+	assert_equal "${stderr_lines[0]}" "pack: unrecognized option '--bogus'"
+}

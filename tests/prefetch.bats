@@ -449,7 +449,7 @@ prefetch: 'd': is a directory"
 	run -1 --separate-stderr prefetch --plan ab.plan a.slab a.slab
 	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: file 1 is not the one the plan was made for (content differs)"
 	run -1 --separate-stderr prefetch --plan a.plan --emit a.slab b.slab
-	assert_equal "$stderr" "prefetch: 'a.plan': plan does not belong to these files: the plan is for 1 files, 2 given"
+	assert_equal "$stderr" "prefetch: 'a.plan': plan does not belong to these files: the plan is for 1 file, 2 given"
 	run -1 --separate-stderr prefetch --plan ab.plan a.slab
 	assert_equal "$stderr" "prefetch: 'ab.plan': plan does not belong to these files: the plan is for 2 files, 1 given"
 	# a file repacked with other options is another file

@@ -1175,6 +1175,7 @@ main(int argc, char **argv)
 	int c, ret;
 
 	cli_init(argv[0]);
+	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	memset(&o, 0, sizeof(o));
 	o.pattern = MEMLAT_CHASE;
 	for (int k = 0; k < NB; k++)

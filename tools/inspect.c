@@ -478,6 +478,7 @@ int main(int argc, char **argv)
 	struct json j;
 
 	cli_init(argv[0]);
+	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FIELD:

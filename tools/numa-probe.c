@@ -916,6 +916,7 @@ main(int argc, char **argv)
 	struct json j;
 
 	cli_init(argv[0]);
+	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	memset(&res, 0, sizeof(res));
 	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
 		switch (c) {

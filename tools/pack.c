@@ -525,6 +525,7 @@ int main(int argc, char **argv)
 	uint64_t v;
 
 	cli_init(argv[0]);
+	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	o.jobs = ncpu > 0 ? (unsigned)ncpu : 1;
 	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
 		switch (c) {

@@ -213,6 +213,7 @@ int main(int argc, char **argv)
 	double t0;
 
 	cli_init(argv[0]);
+	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	while ((c = getopt_long(argc, argv, "ho:qvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DROP_LAST:
