@@ -61,6 +61,7 @@ struct slab_follow {
 	uint64_t *last;         /* entry index of each page's last use, NONE if unused */
 	uint32_t *count;        /* entries in the window on each page */
 	unsigned char *whole;   /* page advised whole already */
+	unsigned char *counted; /* page counts toward the window (it was not on its way yet) */
 
 	uint64_t cur;           /* the next entry to hand out */
 	uint64_t head;          /* the first entry not yet in the window */
@@ -381,9 +382,14 @@ static int enter(struct slab_follow *f, uint64_t e)
 
 	if (r < 0)
 		return r;
+	/* A page read whole earlier is in memory or on its way: coming back to it (as a quasi
+	 * plan does, every window-many steps) costs no look-ahead. So the look-ahead reaches
+	 * --ahead pages that still have to be read, however many live ones lie between. */
 	for (uint64_t p = g; p < g + k; p++)
-		if (f->count[p]++ == 0)
+		if (f->count[p]++ == 0 && !f->whole[p]) {
+			f->counted[p] = 1;
 			f->window++;
+		}
 	if (f->window > f->st.max_window)
 		f->st.max_window = f->window;
 	if (smp.size == 0)
@@ -438,7 +444,7 @@ static int inside_window(struct slab_follow *f, uint64_t e)
 	if (locate(f, e, &smp, &g, &k) < 0)
 		return 0;
 	for (uint64_t p = g; p < g + k; p++)
-		if (f->count[p] == 0)
+		if (f->count[p] == 0 && !f->whole[p])
 			return 0;
 	return 1;
 }
@@ -476,8 +482,10 @@ static int leave(struct slab_follow *f, uint64_t e)
 	if (f->o.direct && f->ext_of[e] < NO_EXTENT - 1)
 		extent_put(f, f->ext_of[e]);
 	for (uint64_t p = g; p < g + k; p++) {
-		if (--f->count[p] == 0)
+		if (--f->count[p] == 0 && f->counted[p]) {
+			f->counted[p] = 0;
 			f->window--;
+		}
 		if (f->o.release && f->last[p] == e && (r = release(f, p)) < 0)
 			return r;
 	}
@@ -541,7 +549,8 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 	f->last = malloc((f->npages ? f->npages : 1) * sizeof(*f->last));
 	f->count = calloc(f->npages ? f->npages : 1, sizeof(*f->count));
 	f->whole = calloc(f->npages ? f->npages : 1, 1);
-	if (!f->last || !f->count || !f->whole)
+	f->counted = calloc(f->npages ? f->npages : 1, 1);
+	if (!f->last || !f->count || !f->whole || !f->counted)
 		goto nomem;
 	for (uint64_t g = 0; g < f->npages; g++)
 		f->last[g] = NONE;
@@ -673,5 +682,6 @@ void slab_follow_close(struct slab_follow *f)
 	free(f->last);
 	free(f->count);
 	free(f->whole);
+	free(f->counted);
 	free(f);
 }
