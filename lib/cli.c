@@ -381,3 +381,18 @@ cli_output_abort(struct cli_output *o)
 		tmp_path = NULL;
 	}
 }
+
+int
+cli_help(const char *usage, const char *help)
+{
+	fputs(usage, stdout);
+	fputs(help, stdout);
+	return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+int
+cli_version(void)
+{
+	printf("%s (slab) %s\n", progname, SLAB_VERSION);
+	return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+}

@@ -44,6 +44,11 @@ double cli_now(void);
 /* Progress lines on stderr only when it is a terminal and verbosity >= 1. */
 int cli_progress_wanted(void);
 
+/* --help: the usage and help texts on stdout; --version: "tool (slab) VERSION". Each returns
+ * the exit code for main. */
+int cli_help(const char *usage, const char *help);
+int cli_version(void);
+
 /* Flush and close stdout; on failure other than EPIPE, print an error and return -1. */
 int cli_close_stdout(void);
 

@@ -4,6 +4,7 @@
 #include "plan.h"
 #include "crc32c.h"
 #include "format.h"
+#include "io.h"
 #include "slab.h"
 
 #include <errno.h>
@@ -527,23 +528,6 @@ static uint64_t header_region(uint32_t nfiles)
 	return (n + SLAB_ALIGN - 1) / SLAB_ALIGN * SLAB_ALIGN;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* struct slab_plan_entry in memory is the file's entry where integers are little-endian. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ENTRIES_AS_STORED 1
@@ -600,7 +584,7 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 	for (uint32_t f = 0; f < plan->nfiles; f++)
 		id_bytes(&plan->ids[f], h + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE);
 	slab_put32(h + 96, slab_crc32c(0, h, (size_t)hsize));
-	if (write_all(fd, h, (size_t)hsize) < 0)
+	if (slab_write_full(fd, h, (size_t)hsize) < 0)
 		goto out;
 	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
 		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
@@ -609,7 +593,7 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 			put_entries(buf, plan->entries + i, m);
 			b = buf;
 		}
-		if (write_all(fd, b, m * SLAB_PLAN_ENTRY_SIZE) < 0)
+		if (slab_write_full(fd, b, m * SLAB_PLAN_ENTRY_SIZE) < 0)
 			goto out;
 	}
 	ret = 0;

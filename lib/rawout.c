@@ -2,6 +2,7 @@
  * small parts gathered in one bounded buffer, large fields written straight from the data. */
 #include "rawout.h"
 #include "format.h"
+#include "io.h"
 #include "slab.h"
 #include "tarout.h"
 
@@ -42,16 +43,9 @@ static int fail(struct slab_rawout *r, int code, const char *fmt, ...)
 
 static int write_all(struct slab_rawout *r, const unsigned char *p, uint64_t len)
 {
-	while (len) {
-		ssize_t n = write(r->fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r->write_errno = errno;
-			return fail(r, SLAB_ERR_IO, "write error: %s", strerror(errno));
-		}
-		p += n;
-		len -= (uint64_t)n;
+	if (slab_write_full(r->fd, p, len) < 0) {
+		r->write_errno = errno;
+		return fail(r, SLAB_ERR_IO, "write error: %s", strerror(errno));
 	}
 	return 0;
 }

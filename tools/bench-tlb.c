@@ -1201,9 +1201,7 @@ main(int argc, char **argv)
 			o.csv = 1;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case OPT_HUGETLB_SIZE:
 			if (cli_parse_size(optarg, &u) != 0 ||
 			    (u != MEMLAT_THP_SIZE && u != (uint64_t)1 << 30))
@@ -1260,8 +1258,7 @@ main(int argc, char **argv)
 			o.svg = optarg;
 			break;
 		case 'V':
-			printf("bench-tlb (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		default:
 			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
 			return EXIT_USAGE;

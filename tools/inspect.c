@@ -2,6 +2,7 @@
  * turn it back into a tar. */
 #include "cli.h"
 #include "format.h"
+#include "io.h"
 #include "json.h"
 #include "slab.h"
 #include "tarout.h"
@@ -312,21 +313,6 @@ static int list(struct slab *s, struct json *j)
 	return 0;
 }
 
-static int write_all(int fd, const unsigned char *p, uint64_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 static int get(struct slab *s, const char *path, const char *what, const char *field)
 {
 	uint64_t idx;
@@ -392,7 +378,7 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 		return -1;
 	}
 	fflush(stdout);
-	if (write_all(STDOUT_FILENO, fl.data, fl.size) < 0 && errno != EPIPE) {
+	if (slab_write_full(STDOUT_FILENO, fl.data, fl.size) < 0 && errno != EPIPE) {
 		cli_error("write error: %s", strerror(errno));
 		return -1;
 	}
@@ -490,9 +476,7 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case OPT_JSON:
 			json = 1;
 			break;
@@ -515,8 +499,7 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case 'V':
-			printf("inspect (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		default:
 			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
 			return EXIT_USAGE;

@@ -921,9 +921,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case OPT_JSON:
 			json = 1;
 			break;
@@ -958,8 +956,7 @@ main(int argc, char **argv)
 			cli_verbosity = 2;
 			break;
 		case 'V':
-			printf("numa-probe (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		default:
 			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
 			return EXIT_USAGE;

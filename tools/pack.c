@@ -534,9 +534,7 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --fields list '%s'", optarg);
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case 'j':
 			if (cli_parse_u64(optarg, 1, 1024, &v) < 0)
 				return cli_usage_error("invalid --jobs '%s' (a number from 1 to 1024)", optarg);
@@ -583,8 +581,7 @@ int main(int argc, char **argv)
 			cli_verbosity = 2;
 			break;
 		case 'V':
-			printf("pack (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		default:
 			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
 			return EXIT_USAGE;

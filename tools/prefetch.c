@@ -530,9 +530,7 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case OPT_JSON:
 			json = 1;
 			break;
@@ -555,8 +553,7 @@ int main(int argc, char **argv)
 			cli_verbosity = 2;
 			break;
 		case 'V':
-			printf("prefetch (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		case OPT_WARM:
 			mode = MODE_WARM;
 			nmodes++;

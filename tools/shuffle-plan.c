@@ -3,6 +3,7 @@
  * as a binary plan (slab-plan(5)) or as text, with measures of how random and how local
  * it is. */
 #include "cli.h"
+#include "io.h"
 #include "plan.h"
 #include "slab.h"
 
@@ -93,21 +94,6 @@ static const char *const mode_names[] = { "sequential", "random", "quasi" };
 
 /* ---- writing --------------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static char *put_u32(char *p, uint32_t v)
 {
 	char tmp[10];
@@ -136,7 +122,7 @@ static int write_text(const struct slab_plan *plan, int fd)
 	p = buf;
 	for (uint64_t i = 0; i < plan->n; i++) {
 		if (p - buf > SIZE - LINE) {
-			if (write_all(fd, buf, (size_t)(p - buf)) < 0)
+			if (slab_write_full(fd, buf, (size_t)(p - buf)) < 0)
 				goto out;
 			p = buf;
 		}
@@ -145,7 +131,7 @@ static int write_text(const struct slab_plan *plan, int fd)
 		p = put_u32(p, plan->entries[i].sample);
 		*p++ = '\n';
 	}
-	if (write_all(fd, buf, (size_t)(p - buf)) < 0)
+	if (slab_write_full(fd, buf, (size_t)(p - buf)) < 0)
 		goto out;
 	ret = 0;
 out:
@@ -232,9 +218,7 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --format '%s' (binary or text)", optarg);
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			fputs(help_text, stdout);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_help(usage_text, help_text);
 		case OPT_MEMORY:
 			if (cli_parse_size(optarg, &p.window) < 0 || p.window == 0)
 				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
@@ -275,8 +259,7 @@ int main(int argc, char **argv)
 			cli_verbosity = 2;
 			break;
 		case 'V':
-			printf("shuffle-plan (slab) %s\n", SLAB_VERSION);
-			return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+			return cli_version();
 		case OPT_WINDOW:
 			if (number("--window", optarg, 1, UINT64_MAX, &p.window) < 0)
 				return EXIT_USAGE;
