@@ -37,6 +37,9 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 MANPAGES  := $(sort $(wildcard man/*.1 man/*.5))
 
 .PHONY: all help deps check test asan asan-check demo bench fuzz install uninstall clean
+# Keep the objects of tools and tests: make would delete them as intermediates and rebuild
+# them every time.
+.SECONDARY:
 
 ## all: build the library, the tools and the test programs (default)
 all: $(TOOLS) $(UNITS) $(SCRIPT_BINS)
@@ -93,7 +96,8 @@ demo: deps
 	$(Q)BUILD=$(BUILD) scripts/demo
 
 ## bench: benchmarks (scripts/bench/), printing ratios against baselines run alongside
-bench: deps
+bench:
+	$(Q)scripts/install-deps --bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) scripts/bench/run
 

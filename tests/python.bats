@@ -83,3 +83,30 @@ PY
 	run -0 pyslab -c 'import slab; print(hex(slab.crc32c(b"123456789")), hex(slab.fnv1a64(b"a")))'
 	assert_output "0xe3069283 0xaf63dc4c8601ec8c"
 }
+
+@test "slab.py: read_plan gives shuffle-plan's entries, as --format text prints them; other files raise SlabError" {
+	mkwds --count 30 --seed 3 -o a.tar
+	mkwds --count 20 --seed 4 --prefix other -o b.tar
+	pack -q --page-size 64K -o a.slab a.tar
+	pack -q --page-size 64K -o b.slab b.tar
+	shuffle-plan -q --seed 5 --epoch 2 --window 3 --rank 1 --world-size 2 -o p.plan a.slab b.slab
+	shuffle-plan -q --seed 5 --epoch 2 --window 3 --rank 1 --world-size 2 --format text \
+		a.slab b.slab > want.txt
+	pyslab - <<'PY'
+import slab
+ds = slab.Dataset(["a.slab", "b.slab"])
+got = slab.read_plan("p.plan", ds)
+want = [tuple(int(x) for x in line.split()) for line in open("want.txt")]
+assert got == want, (got[:5], want[:5])
+assert len(got) == 25 and len(set(got)) == 25
+assert {f for f, _ in got} == {0, 1} and got != sorted(got)
+ds.sample(*got[0])      # every entry names a sample of the dataset
+for other in (["b.slab", "a.slab"], ["a.slab"], ["a.slab", "a.slab"]):
+    try:
+        slab.read_plan("p.plan", slab.Dataset(other))
+    except slab.SlabError as e:
+        assert str(e) == "p.plan: plan does not belong to these files", str(e)
+    else:
+        raise SystemExit("read_plan accepted a plan made for other files: %s" % other)
+PY
+}
