@@ -96,8 +96,7 @@ cli_usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-	return EXIT_USAGE;
+	return cli_try_help();
 }
 
 /*
@@ -395,4 +394,11 @@ cli_version(void)
 {
 	printf("%s (slab) %s\n", progname, SLAB_VERSION);
 	return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+int
+cli_try_help(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+	return EXIT_USAGE;
 }

@@ -44,6 +44,10 @@ double cli_now(void);
 /* Progress lines on stderr only when it is a terminal and verbosity >= 1. */
 int cli_progress_wanted(void);
 
+/* After getopt has said what is wrong: "Try 'tool --help' for more information." on stderr;
+ * returns EXIT_USAGE. */
+int cli_try_help(void);
+
 /* --help: the usage and help texts on stdout; --version: "tool (slab) VERSION". Each returns
  * the exit code for main. */
 int cli_help(const char *usage, const char *help);

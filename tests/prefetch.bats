@@ -282,7 +282,8 @@ prefetch: 'd': is a directory"
 	below big.slab 1
 	run -0 --separate-stderr prefetch --warm big.slab
 	assert_regex "$stderr" "^prefetch: warmed 1 file, [0-9.]+ MiB in [0-9.]+ s, [0-9.]+ MB/s$"
-	above big.slab 100
+	# all of it, but for a page or two the kernel may reclaim at once on a busy machine
+	above big.slab 99
 	evicted big.slab
 	below big.slab 1
 }
@@ -294,7 +295,7 @@ prefetch: 'd': is a directory"
 	below plain.bin 1
 	run -0 --separate-stderr prefetch -q --warm plain.bin
 	assert_equal "$stderr" ""
-	above plain.bin 100
+	above plain.bin 99
 	run -0 --separate-stderr prefetch -v --evict plain.bin
 	assert_equal "$stderr" "prefetch: 'plain.bin': evicted, 0 of 733 pages still resident"
 	run -0 --separate-stderr prefetch -v --warm plain.bin

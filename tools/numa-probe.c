@@ -958,8 +958,7 @@ main(int argc, char **argv)
 		case 'V':
 			return cli_version();
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
-			return EXIT_USAGE;
+			return cli_try_help();
 		}
 	}
 	if (optind < argc)

@@ -583,8 +583,7 @@ int main(int argc, char **argv)
 		case 'V':
 			return cli_version();
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
-			return EXIT_USAGE;
+			return cli_try_help();
 		}
 	}
 	if (!o.output)

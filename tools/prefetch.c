@@ -559,8 +559,7 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
-			return EXIT_USAGE;
+			return cli_try_help();
 		}
 	}
 	if (nmodes > 1)

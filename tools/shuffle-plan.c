@@ -270,8 +270,7 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
-			return EXIT_USAGE;
+			return cli_try_help();
 		}
 	}
 	if (window_set && memory_set)
