@@ -543,6 +543,17 @@ static void put_entries(unsigned char *b, const struct slab_plan_entry *e, size_
 	}
 }
 
+/* Entries [i, i + m) as stored in the file: the entries themselves where memory already holds
+ * them so, else encoded into buf. */
+static const void *stored_entries(const struct slab_plan *plan, uint64_t i, size_t m,
+				  unsigned char *buf)
+{
+	if (ENTRIES_AS_STORED && sizeof(*plan->entries) == SLAB_PLAN_ENTRY_SIZE)
+		return plan->entries + i;
+	put_entries(buf, plan->entries + i, m);
+	return buf;
+}
+
 int slab_plan_write(const struct slab_plan *plan, int fd)
 {
 	enum { CHUNK = 8192 };  /* entries per write */
@@ -557,12 +568,7 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 	}
 	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
 		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
-		const void *b = plan->entries + i;
-		if (!ENTRIES_AS_STORED || sizeof(*plan->entries) != SLAB_PLAN_ENTRY_SIZE) {
-			put_entries(buf, plan->entries + i, m);
-			b = buf;
-		}
-		crc = slab_crc32c(crc, b, m * SLAB_PLAN_ENTRY_SIZE);
+		crc = slab_crc32c(crc, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE);
 	}
 	memcpy(h, SLAB_PLAN_MAGIC, 8);
 	slab_put16(h + 8, SLAB_PLAN_VERSION);
@@ -588,12 +594,7 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 		goto out;
 	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
 		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
-		const void *b = plan->entries + i;
-		if (!ENTRIES_AS_STORED || sizeof(*plan->entries) != SLAB_PLAN_ENTRY_SIZE) {
-			put_entries(buf, plan->entries + i, m);
-			b = buf;
-		}
-		if (slab_write_full(fd, b, m * SLAB_PLAN_ENTRY_SIZE) < 0)
+		if (slab_write_full(fd, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE) < 0)
 			goto out;
 	}
 	ret = 0;
