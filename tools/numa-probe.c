@@ -472,7 +472,11 @@ measure_notes(const struct slab_topo_info *ti, const struct slab_mb_result *r, c
 	char a[32], b[32];
 
 	/* Below 4 times the last-level caches, some loads hit in them. */
-	if (n < max && r->size < 4 * slab_mb_llc_bytes(ti))
+	if (n < max && slab_mb_llc_bytes(ti) == 0)
+		snprintf(notes[n++], 256, "the sizes of the caches are unknown (sysfs lists none): "
+			 "the %s buffer may be partly served by them",
+			 cli_human_size(r->size, a, sizeof(a)));
+	else if (n < max && r->size < 4 * slab_mb_llc_bytes(ti))
 		snprintf(notes[n++], 256, "the %s buffer is not well above the last-level caches "
 			 "(%s in all): the figures are partly the caches'",
 			 cli_human_size(r->size, a, sizeof(a)),
