@@ -2,6 +2,7 @@
  * mincore(2), posix_fadvise advice, sequential warming, and O_DIRECT reads. */
 #include "pagecache.h"
 #include "slab.h"
+#include "errfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,12 +51,9 @@ static int fail(struct slab_pc *p, int code, const char *fmt, ...)
 static int fail(struct slab_pc *p, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(p->err, sizeof(p->err), "'%s': ", p->name ? p->name : "(file)");
 
-	if (n < 0 || (size_t)n >= sizeof(p->err))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(p->err + n, sizeof(p->err) - (size_t)n, fmt, ap);
+	slab_verrf(p->err, sizeof(p->err), p->name ? p->name : "(file)", fmt, ap);
 	va_end(ap);
 	return code;
 }

@@ -3,6 +3,7 @@
 #include "slab.h"
 #include "format.h"
 #include "crc32c.h"
+#include "errfmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -69,15 +70,13 @@ static int fail(struct slab_writer *w, int code, const char *fmt, ...)
 static int fail(struct slab_writer *w, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int n = 0;
 
+	va_start(ap, fmt);
 	/* Refused samples are the input's fault: the caller names the input instead. */
 	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
-		n = snprintf(w->err, sizeof(w->err), "'%s': ", w->name ? w->name : "(output)");
-	if (n < 0 || (size_t)n >= sizeof(w->err))
-		n = 0;
-	va_start(ap, fmt);
-	vsnprintf(w->err + n, sizeof(w->err) - (size_t)n, fmt, ap);
+		slab_verrf(w->err, sizeof(w->err), w->name ? w->name : "(output)", fmt, ap);
+	else
+		vsnprintf(w->err, sizeof(w->err), fmt, ap);
 	va_end(ap);
 	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
 		w->failed = 1;

@@ -1,0 +1,15 @@
+/* errfmt.h: the one wording of a library error about a file: "'SUBJECT': message". */
+#ifndef SLAB_ERRFMT_H
+#define SLAB_ERRFMT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Format "'subject': message" into buf (len bytes, always NUL-terminated). A subject too long
+ * to leave the message room (a path near PATH_MAX in a 1 KiB buffer) is shortened in its
+ * middle, "/data/sha...ard-0001.tar", so the text names both. No allocation: it serves the
+ * out-of-memory path too. */
+void slab_verrf(char *buf, size_t len, const char *subject, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+#endif
