@@ -4,6 +4,7 @@
 #include "format.h"
 #include "plan.h"
 #include "crc32c.h"
+#include "errfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +40,9 @@ static int fail(struct slab *s, int code, const char *fmt, ...)
 static int fail(struct slab *s, int code, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(s->err, sizeof(s->err), "'%s': ", s->name ? s->name : "(slab)");
 
-	if (n < 0 || (size_t)n >= sizeof(s->err))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(s->err + n, sizeof(s->err) - (size_t)n, fmt, ap);
+	slab_verrf(s->err, sizeof(s->err), s->name ? s->name : "(slab)", fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -100,6 +98,9 @@ static int parse(struct slab *s)
 	    s->data_offset > size - SLAB_TRAILER_SIZE)
 		return fail(s, SLAB_ERR_CORRUPT, "bad data offset %llu in header",
 			    (unsigned long long)s->data_offset);
+	/* The options text ends at a NUL inside the header: at most 4031 bytes of text. */
+	if (!memchr(h + SLAB_OPTIONS_OFFSET, '\0', SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET))
+		return fail(s, SLAB_ERR_CORRUPT, "options text in the header has no NUL terminator");
 	memcpy(s->options, h + SLAB_OPTIONS_OFFSET, SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET);
 	s->options[SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET] = '\0';
 
@@ -197,6 +198,9 @@ static int parse(struct slab *s)
 		if (len == 0 || memchr(s->names[f], '\0', len) ||
 		    (f > 0 && strcmp(s->names[f - 1], s->names[f]) >= 0))
 			return fail(s, SLAB_ERR_CORRUPT, "schema field %u is empty, out of order or repeated", f);
+		/* A '/' would make KEY.FIELD on export a path into a folder of its own. */
+		if (memchr(s->names[f], '/', len))
+			return fail(s, SLAB_ERR_CORRUPT, "schema field %u has a '/' in its name", f);
 		off += 2 + (uint64_t)len;
 	}
 	return 0;
@@ -390,6 +394,62 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 		    (int)(key_len > 200 ? 200 : key_len), key);
 }
 
+int slab_key_safe(const char *key, size_t key_len)
+{
+	const char *p = key, *end = key + key_len;
+
+	if (key_len && key[0] == '/')
+		return 0;
+	if (memchr(key, '\0', key_len))
+		return 0;
+	/* Each component, between slashes: none may be "..". */
+	while (p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		const char *stop = slash ? slash : end;
+
+		if (stop - p == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p = stop + 1;
+	}
+	return 1;
+}
+
+/* Sample i's key must be safe to export. */
+static int check_key(struct slab *s, uint64_t i, const struct slab_sample *smp)
+{
+	const char *nul = memchr(smp->key, '\0', smp->key_len);
+	int kl = (int)(smp->key_len > 200 ? 200 : smp->key_len);
+
+	if (slab_key_safe(smp->key, smp->key_len))
+		return 0;
+	if (nul)
+		return fail(s, SLAB_ERR_CORRUPT,
+			    "sample #%llu: key '%.*s' has a NUL byte at position %zu: not a safe member name",
+			    (unsigned long long)i, kl, smp->key, (size_t)(nul - smp->key));
+	return fail(s, SLAB_ERR_CORRUPT,
+		    "sample #%llu: key '%.*s' is not a safe member name (absolute, or with a '..' component)",
+		    (unsigned long long)i, kl, smp->key);
+}
+
+int slab_check_key(struct slab *s, uint64_t i)
+{
+	struct slab_sample smp;
+	int r = slab_sample(s, i, &smp);
+
+	return r < 0 ? r : check_key(s, i, &smp);
+}
+
+int slab_check_keys(struct slab *s)
+{
+	for (uint64_t i = 0; i < s->nsamples; i++) {
+		int r = slab_check_key(s, i);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Bytes in [from, to) must all be zero: padding carries no data, so a flipped bit there is
  * damage too. */
 static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
@@ -437,6 +497,8 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		if (slab_sample(s, i, &smp) < 0)
 			goto out;
 		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
+		if (check_key(s, i, &smp) < 0)
+			goto out;
 		if (smp.offset < min_next) {
 			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
 			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset);

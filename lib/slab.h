@@ -91,6 +91,16 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
  * SLAB_ERR_NOTFOUND. */
 int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
 
+/* Is a key safe as the start of a member name on export: not absolute, no ".." component,
+ * no NUL byte? pack refuses other keys, inspect --tar and prefetch --emit never write them. */
+int slab_key_safe(const char *key, size_t key_len);
+
+/* Sample i's key is safe (slab_key_safe): 0, or SLAB_ERR_CORRUPT with the reason, naming the
+ * sample and the key, in slab_error() (or the error of slab_sample()). */
+int slab_check_key(struct slab *s, uint64_t i);
+/* The same for every sample: 0, or the error for the first one that is not. */
+int slab_check_keys(struct slab *s);
+
 /* Check everything: every field's CRC32C, that every byte between fields is zero, the page
  * rules (no straddling, large samples start a page), that records lie in the data area in
  * order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first

@@ -2,6 +2,7 @@
  * bounded memory (one sample at a time, capped by max_sample_size). */
 #include "tarin.h"
 #include "slab.h"
+#include "errfmt.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -37,12 +38,9 @@ static int fail(struct slab_tarin *t, const char *fmt, ...) __attribute__((forma
 static int fail(struct slab_tarin *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(t->err, sizeof(t->err), "'%s': ", t->name ? t->name : "(stdin)");
 
-	if (n < 0 || (size_t)n >= sizeof(t->err))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(t->err + n, sizeof(t->err) - (size_t)n, fmt, ap);
+	slab_verrf(t->err, sizeof(t->err), t->name ? t->name : "(stdin)", fmt, ap);
 	va_end(ap);
 	return SLAB_ERR_CORRUPT;
 }
@@ -393,6 +391,15 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 		}
 	}
 
+	/* A name that would be written outside the folder it is extracted in, once exported
+	 * again, is refused here, as GNU tar refuses to extract it. */
+	if (!slab_key_safe(s->key, s->key_len)) {
+		s->bad = SLAB_IN_UNSAFE;
+		snprintf(s->reason, sizeof(s->reason),
+			 "member '%.300s' at offset %llu: not a safe member name (absolute, or with a '..' component)",
+			 t->pending_name, (unsigned long long)t->pending_offset);
+	}
+
 	/* Members with the key of the first one form the sample. */
 	while (t->pending) {
 		const char *field;
@@ -411,6 +418,12 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 			s->bad = SLAB_IN_DUPFIELD;
 			snprintf(s->reason, sizeof(s->reason), "field '%s' appears twice in sample '%.150s'",
 				 field, s->key);
+		}
+		if (!s->bad && strlen(field) > SLAB_IN_MAX_NAME) {
+			s->bad = SLAB_IN_LONGNAME;
+			snprintf(s->reason, sizeof(s->reason),
+				 "sample '%.150s': field name '%.40s...' is longer than %d bytes",
+				 s->key, field, SLAB_IN_MAX_NAME);
 		}
 		if (!s->bad && s->nfields == SLAB_IN_MAX_FIELDS) {
 			s->bad = SLAB_IN_TOOMANY;

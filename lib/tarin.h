@@ -21,7 +21,9 @@ struct slab_in_field {
 };
 
 /* Why a sample cannot be packed as it is. */
-enum { SLAB_IN_OK, SLAB_IN_DUPFIELD, SLAB_IN_TOOBIG, SLAB_IN_TOOMANY };
+enum { SLAB_IN_OK, SLAB_IN_DUPFIELD, SLAB_IN_TOOBIG, SLAB_IN_TOOMANY, SLAB_IN_UNSAFE,
+       SLAB_IN_LONGNAME };
+#define SLAB_IN_MAX_NAME 65535     /* the format stores a field name's length in a u16 */
 #define SLAB_IN_MAX_FIELDS 255     /* the format numbers a sample's fields in one byte */
 
 struct slab_in_sample {
@@ -32,7 +34,7 @@ struct slab_in_sample {
 	struct slab_in_field *fields;
 	size_t nfields;
 	int bad;                        /* SLAB_IN_* */
-	char reason[256];               /* for bad samples */
+	char reason[512];               /* for bad samples */
 	uint64_t offset;                /* input offset of its first member's header */
 };
 

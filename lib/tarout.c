@@ -60,6 +60,12 @@ int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, u
 		snprintf(err, errlen, "%s", slab_error(s));
 		return SLAB_ERR_CORRUPT;
 	}
+	/* Whatever writes the sample out names it by its key: never a path outside the
+	 * reader's folder. */
+	if (slab_check_key(s, i) < 0) {
+		snprintf(err, errlen, "%s", slab_error(s));
+		return SLAB_ERR_CORRUPT;
+	}
 	for (unsigned f = 0; f < nf; f++) {
 		struct slab_field cur;
 		int r = slab_get(s, i, f, &cur);
