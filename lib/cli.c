@@ -2,6 +2,7 @@
  * name, strict size and number parsing, human sizes, the clock, and the close of stdout. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,11 +19,39 @@ int cli_verbosity = 1;
 
 static const char *progname = "slab";
 
+/*
+ * A tool started with fd 0, 1 or 2 closed ("2>&-", "<&-") would hand that number to the
+ * first file it opens: a warning would then land in the output file, or the output would be
+ * read as the input. Like gnulib's stdopen, put /dev/null there, opened in the other
+ * direction, so the descriptor is taken but using it fails as it did when it was closed
+ * (writes to a closed stdout still report "Bad file descriptor").
+ */
+static void
+std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nfd = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
+		if (nfd < 0)
+			_exit(EXIT_FAIL);       /* no /dev/null: nothing safe is left to do */
+		if (nfd != fd) {
+			/* Not the lowest free number: only when a lower one was closed too, which
+			 * the loop has filled already. */
+			close(nfd);
+			_exit(EXIT_FAIL);
+		}
+	}
+}
+
 void
 cli_init(const char *name)
 {
 	const char *slash;
 
+	std_fds_open();
 	if (name == NULL || *name == '\0')
 		return;
 	/* argv[0] may be "build/bin/pack"; messages should say "pack:". */
@@ -37,6 +66,128 @@ cli_progname(void)
 {
 	return progname;
 }
+
+/* ---- text that is safe to show ------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 when the bytes there are
+ * not one: overlong forms, surrogates and code points past U+10FFFF count as invalid. */
+static size_t
+utf8_len(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	cp = p[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	/* C1 controls (U+0080..U+009F) act on some terminals as ESC sequences do. */
+	if (cp >= 0x80 && cp <= 0x9f)
+		return 0;
+	return len;
+}
+
+/* The escape for byte c that cannot be shown as it is, into out (room for 5 bytes). */
+static size_t
+escape_byte(unsigned char c, char *out)
+{
+	static const char named[] = "\\a\\b\\t\\n\\v\\f\\r";
+
+	if (c == '\\') {
+		memcpy(out, "\\\\", 2);
+		return 2;
+	}
+	if (c >= '\a' && c <= '\r') {
+		memcpy(out, named + 2 * (c - '\a'), 2);
+		return 2;
+	}
+	snprintf(out, 5, "\\x%02x", c);
+	return 4;
+}
+
+/*
+ * Write len bytes of s to f (or count them when f is NULL) with every byte that could split a
+ * line or drive a terminal escaped C-style: backslash as \\, \a \b \t \n \v \f \r by
+ * name, other control bytes (C0, DEL, C1) and bytes that are not UTF-8 as \xHH. Printable
+ * ASCII and valid UTF-8 pass unchanged. Returns the length of the escaped text.
+ */
+static size_t
+escape_to(FILE *f, char *buf, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t out = 0, i = 0;
+
+	while (i < len) {
+		size_t run = i, k;
+		char esc[5];
+
+		/* The longest run that needs nothing, written at once. */
+		while (run < len) {
+			if (p[run] >= 0x20 && p[run] < 0x7f && p[run] != '\\')
+				run++;
+			else if (p[run] >= 0x80 && (k = utf8_len(p + run, len - run)) != 0)
+				run += k;
+			else
+				break;
+		}
+		if (run > i) {
+			if (f)
+				fwrite(p + i, 1, run - i, f);
+			if (buf)
+				memcpy(buf + out, p + i, run - i);
+			out += run - i;
+			i = run;
+		}
+		if (i == len)
+			break;
+		k = escape_byte(p[i++], esc);
+		if (f)
+			fwrite(esc, 1, k, f);
+		if (buf)
+			memcpy(buf + out, esc, k);
+		out += k;
+	}
+	return out;
+}
+
+void
+cli_fput_escaped(const char *s, size_t len, FILE *f)
+{
+	escape_to(f, NULL, s, len);
+}
+
+const char *
+cli_escaped(const char *s, size_t len)
+{
+	/* A few at a time, so one printf can show several. */
+	static char *bufs[4];
+	static size_t caps[4];
+	static unsigned next;
+	unsigned k = next++ % 4;
+	size_t need = escape_to(NULL, NULL, s, len) + 1;
+
+	if (need > caps[k]) {
+		char *b = realloc(bufs[k], need);
+		if (b == NULL)
+			return "(out of memory)";
+		bufs[k] = b;
+		caps[k] = need;
+	}
+	bufs[k][escape_to(NULL, bufs[k], s, len)] = '\0';
+	return bufs[k];
+}
+
+/* ---- messages ---------------------------------------------------------------------------- */
 
 static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
@@ -61,7 +212,13 @@ vmessage(const char *fmt, va_list ap)
 	va_end(ap2);
 	if (n < 0)
 		return;
-	fprintf(stderr, "%s: %s\n", progname, buf);
+	if ((size_t)n >= sizeof(small) && buf == small)
+		n = sizeof(small) - 1;
+	/* Names in messages come from files and archives: escaped, they can neither forge a
+	 * line nor reach the terminal as control sequences. */
+	fprintf(stderr, "%s: ", progname);
+	escape_to(stderr, NULL, buf, (size_t)n);
+	fputc('\n', stderr);
 	if (buf != small)
 		free(buf);
 }
@@ -247,64 +404,250 @@ cli_close_stdout(void)
 
 /* ---- outputs that appear only when complete ------------------------------------------- */
 
-static char *tmp_path;          /* the temporary file of the one open output */
+/* The temporary file of the one open output: read by the signal handler. */
+static char *volatile tmp_path;
+static struct sigaction saved_action[65];
+static volatile sig_atomic_t signals_caught;
 
 static void
 on_signal(int sig)
 {
-	if (tmp_path != NULL)
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
+	char *tmp = tmp_path;
+
+	if (tmp != NULL)
+		unlink(tmp);
+	/* Die of the signal as we would have: the action we found (the default, or the
+	 * sanitizer's for a fault). A fault signal returns into the faulting instruction,
+	 * which faults again into that action; any other is delivered by the raise once this
+	 * handler returns. */
+	if (sig > 0 && sig < 65)
+		sigaction(sig, &saved_action[sig], NULL);
 	raise(sig);
 }
 
+/*
+ * Every signal whose default action ends the process removes the temporary file first; only
+ * SIGKILL (which nothing can catch) can leave one behind. A signal that was ignored when we
+ * started (nohup, a shell's background job) stays ignored. SIGXFSZ is ignored so that a
+ * file-size limit is a write error like a full disk.
+ */
 static void
 catch_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	static const int sigs[] = {
+		SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
+		SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+#ifdef SIGSTKFLT
+		SIGSTKFLT,
+#endif
+		SIGXCPU, SIGVTALRM, SIGPROF, SIGIO,
+#ifdef SIGPWR
+		SIGPWR,
+#endif
+		SIGSYS,
+	};
 	struct sigaction sa;
 
+	if (signals_caught)
+		return;
+	signals_caught = 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	sigfillset(&sa.sa_mask);        /* one handler at a time */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int sig = sigs[i];
+
+		if (sigaction(sig, NULL, &saved_action[sig]) < 0 ||
+		    saved_action[sig].sa_handler == SIG_IGN)
+			continue;
+		sigaction(sig, &sa, NULL);
+	}
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX && sig < 65; sig++) {
+		if (sigaction(sig, NULL, &saved_action[sig]) < 0 ||
+		    saved_action[sig].sa_handler == SIG_IGN)
+			continue;
+		sigaction(sig, &sa, NULL);
+	}
 	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* The descriptor a path names when it is one of this process's own: /dev/stdin, /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N with our PID. Else -1. */
+static int
+fd_alias(const char *p)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
+	char own[64];
+	uint64_t n;
+	const char *rest = NULL;
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(p, std[i]) == 0)
+			return i;
+	snprintf(own, sizeof(own), "/proc/%ld/fd/", (long)getpid());
+	if (strncmp(p, "/dev/fd/", 8) == 0)
+		rest = p + 8;
+	else if (strncmp(p, "/proc/self/fd/", 14) == 0)
+		rest = p + 14;
+	else if (strncmp(p, own, strlen(own)) == 0)
+		rest = p + strlen(own);
+	if (rest == NULL || cli_parse_u64(rest, 0, INT_MAX, &n) < 0)
+		return -1;
+	return (int)n;
+}
+
+/*
+ * Where writing to path really goes. Symbolic links are followed one at a time, as the kernel
+ * would, so that a link is never replaced, only its target (as cp does); a link to one of our
+ * own descriptors (/dev/stdout -> /proc/self/fd/1) means that descriptor. 1 with *fd; 0 with
+ * *target (malloc'd, may not exist yet); -1 after printing why.
+ */
+static int
+resolve_output(const char *path, char **target, int *fd)
+{
+	char *cur = strdup(path);
+
+	*target = NULL;
+	for (int hops = 0; cur != NULL; hops++) {
+		struct stat st;
+		char *link, *next;
+		const char *slash;
+		ssize_t len;
+		int missing;
+
+		if ((*fd = fd_alias(cur)) >= 0) {
+			free(cur);
+			return 1;
+		}
+		missing = lstat(cur, &st) < 0;
+
+		if (missing && hops > 0 && errno == ENOENT) {
+			/* As cp: a link to nothing is more likely a mistake than a wish. */
+			cli_error("'%s': not writing through a dangling symbolic link", path);
+			free(cur);
+			return -1;
+		}
+		if (missing || !S_ISLNK(st.st_mode)) {
+			*target = cur;
+			return 0;
+		}
+		if (hops == 40) {
+			cli_error("'%s': %s", path, strerror(ELOOP));
+			free(cur);
+			return -1;
+		}
+		link = malloc((size_t)st.st_size + PATH_MAX + 1);
+		if (link == NULL)
+			break;
+		len = readlink(cur, link, (size_t)st.st_size + PATH_MAX);
+		if (len < 0) {
+			cli_error("'%s': %s", path, strerror(errno));
+			free(link);
+			free(cur);
+			return -1;
+		}
+		link[len] = '\0';
+		/* A relative link is relative to the folder holding it. */
+		slash = strrchr(cur, '/');
+		if (link[0] == '/' || slash == NULL) {
+			next = link;
+		} else {
+			if (asprintf(&next, "%.*s%s", (int)(slash - cur + 1), cur, link) < 0)
+				next = NULL;
+			free(link);
+		}
+		free(cur);
+		cur = next;
+	}
+	cli_error("out of memory");
+	return -1;
+}
+
+int
+cli_check_output(const char *output, char *const *inputs, int n)
+{
+	struct stat out, in;
+	char *target = NULL;
+	int fd = STDOUT_FILENO, r = 0;
+
+	if (output != NULL && strcmp(output, "-") != 0) {
+		r = resolve_output(output, &target, &fd);
+		if (r < 0)
+			return -1;
+	}
+	r = r == 0 && target != NULL ? stat(target, &out) : fstat(fd, &out);
+	free(target);
+	/* Only a regular file can be read back: a pipe or a device written is not an input. */
+	if (r < 0 || !S_ISREG(out.st_mode))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = inputs[i];
+		int std = strcmp(name, "-") == 0;
+
+		if ((std ? fstat(STDIN_FILENO, &in) : stat(name, &in)) < 0)
+			continue;       /* the tool says so when it opens it */
+		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			cli_error("'%s': output is also an input", std ? "(stdin)" : name);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int
 cli_output_open(struct cli_output *o, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash != NULL ? (size_t)(slash - path + 1) : 0;
+	const char *slash, *base;
 	struct stat st;
 	char *tmp;
-	mode_t mask;
-	int fd;
+	mode_t mode;
+	int fd, exists;
 
 	o->path = path;
+	o->target = NULL;
 	o->fd = -1;
 	o->in_place = 1;
+	o->own_fd = 0;
 	catch_signals();
 	if (strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		return 0;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			cli_error("'%s': is a directory", path);
-			return -1;
-		}
-		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (*path == '\0') {
+		cli_error("'': %s", strerror(ENOENT));
+		return -1;
+	}
+	switch (resolve_output(path, &o->target, &fd)) {
+	case -1:
+		return -1;
+	case 1:
+		/* One of our descriptors: write to it where it stands, as with "-". */
+		o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (o->fd < 0) {
 			cli_error("'%s': %s", path, strerror(errno));
 			return -1;
 		}
+		o->own_fd = 1;
+		return 0;
+	}
+	exists = stat(o->target, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("'%s': is a directory", path);
+			return -1;
+		}
+		o->fd = open(o->target, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			cli_error("'%s': %s", path, strerror(errno));
+			return -1;
+		}
+		o->own_fd = 1;
 		return 0;
 	}
 	o->in_place = 0;
-	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
-		     slash != NULL ? slash + 1 : path) < 0) {
+	slash = strrchr(o->target, '/');
+	base = slash != NULL ? slash + 1 : o->target;
+	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)(base - o->target), o->target, base) < 0) {
 		cli_error("out of memory");
 		return -1;
 	}
@@ -315,28 +658,38 @@ cli_output_open(struct cli_output *o, const char *path)
 		return -1;
 	}
 	tmp_path = tmp;
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
+	o->fd = fd;
+	o->own_fd = 1;
+	if (exists) {
+		/* Replacing a file keeps its permissions and, where we may, its owner (as sed -i
+		 * and editors do); set-id bits only stay with the owner. */
+		mode = st.st_mode & 07777;
+		if ((st.st_uid != geteuid() || st.st_gid != getegid()) &&
+		    fchown(fd, st.st_uid, st.st_gid) < 0)
+			mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	} else {
+		mode = umask(0);
+		umask(mode);
+		mode = 0666 & ~mode;
+	}
+	if (fchmod(fd, mode) < 0) {
 		cli_error("'%s': %s", tmp, strerror(errno));
-		o->fd = fd;
 		cli_output_abort(o);
 		return -1;
 	}
-	o->fd = fd;
 	return 0;
 }
 
 int
 cli_output_commit(struct cli_output *o)
 {
-	const char *slash = strrchr(o->path, '/');
-	char *dir;
+	const char *slash;
+	char *dir, *tmp;
 	int fd = o->fd, dfd;
 
 	o->fd = -1;
 	if (o->in_place) {
-		if (fd != STDOUT_FILENO && close(fd) < 0) {
+		if (o->own_fd && close(fd) < 0) {
 			cli_error("'%s': close: %s", o->path, strerror(errno));
 			return -1;
 		}
@@ -348,15 +701,17 @@ cli_output_commit(struct cli_output *o)
 		cli_output_abort(o);
 		return -1;
 	}
-	if (rename(tmp_path, o->path) < 0) {
+	if (rename(tmp_path, o->target) < 0) {
 		cli_error("'%s': rename: %s", o->path, strerror(errno));
 		cli_output_abort(o);
 		return -1;
 	}
-	free(tmp_path);
+	tmp = tmp_path;
 	tmp_path = NULL;
+	free(tmp);
 	/* The rename itself must reach the disk too. */
-	dir = slash != NULL ? strndup(o->path, (size_t)(slash - o->path + 1)) : strdup(".");
+	slash = strrchr(o->target, '/');
+	dir = slash != NULL ? strndup(o->target, (size_t)(slash - o->target + 1)) : strdup(".");
 	if (dir != NULL) {
 		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {
@@ -365,20 +720,26 @@ cli_output_commit(struct cli_output *o)
 		}
 		free(dir);
 	}
+	free(o->target);
+	o->target = NULL;
 	return 0;
 }
 
 void
 cli_output_abort(struct cli_output *o)
 {
-	if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+	char *tmp = tmp_path;
+
+	if (o->fd >= 0 && o->own_fd)
 		close(o->fd);
 	o->fd = -1;
-	if (tmp_path != NULL) {
-		unlink(tmp_path);
-		free(tmp_path);
+	if (!o->in_place && tmp != NULL) {
+		unlink(tmp);
 		tmp_path = NULL;
+		free(tmp);
 	}
+	free(o->target);
+	o->target = NULL;
 }
 
 int

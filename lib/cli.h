@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define SLAB_VERSION "0.1.0"
 
@@ -18,7 +19,16 @@ const char *cli_progname(void);
 /* Verbosity: 0 with -q, 1 by default, 2 with -v. */
 extern int cli_verbosity;
 
-/* "tool: message\n" on stderr. */
+/* Keys, field names and paths come from files and archives: text output shows them through
+ * these, C-style escaped (backslash as \\, \t \n \r ... by name, other control bytes and
+ * bytes that are not UTF-8 as \xHH), so they can neither split a line nor drive a terminal.
+ * cli_escaped returns one of four rotating static buffers: several may appear in one printf;
+ * "(out of memory)" when it cannot grow one. Messages (cli_error ...) escape by themselves. */
+void cli_fput_escaped(const char *s, size_t len, FILE *f);
+const char *cli_escaped(const char *s, size_t len);
+#define cli_esc(s) cli_escaped((s), strlen(s))
+
+/* "tool: message\n" on stderr, the message escaped as above. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define cli_warn cli_error
 /* Only when verbosity >= 2. */
@@ -58,23 +68,36 @@ int cli_close_stdout(void);
 
 /*
  * An output file that appears only when complete: written under a temporary name beside it
- * (.NAME.tmp.XXXXXX), then fsync'd and renamed over NAME. "-" is standard output. An existing
- * target that is not a regular file (/dev/null, a FIFO, a device) is written in place: there is
- * nothing to replace, and renaming over it would destroy it. While a temporary file exists,
- * SIGINT, SIGTERM, SIGHUP and SIGQUIT remove it before the process dies; SIGXFSZ is ignored
- * so a file-size limit is a write error like a full disk. One such output at a time.
+ * (.NAME.tmp.XXXXXX), then fsync'd and renamed over NAME, keeping an existing NAME's
+ * permissions (and owner where allowed). "-" is standard output. A symbolic link is followed
+ * to its target, which is replaced (the link stays); a dangling one is refused; /dev/stdout,
+ * /dev/fd/N, /proc/self/fd/N name our own descriptor N, written where it stands as "-" is. An
+ * existing target that is not a regular file (/dev/null, a FIFO, a device) is written in
+ * place: there is nothing to replace, and renaming over it would destroy it. While a
+ * temporary file exists, every signal whose default action ends the process removes it
+ * first (only SIGKILL can leave one); SIGXFSZ is ignored so a file-size limit is a write
+ * error like a full disk. One such output at a time.
  */
 struct cli_output {
 	int fd;
-	const char *path;
-	int in_place;           /* stdout or a non-regular file: no temporary name */
+	const char *path;       /* as given, for messages */
+	char *target;           /* the file written or replaced, links resolved */
+	int in_place;           /* stdout, a descriptor or a non-regular file: no temporary */
+	int own_fd;             /* fd is ours to close */
 };
 
 /* 0 with o->fd open for writing, or -1 after printing why. */
 int cli_output_open(struct cli_output *o, const char *path);
 /* fsync, close and rename into place. 0, or -1 after printing why (the temporary is gone). */
 int cli_output_commit(struct cli_output *o);
-/* Close and remove the temporary file; nothing happens to the target. */
+/* Close and remove the temporary file; nothing happens to the target. Accepts an output
+ * never opened (fd -1). */
 void cli_output_abort(struct cli_output *o);
+
+/* Refuse to write over an input: when output (a path as -o takes it; NULL or "-" for
+ * standard output) is a regular file that is the same file (device and inode, links
+ * followed) as one of the n inputs ("-" is standard input), print "'INPUT': output is also
+ * an input" and return -1; else 0. Call before opening anything for writing. */
+int cli_check_output(const char *output, char *const *inputs, int n);
 
 #endif

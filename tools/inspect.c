@@ -110,6 +110,8 @@ static int gather(struct slab *s, struct stats *st)
 			int r = slab_get(s, i, f, &fl);
 			if (r < 0) {
 				cli_error("%s", slab_error(s));
+				free(st->f);
+				st->f = NULL;
 				return -1;
 			}
 			if (!r)
@@ -154,7 +156,7 @@ static int summary_text(struct slab *s, const char *path)
 
 	if (gather(s, &st) < 0)
 		return -1;
-	printf("file:         %s\n", path);
+	printf("file:         %s\n", cli_esc(path));
 	printf("format:       slab %u.%u\n", slab_version_major(s), slab_version_minor(s));
 	printf("file size:    %s (%llu bytes)\n", cli_human_size(slab_file_size(s), a, sizeof(a)),
 	       (unsigned long long)slab_file_size(s));
@@ -171,7 +173,7 @@ static int summary_text(struct slab *s, const char *path)
 		printf("  %-16s %10s %12s %12s %12s\n", "name", "samples", "total", "min", "max");
 	for (unsigned f = 0; f < nf; f++) {
 		const struct field_stats *fs = &st.f[f];
-		printf("  %-16s %10llu %12s %12s %12s", slab_field_name(s, f),
+		printf("  %-16s %10llu %12s %12s %12s", cli_esc(slab_field_name(s, f)),
 		       (unsigned long long)fs->count, cli_human_size(fs->total, a, sizeof(a)),
 		       cli_human_size(fs->count ? fs->min : 0, b, sizeof(b)),
 		       cli_human_size(fs->max, c, sizeof(c)));
@@ -183,7 +185,7 @@ static int summary_text(struct slab *s, const char *path)
 	while (*opt) {
 		const char *nl = strchr(opt, '\n');
 		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
-		printf("  %.*s\n", (int)len, opt);
+		printf("  %s\n", cli_escaped(opt, len));
 		opt += len + (nl != NULL);
 	}
 	free(st.f);
@@ -268,7 +270,8 @@ static int list(struct slab *s, struct json *j)
 			json_u64(j, "size", smp.size);
 			json_array_begin(j, "fields");
 		} else {
-			printf("%llu\t%.*s\t%llu", (unsigned long long)i, (int)smp.key_len, smp.key,
+			/* Escaped: a tab or a newline in a key must not make a column or a row. */
+			printf("%llu\t%s\t%llu", (unsigned long long)i, cli_escaped(smp.key, smp.key_len),
 			       (unsigned long long)smp.page);
 		}
 		for (unsigned f = 0; f < nf; f++) {
@@ -297,7 +300,7 @@ static int list(struct slab *s, struct json *j)
 				}
 				json_object_end(j);
 			} else {
-				printf("\t%s:%llu:%llu", slab_field_name(s, f),
+				printf("\t%s:%llu:%llu", cli_esc(slab_field_name(s, f)),
 				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
 				if (fl.flags & SLAB_FIELD_JPEG)
 					printf(":%ux%u", fl.width, fl.height);
@@ -387,7 +390,7 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 
 static void verify_progress(uint64_t done, uint64_t total, void *arg)
 {
-	fprintf(stderr, "\r%s: '%s': verified %3.0f%%", cli_progname(), (const char *)arg,
+	fprintf(stderr, "\r%s: '%s': verified %3.0f%%", cli_progname(), cli_esc((const char *)arg),
 		total ? 100.0 * (double)done / (double)total : 100.0);
 }
 
@@ -404,7 +407,7 @@ static int verify(struct slab *s, const char *path)
 		return -1;
 	}
 	if (cli_verbosity >= 1)
-		printf("%s: ok, %llu samples, %s checked\n", path, (unsigned long long)slab_count(s),
+		printf("%s: ok, %llu samples, %s checked\n", cli_esc(path), (unsigned long long)slab_count(s),
 		       cli_human_size(slab_file_size(s), a, sizeof(a)));
 	if (cli_verbosity >= 2) {
 		struct stats st;
@@ -415,7 +418,7 @@ static int verify(struct slab *s, const char *path)
 		for (unsigned f = 0; f < slab_field_count(s); f++)
 			checksummed += st.f[f].count;
 		printf("%s: %llu field checksums over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
-		       path, (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
+		       cli_esc(path), (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
 		       cli_human_size(padding_bytes(s, st.data_bytes), b, sizeof(b)));
 		free(st.f);
 	}
@@ -439,7 +442,7 @@ static int tar_all(char **paths, int n)
 			cli_error("out of memory");
 			goto out;
 		}
-		if (slab_open(sets[i], paths[i]) < 0) {
+		if (slab_open(sets[i], paths[i]) < 0 || slab_check_keys(sets[i]) < 0) {
 			cli_error("%s", slab_error(sets[i]));
 			goto out;
 		}
@@ -516,6 +519,8 @@ int main(int argc, char **argv)
 		return cli_usage_error("--get and --list read exactly one file");
 	if (mode == MODE_TAR && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a tar to a terminal (redirect it)");
+	if (cli_check_output(NULL, argv + optind, argc - optind) < 0)
+		return EXIT_FAIL;
 	if (mode == MODE_TAR)
 		return tar_all(argv + optind, argc - optind);
 

@@ -459,24 +459,29 @@ static char *options_text(const struct opts *o)
 	return text;
 }
 
+/* "jpg,cls" into o->keep. -1 on an empty list or an empty name in it ("a,,b", ",a"). */
 static int split_fields(struct opts *o, const char *list)
 {
-	char *copy = strdup(list), *save = NULL, *tok;
+	const char *p = list;
 
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char **k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **k;
+
+		if (len == 0)
+			return -1;
+		k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
 		if (!k)
 			return -1;
 		o->keep = k;
-		o->keep[o->nkeep] = strdup(tok);
+		o->keep[o->nkeep] = strndup(p, len);
 		if (!o->keep[o->nkeep])
 			return -1;
 		o->nkeep++;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
 	}
-	free(copy);
-	return o->nkeep ? 0 : -1;
 }
 
 static void summary(const struct run *r, const struct slab_tarin_stats *in, double secs)
@@ -531,7 +536,8 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_FIELDS:
 			if (split_fields(&o, optarg) < 0)
-				return cli_usage_error("invalid --fields list '%s'", optarg);
+				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
+						       optarg);
 			break;
 		case 'h':
 			return cli_help(usage_text, help_text);
@@ -588,6 +594,8 @@ int main(int argc, char **argv)
 	}
 	if (!o.output)
 		return cli_usage_error("no output given (use -o FILE, or -o - for standard output)");
+	if (!*o.output)
+		return cli_usage_error("empty output name (use -o FILE, or -o - for standard output)");
 	if (o.jpeg_quality_set && !o.jpeg_max_side)
 		return cli_usage_error("--jpeg-quality only applies with --jpeg-max-side");
 	if (strcmp(o.output, "-") == 0 && isatty(STDOUT_FILENO))
@@ -600,6 +608,12 @@ int main(int argc, char **argv)
 			cli_error("'%s': is a directory", argv[i]);
 			return EXIT_FAIL;
 		}
+	}
+	{
+		char *std_in[] = { (char *)"-" };
+		if (cli_check_output(o.output, optind < argc ? argv + optind : std_in,
+				     optind < argc ? argc - optind : 1) < 0)
+			return EXIT_FAIL;
 	}
 
 	/* TurboJPEG reads these when encoding: the same options must give the same bytes. */

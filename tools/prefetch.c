@@ -109,7 +109,8 @@ struct res_total {
 static void status_row(const char *res, uint64_t pages, const char *size, double pct,
 		       const char *name)
 {
-	printf("%10s %10llu %10s %7.1f%% %s\n", res, (unsigned long long)pages, size, pct, name);
+	printf("%10s %10llu %10s %7.1f%% %s\n", res, (unsigned long long)pages, size, pct,
+	       cli_esc(name));
 }
 
 static int status(char **paths, int n, int json)
@@ -212,7 +213,7 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 	if (now - w->last < 0.25 && done < total)
 		return;
 	w->last = now;
-	fprintf(stderr, "\r%s: '%s': %3.0f%% %s of %s, %.1f MB/s\033[K", cli_progname(), w->name,
+	fprintf(stderr, "\r%s: '%s': %3.0f%% %s of %s, %.1f MB/s\033[K", cli_progname(), cli_esc(w->name),
 		percent(done, total), cli_human_size(done, a, sizeof(a)),
 		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
 }
@@ -397,7 +398,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct slab_follow_stats st;
 	struct emitter em = { EMIT_NONE, NULL, NULL };
 	int progress = cli_progress_wanted(), ret = EXIT_FAIL, r, w = 0;
-	uint64_t written = 0;
+	uint64_t written = 0, written_bytes = 0;
 	double start, last = 0;
 	char err[1024], a[32];
 
@@ -416,7 +417,9 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			cli_error("out of memory");
 			goto out;
 		}
-		if (slab_open(files[i], paths[i]) < 0) {
+		/* What is emitted is named by its keys: all must be safe before anything is. */
+		if (slab_open(files[i], paths[i]) < 0 ||
+		    (po->emit != EMIT_NONE && slab_check_keys(files[i]) < 0)) {
 			cli_error("%s", slab_error(files[i]));
 			goto out;
 		}
@@ -443,6 +446,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		else if ((w = emitter_sample(&em, files[it.file], &it)) != 0)
 			break;
 		written++;
+		written_bytes += it.sample.size;
 		if (progress && cli_now() - last >= 0.25) {
 			last = cli_now();
 			slab_follow_stats(f, &st);
@@ -465,8 +469,12 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	if (w == 1)
 		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
 			 (unsigned long long)written, (unsigned long long)plan->n);
-	if (w == 1)
-		st.samples = written;   /* the one being written when it closed is not counted */
+	if (po->emit != EMIT_NONE) {
+		/* What reached the reader: not the sample being written when it went away, nor
+		 * what the walk had read ahead. */
+		st.samples = written;
+		st.bytes = written_bytes;
+	}
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - start;
 		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s", po->plan_path,
@@ -582,6 +590,9 @@ int main(int argc, char **argv)
 		return cli_usage_error("--plan - reads the plan from standard input, which is a terminal");
 	if (mode == MODE_PLAN && (uint64_t)(argc - optind) > UINT32_MAX)
 		return cli_usage_error("too many files");
+	if (cli_check_output(NULL, argv + optind, argc - optind) < 0 ||
+	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)&po.plan_path, 1) < 0))
+		return EXIT_FAIL;
 	if (emit)
 		po.emit = emit_format && strcmp(emit_format, "raw") == 0 ? EMIT_RAW : EMIT_TAR;
 

@@ -284,6 +284,8 @@ int main(int argc, char **argv)
 				       (unsigned long long)rank, (unsigned long long)world);
 	if (optind == argc)
 		return cli_usage_error("no input file");
+	if (output && !*output)
+		return cli_usage_error("empty output name (use -o FILE, or -o - for standard output)");
 	if (stats && output && strcmp(output, "-") == 0)
 		return cli_usage_error("--stats prints on standard output: write the plan with -o FILE");
 	if (!output && !stats)
@@ -297,6 +299,8 @@ int main(int argc, char **argv)
 	if (pad_set)
 		p.flags |= SLAB_PLAN_PAD;
 
+	if (cli_check_output(output, argv + optind, argc - optind) < 0)
+		return EXIT_FAIL;
 	t0 = cli_now();
 	nfiles = argc - optind;
 	files = calloc((size_t)nfiles, sizeof(*files));
