@@ -65,3 +65,16 @@ PY
 filesize() {
 	stat -c %s "$1"
 }
+
+# slabedit FILE OP ARGS...: change checksummed bytes of a .slab and fix every checksum (see
+# test_helper/slabedit.py).
+slabedit() {
+	python3 "$HELPERS/slabedit.py" "$@"
+}
+
+# no_temporaries [DIR]: no .NAME.tmp.XXXXXX file of an output left behind.
+no_temporaries() {
+	local left
+	left=$(find "${1:-.}" -name '.*.tmp.*')
+	[ -z "$left" ] || fail "temporary files left behind: $left"
+}
