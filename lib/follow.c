@@ -3,7 +3,8 @@
  * pages (and any further ones on pages it holds already). As entries enter, runs of samples
  * adjacent in the file are gathered, and each run is either advised WILLNEED (the kernel
  * reads it into the page cache while the consumer works) or, with direct, read with
- * O_DIRECT into a buffer of its own, several runs in flight through Linux AIO. A page is
+ * O_DIRECT into a buffer of its own, several runs in flight through Linux AIO; an entry whose
+ * bytes a buffer holds already shares it, and the buffers stay within ahead pages. A page is
  * dropped once the consumer is past its last use, found in one pass over the plan beforehand
  * (a quasi-random plan comes back to a page several times). */
 #include "follow.h"
@@ -75,10 +76,21 @@ struct slab_follow {
 
 	/* direct */
 	uint32_t *ext_of;       /* extent of each entry, NO_EXTENT for an empty sample */
+	uint32_t *ext2_of;      /* the second extent of an entry two hold between them, or NO_EXTENT */
+	unsigned char *bounce;  /* such an entry's bytes, put together */
+	size_t bounce_cap;
 	struct extent *ext;
-	uint32_t next, *free_ids, nfree;
+	uint32_t next, slots, *free_ids, nfree;
 	uint32_t q_head, q_tail;
+	/* The live extent holding each 4 KiB block of a page, NO_EXTENT for none: an array per
+	 * page, there only while the page has such blocks (nheld of them). A sample whose
+	 * bytes an extent holds already shares it: many samples on few pages cost a page's
+	 * bytes, not a read and a buffer each. */
+	uint32_t **holder;
+	uint32_t *nheld;
 	uint64_t buffered;
+	uint64_t budget;        /* most bytes in buffers: ahead x the largest page size */
+	uint64_t spare;         /* bytes of the buffers free extents keep for reuse */
 	aio_context_t ctx;
 	int ctx_ok;             /* ctx set up: destroy it at the end */
 	int aio;                /* new reads go through ctx */
@@ -273,6 +285,99 @@ static int wait_ready(struct slab_follow *f, uint32_t id)
 	return pump(f);
 }
 
+/* The holder slot of the 4 KiB block at off (a multiple of 4 KiB in the data) of file, with
+ * its page's array made when make is set; NULL when there is none (or no memory). */
+static uint32_t *holder_slot(struct slab_follow *f, uint32_t file, uint64_t off, int make)
+{
+	struct slab *s = f->files[file];
+	uint64_t ps = slab_page_size(s), d = off - slab_data_offset(s);
+	uint64_t g = f->page_base[file] + d / ps;
+
+	if (off < slab_data_offset(s) || g >= f->page_base[file + 1])
+		return NULL;
+	if (!f->holder[g]) {
+		if (!make)
+			return NULL;
+		f->holder[g] = malloc((size_t)(ps / SLAB_PC_ALIGN) * sizeof(**f->holder));
+		if (!f->holder[g])
+			return NULL;
+		memset(f->holder[g], 0xff, (size_t)(ps / SLAB_PC_ALIGN) * sizeof(**f->holder));
+	}
+	return &f->holder[g][d % ps / SLAB_PC_ALIGN];
+}
+
+static uint32_t holder_of(struct slab_follow *f, uint32_t file, uint64_t off)
+{
+	const uint32_t *h = holder_slot(f, file, off, 0);
+
+	return h ? *h : NO_EXTENT;
+}
+
+/* Extent id holds its blocks from now on (the newest extent is the one kept longest). */
+static int hold(struct slab_follow *f, uint32_t id)
+{
+	const struct extent *x = &f->ext[id];
+
+	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PC_ALIGN) {
+		struct slab *s = f->files[x->file];
+		uint32_t *h = holder_slot(f, x->file, b, 1);
+
+		if (!h)
+			return b < slab_table_offset(s) ? -1 : 0;
+		if (*h == NO_EXTENT)
+			f->nheld[f->page_base[x->file] + (b - slab_data_offset(s)) / slab_page_size(s)]++;
+		*h = id;
+	}
+	return 0;
+}
+
+static void unhold(struct slab_follow *f, uint32_t id)
+{
+	const struct extent *x = &f->ext[id];
+
+	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PC_ALIGN) {
+		struct slab *s = f->files[x->file];
+		uint32_t *h = holder_slot(f, x->file, b, 0);
+		uint64_t g;
+
+		if (!h || *h != id)
+			continue;
+		*h = NO_EXTENT;
+		g = f->page_base[x->file] + (b - slab_data_offset(s)) / slab_page_size(s);
+		if (--f->nheld[g] == 0) {
+			free(f->holder[g]);
+			f->holder[g] = NULL;
+		}
+	}
+}
+
+/* A live extent holding all of [lo, hi) of file, or NO_EXTENT. */
+static uint32_t covering(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi)
+{
+	uint32_t id[2] = { holder_of(f, file, lo), holder_of(f, file, hi - SLAB_PC_ALIGN) };
+
+	for (int i = 0; i < 2; i++)
+		if (id[i] != NO_EXTENT && f->ext[id[i]].lo <= lo && hi <= f->ext[id[i]].hi)
+			return id[i];
+	return NO_EXTENT;
+}
+
+/* Two live extents, back to back or overlapping, holding [lo, hi) of file between them: 1 and
+ * *a (from lo) and *b (to hi), else 0. A sample across the boundary of two reads (and there
+ * is one at nearly every block boundary when samples are small) is put together from them
+ * rather than read a third time. */
+static int covering2(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi,
+		     uint32_t *a, uint32_t *b)
+{
+	uint32_t x = holder_of(f, file, lo), y = holder_of(f, file, hi - SLAB_PC_ALIGN);
+
+	if (x == NO_EXTENT || y == NO_EXTENT || x == y || f->ext[x].hi < f->ext[y].lo)
+		return 0;
+	*a = x;
+	*b = y;
+	return 1;
+}
+
 /* A new extent for the run just closed; queued (or left for later without AIO). */
 static int extent_new(struct slab_follow *f)
 {
@@ -283,19 +388,27 @@ static int extent_new(struct slab_follow *f)
 	if (f->nfree) {
 		id = f->free_ids[--f->nfree];
 	} else {
-		struct extent *n = realloc(f->ext, ((size_t)f->next + 1) * sizeof(*n));
-		uint32_t *ids = realloc(f->free_ids, ((size_t)f->next + 1) * sizeof(*ids));
-		if (n)
+		if (f->next == f->slots) {
+			uint32_t slots = f->slots ? 2 * f->slots : 64;
+			struct extent *n = realloc(f->ext, (size_t)slots * sizeof(*n));
+			uint32_t *ids;
+
+			if (!n)
+				return fail(f, SLAB_ERR_NOMEM, "out of memory");
 			f->ext = n;
-		if (ids)
+			ids = realloc(f->free_ids, (size_t)slots * sizeof(*ids));
+			if (!ids)
+				return fail(f, SLAB_ERR_NOMEM, "out of memory");
 			f->free_ids = ids;
-		if (!n || !ids)
-			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+			f->slots = slots;
+		}
 		id = f->next++;
 		memset(&f->ext[id], 0, sizeof(f->ext[id]));
 	}
 	x = &f->ext[id];
-	if (x->cap < len) {
+	f->spare -= x->cap;
+	/* A kept buffer is used again when it fits and is not more than twice the size. */
+	if (x->cap < len || x->cap / 2 > len) {
 		free(x->buf);
 		x->buf = slab_pc_alloc((size_t)len);
 		x->cap = x->buf ? (size_t)len : 0;
@@ -308,6 +421,14 @@ static int extent_new(struct slab_follow *f)
 	x->lo = f->run_lo;
 	x->hi = f->run_hi;
 	x->refs = f->run_refs;
+	if (hold(f, id) < 0) {
+		unhold(f, id);
+		free(x->buf);
+		x->buf = NULL;
+		x->cap = 0;
+		f->free_ids[f->nfree++] = id;
+		return fail(f, SLAB_ERR_NOMEM, "out of memory");
+	}
 	for (uint64_t e = f->run_first; e < f->run_end; e++)
 		if (f->ext_of[e] == NO_EXTENT - 1)
 			f->ext_of[e] = id;
@@ -331,6 +452,16 @@ static void extent_put(struct slab_follow *f, uint32_t id)
 
 	if (--x->refs > 0)
 		return;
+	unhold(f, id);
+	/* Its buffer is kept for the next extent, as long as those kept add up to no more than
+	 * the budget. */
+	if (f->spare + x->cap <= f->budget) {
+		f->spare += x->cap;
+	} else {
+		free(x->buf);
+		x->buf = NULL;
+		x->cap = 0;
+	}
 	x->state = EXT_FREE;
 	f->buffered -= x->hi - x->lo;
 	f->free_ids[f->nfree++] = id;
@@ -372,12 +503,57 @@ static int close_run(struct slab_follow *f)
 	return 0;
 }
 
+/* The 4 KiB blocks [*lo, *hi) holding a sample. */
+static void blocks(const struct slab_sample *smp, uint64_t *lo, uint64_t *hi)
+{
+	*lo = smp->offset / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+	*hi = (smp->offset + smp->size + SLAB_PC_ALIGN - 1) / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+}
+
+/* Can the blocks [lo, hi) of file join the run being gathered? */
+static int joins_run(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi)
+{
+	uint64_t gap = f->o.direct ? DIRECT_GAP : SLAB_PC_ALIGN;
+	uint64_t max = f->o.direct ? DIRECT_RUN_MAX : UINT64_MAX;
+
+	if (!f->run_open || file != f->run_file || lo < f->run_lo || lo > f->run_hi + gap ||
+	    (hi > f->run_hi ? hi : f->run_hi) - f->run_lo > max)
+		return 0;
+	/* Not across blocks a live extent holds: they would be read and buffered twice. */
+	if (f->o.direct)
+		for (uint64_t b = f->run_hi; b < lo; b += SLAB_PC_ALIGN)
+			if (holder_of(f, file, b) != NO_EXTENT)
+				return 0;
+	return 1;
+}
+
+/* With direct, would entry e keep the buffers within the budget? Counts the run being
+ * gathered as buffered already, and what e adds to it or starts anew: nothing when an
+ * extent holds its blocks already. */
+static int direct_room(struct slab_follow *f, uint64_t e)
+{
+	struct slab_sample smp;
+	uint64_t g, k, lo, hi, add;
+	uint32_t file = f->plan->entries[e].file, a, b;
+
+	if (locate(f, e, &smp, &g, &k) < 0 || smp.size == 0)
+		return 1;       /* enter() reports the error */
+	blocks(&smp, &lo, &hi);
+	if (covering(f, file, lo, hi) != NO_EXTENT || covering2(f, file, lo, hi, &a, &b))
+		add = 0;
+	else if (joins_run(f, file, lo, hi))
+		add = hi > f->run_hi ? hi - f->run_hi : 0;
+	else
+		add = hi - lo;
+	return f->buffered + (f->run_open ? f->run_hi - f->run_lo : 0) + add <= f->budget;
+}
+
 /* Entry e joins the window. */
 static int enter(struct slab_follow *f, uint64_t e)
 {
 	struct slab_sample smp;
-	uint64_t g, k, lo, hi, gap, max;
-	uint32_t file = f->plan->entries[e].file;
+	uint64_t g, k, lo, hi;
+	uint32_t file = f->plan->entries[e].file, id, id2;
 	int r = locate(f, e, &smp, &g, &k);
 
 	if (r < 0)
@@ -410,12 +586,20 @@ static int enter(struct slab_follow *f, uint64_t e)
 	}
 	/* Only the sample's bytes, in whole 4 KiB blocks: in a random plan the rest of its page
 	 * may not be wanted for a long time. */
-	lo = smp.offset / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
-	hi = (smp.offset + smp.size + SLAB_PC_ALIGN - 1) / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
-	gap = f->o.direct ? DIRECT_GAP : SLAB_PC_ALIGN;
-	max = f->o.direct ? DIRECT_RUN_MAX : UINT64_MAX;
-	if (f->run_open && file == f->run_file && lo >= f->run_lo && lo <= f->run_hi + gap &&
-	    (hi > f->run_hi ? hi : f->run_hi) - f->run_lo <= max) {
+	blocks(&smp, &lo, &hi);
+	if (f->o.direct && (id = covering(f, file, lo, hi)) != NO_EXTENT) {
+		f->ext[id].refs++;
+		f->ext_of[e] = id;
+		return 0;
+	}
+	if (f->o.direct && covering2(f, file, lo, hi, &id, &id2)) {
+		f->ext[id].refs++;
+		f->ext[id2].refs++;
+		f->ext_of[e] = id;
+		f->ext2_of[e] = id2;
+		return 0;
+	}
+	if (joins_run(f, file, lo, hi)) {
 		if (hi > f->run_hi)
 			f->run_hi = hi;
 		f->run_refs++;
@@ -481,6 +665,8 @@ static int leave(struct slab_follow *f, uint64_t e)
 		return r;
 	if (f->o.direct && f->ext_of[e] < NO_EXTENT - 1)
 		extent_put(f, f->ext_of[e]);
+	if (f->o.direct && f->ext2_of[e] != NO_EXTENT)
+		extent_put(f, f->ext2_of[e]);
 	for (uint64_t p = g; p < g + k; p++) {
 		if (--f->count[p] == 0 && f->counted[p]) {
 			f->counted[p] = 0;
@@ -568,11 +754,20 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 		}
 	}
 	if (o->direct) {
+		uint64_t ps = 0;
+
 		f->ext_of = malloc((plan->n ? plan->n : 1) * sizeof(*f->ext_of));
-		if (!f->ext_of)
+		f->ext2_of = malloc((plan->n ? plan->n : 1) * sizeof(*f->ext2_of));
+		f->holder = calloc(f->npages ? f->npages : 1, sizeof(*f->holder));
+		f->nheld = calloc(f->npages ? f->npages : 1, sizeof(*f->nheld));
+		if (!f->ext_of || !f->ext2_of || !f->holder || !f->nheld)
 			goto nomem;
+		for (uint32_t i = 0; i < nfiles; i++)
+			if (slab_page_size(files[i]) > ps)
+				ps = slab_page_size(files[i]);
+		f->budget = f->o.ahead > UINT64_MAX / (ps ? ps : 1) ? UINT64_MAX : f->o.ahead * ps;
 		for (uint64_t e = 0; e < plan->n; e++)
-			f->ext_of[e] = NO_EXTENT;
+			f->ext_of[e] = f->ext2_of[e] = NO_EXTENT;
 		/* Without AIO (ENOSYS, or the system's aio-max-nr is used up) every read waits. */
 		f->ctx_ok = f->aio = !o->direct_sync && sys_io_setup(AIO_DEPTH, &f->ctx) == 0;
 		f->st.async = f->aio;
@@ -586,6 +781,24 @@ nomem:
 out:
 	slab_follow_close(f);
 	return ret;
+}
+
+/* The bytes of smp, which x holds from its start and y up to its end, into the bounce buffer. */
+static int put_together(struct slab_follow *f, const struct extent *x, const struct extent *y,
+			const struct slab_sample *smp)
+{
+	uint64_t s = smp->offset, t = s + smp->size, mid = x->hi < t ? x->hi : t;
+
+	if (f->bounce_cap < smp->size) {
+		unsigned char *b = realloc(f->bounce, (size_t)smp->size);
+		if (!b)
+			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+		f->bounce = b;
+		f->bounce_cap = (size_t)smp->size;
+	}
+	memcpy(f->bounce, x->buf + (s - x->lo), (size_t)(mid - s));
+	memcpy(f->bounce + (mid - s), y->buf + (mid - y->lo), (size_t)(t - mid));
+	return 0;
 }
 
 int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
@@ -603,6 +816,9 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 	/* Entries on pages the window holds already cost nothing: they come in too. */
 	while (f->head < f->plan->n) {
 		if (f->head > f->cur && f->window >= f->o.ahead && !inside_window(f, f->head))
+			break;
+		/* Many samples on the window's pages must not take more than that to buffer. */
+		if (f->head > f->cur && f->o.direct && !direct_room(f, f->head))
 			break;
 		if ((r = enter(f, f->head++)) < 0)
 			return r;
@@ -624,10 +840,16 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 		it->bytes = empty;
 		it->direct = 1;
 	} else {
-		uint32_t id = f->ext_of[f->cur];
-		if ((r = wait_ready(f, id)) < 0)
+		uint32_t id = f->ext_of[f->cur], id2 = f->ext2_of[f->cur];
+		if ((r = wait_ready(f, id)) < 0 ||
+		    (id2 != NO_EXTENT && (r = wait_ready(f, id2)) < 0))
 			return r;
-		it->bytes = f->ext[id].buf + (it->sample.offset - f->ext[id].lo);
+		if (id2 == NO_EXTENT)
+			it->bytes = f->ext[id].buf + (it->sample.offset - f->ext[id].lo);
+		else if ((r = put_together(f, &f->ext[id], &f->ext[id2], &it->sample)) < 0)
+			return r;
+		else
+			it->bytes = f->bounce;
 		it->direct = 1;
 	}
 	f->st.samples++;
@@ -677,6 +899,13 @@ void slab_follow_close(struct slab_follow *f)
 	free(f->ext);
 	free(f->free_ids);
 	free(f->ext_of);
+	free(f->ext2_of);
+	free(f->bounce);
+	if (f->holder)
+		for (uint64_t g = 0; g < f->npages; g++)
+			free(f->holder[g]);
+	free(f->holder);
+	free(f->nheld);
 	free(f->pcs);
 	free(f->page_base);
 	free(f->last);

@@ -42,7 +42,8 @@ struct slab_follow_stats {
 	uint64_t max_window;    /* most distinct pages in the window at once */
 	uint64_t direct_reads;  /* O_DIRECT reads (each a run of adjacent samples) */
 	uint64_t direct_bytes;  /* bytes they read */
-	uint64_t max_buffered;  /* most bytes held in read buffers at once */
+	uint64_t max_buffered;  /* most bytes held in read buffers at once: at most ahead x
+				 * the largest page size, or one larger sample alone */
 	int async;              /* direct reads went through Linux AIO, several in flight */
 };
 

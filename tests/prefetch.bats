@@ -374,6 +374,33 @@ prefetch: 'd': is a directory"
 	above big.slab "$(inspect --json big.slab | python3 -c 'import json, sys; d = json.load(sys.stdin); print(100 * d["data_bytes"] / d["file_size"] - 1)')"
 }
 
+@test "--direct: many tiny samples on one page take no more buffers than --ahead pages" {
+	need_shuffle_plan
+	# 300000 samples of one byte on one page of 512 KiB: the samples share the reads of the
+	# page's blocks, rather than each having a read and a buffer of its own (hundreds of MiB).
+	mktiny --count 300000 --page-size 512K -o t.slab
+	shuffle-plan -q --mode quasi -o quasi.plan t.slab
+	shuffle-plan -q --mode random -o random.plan t.slab
+	need_direct quasi.plan t.slab
+	for m in quasi random; do
+		run -0 --separate-stderr prefetch -v --plan "$m.plan" --direct --ahead 1 t.slab
+		buffers=$(sed -n 's/.*, at most \(.*\) in buffers$/\1/p' <<< "$stderr")
+		[ -n "$buffers" ] || fail "no buffer figure in: $stderr"
+		python3 -c 'import sys; n, u = sys.argv[1].split(); sys.exit(0 if float(n) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[u] <= 512 << 10 else 1)' "$buffers" ||
+			fail "$m: $buffers in buffers, more than --ahead 1 page of 512 KiB"
+		prefetch -q --plan "$m.plan" --emit --emit-format raw t.slab > mapped.raw
+		prefetch -q --plan "$m.plan" --emit --emit-format raw --direct t.slab > direct.raw
+		cmp direct.raw mapped.raw
+		# The process as a whole: about what the same walk through the mapping takes.
+		if [ -x /usr/bin/time ]; then
+			/usr/bin/time -f %M -o mapped.rss prefetch -q --plan "$m.plan" t.slab
+			/usr/bin/time -f %M -o direct.rss prefetch -q --plan "$m.plan" --direct t.slab
+			(( $(tail -1 direct.rss) <= $(tail -1 mapped.rss) + 32768 )) ||
+				fail "$m: $(tail -1 direct.rss) KiB of memory with --direct, $(tail -1 mapped.rss) KiB without"
+		fi
+	done
+}
+
 @test "--plan walks the plan and warms what it reads; --release drops it behind" {
 	need_shuffle_plan
 	mktar --seed 3 --samples 60 --max-size 60000 -o big.tar

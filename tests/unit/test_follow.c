@@ -1,7 +1,8 @@
 /* test_follow.c: unit tests of lib/follow.c: for plans in every mode, a hand-made plan with
  * repeats and empty samples, every look-ahead and both ways of reading (mapping, O_DIRECT
  * with and without AIO), each step hands out the plan's sample with its exact bytes, and
- * --release drops every page the plan touched exactly once. */
+ * --release drops every page the plan touched exactly once; O_DIRECT buffers stay within
+ * --ahead pages, also with thousands of samples on a page. */
 #include "follow.h"
 #include "pagecache.h"
 #include "plan.h"
@@ -96,9 +97,101 @@ static void walk(struct slab **files, const struct slab_plan *plan,
 	CHECK(st.samples == plan->n);
 	CHECK(st.released == (o->release ? st.distinct_pages : 0));
 	CHECK(o->direct || st.max_window <= o->ahead + 8);      /* 8: the largest sample's pages */
+	/* The buffers: --ahead pages of 8 KiB, or the largest sample (< 38000 bytes) alone. */
+	CHECK(st.max_buffered <= (o->ahead * 8192 > 49152 ? o->ahead * 8192 : 49152));
 	if (o->direct)
 		CHECK(st.async == !o->direct_sync);
 	slab_follow_close(f);
+}
+
+/* Many tiny samples on one page (TINY_N of TINY_SIZE bytes, TINY_PAGE): read directly, they
+ * share the reads of the page's blocks, so the buffers never hold more than --ahead pages and
+ * the page is read about once, not once a sample. */
+#define TINY_N 20000u
+#define TINY_SIZE 50u
+#define TINY_PAGE (2u << 20)
+
+static void tiny_samples(void)
+{
+	const char *path = "tiny.slab";
+	const char *const tpaths[1] = { path };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options wo = { .page_size = TINY_PAGE, .options = "tool=test\n" };
+	struct slab *file = slab_new();
+	char err[1024];
+
+	CHECK(fd >= 0 && w && file);
+	CHECK(slab_writer_open(w, fd, path, &wo) == 0);
+	for (unsigned i = 0; i < TINY_N; i++) {
+		unsigned char b[TINY_SIZE];
+		struct slab_field_in fi = { .name = "a", .data = b, .size = sizeof(b) };
+		char key[32];
+
+		for (unsigned k = 0; k < sizeof(b); k++)
+			b[k] = (unsigned char)(i * 13 + k);
+		snprintf(key, sizeof(key), "t%u", i);
+		CHECK(slab_writer_add(w, key, strlen(key), &fi, 1) == 0);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	CHECK(fsync(fd) == 0);
+	slab_writer_free(w);
+	close(fd);
+	CHECK(slab_open(file, path) == 0);
+	CHECK(slab_page_count(file) == 1);
+	for (int m = 0; m < 3; m++) {
+		struct slab_plan_params p = { .mode = (enum slab_plan_mode)m, .seed = 5, .world = 1,
+					      .window = 1 };
+		struct slab_plan *plan = NULL;
+
+		CHECK(slab_plan_make(&file, 1, &p, 0, &plan, err, sizeof(err)) == 0);
+		for (uint64_t ahead = 1; plan && ahead <= 4; ahead *= 4)
+			for (int sync = 0; sync < 2; sync++) {
+				struct slab_follow_options o = { .ahead = ahead, .release = 1,
+								 .direct = 1, .direct_sync = sync };
+				struct slab_follow *f = NULL;
+				struct slab_follow_item it;
+				struct slab_follow_stats st;
+				uint64_t k = 0;
+				int r;
+
+				if (slab_follow_open(&f, &file, tpaths, 1, plan, &o, err,
+						     sizeof(err)) < 0) {
+					if (!strstr(err, "O_DIRECT"))
+						fprintf(stderr, "slab_follow_open: %s\n", err);
+					CHECK(strstr(err, "O_DIRECT"));
+					direct_ok = 0;
+					break;
+				}
+				while ((r = slab_follow_next(f, &it)) == 1) {
+					const struct slab_plan_entry *e = &plan->entries[k++];
+					struct slab_sample smp;
+
+					CHECK(it.index == e->sample);
+					CHECK(slab_sample(file, e->sample, &smp) == 0);
+					CHECK(it.sample.size == TINY_SIZE &&
+					      memcmp(it.bytes, slab_base(file) + smp.offset,
+						     TINY_SIZE) == 0);
+				}
+				CHECK(r == 0 && k == TINY_N);
+				slab_follow_stats(f, &st);
+				if (st.max_buffered > ahead * TINY_PAGE || st.direct_bytes > TINY_PAGE)
+					fprintf(stderr, "tiny samples, mode %d, ahead %llu%s: %llu bytes in "
+						"buffers at most, %llu read in %llu reads\n", m,
+						(unsigned long long)ahead, sync ? ", sync" : "",
+						(unsigned long long)st.max_buffered,
+						(unsigned long long)st.direct_bytes,
+						(unsigned long long)st.direct_reads);
+				/* The bound --ahead promises, whatever the samples per page. */
+				CHECK(st.max_buffered <= ahead * TINY_PAGE);
+				/* Its ~1 MB are read about once, not a block or two per sample. */
+				CHECK(st.direct_bytes <= TINY_PAGE);
+				slab_follow_close(f);
+			}
+		slab_plan_free(plan);
+	}
+	slab_close(file);
+	unlink(path);
 }
 
 static void walk_all(struct slab **files, const struct slab_plan *plan)
@@ -121,6 +214,7 @@ int main(void)
 	struct slab *files[NFILES];
 	char err[512];
 
+	tiny_samples();
 	make_file(paths[0], 60, 1);
 	make_file(paths[1], 37, 2);
 	for (int i = 0; i < NFILES; i++) {
