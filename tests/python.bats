@@ -66,7 +66,7 @@ PY
 	cp small.slab bad.slab
 	flip bad.slab 4097
 	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" --verify bad.slab
-	assert_equal "$stderr" "slab.py: bad.slab: sample 0 field txt: checksum mismatch"
+	assert_equal "$stderr" "slab.py: bad.slab: sample 0 field txt: checksum mismatch (bytes at offset 4097, size 3)"
 	cp small.slab bad.slab
 	flip bad.slab 30
 	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" bad.slab
