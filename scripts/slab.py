@@ -24,6 +24,11 @@ MAGIC = b"\x89SLAB\r\n\x1a"
 TABLE_MAGIC = b"SLABTABL"
 TRAILER_MAGIC = b"SLABTAIL"
 PLAN_MAGIC = b"SLABPLAN"
+PLAN_HEADER_FIXED = 128
+PLAN_ID_SIZE = 32
+PLAN_ENTRY_SIZE = 8
+PLAN_PAD = 0x1
+PLAN_MEMORY = 0x2
 HEADER_SIZE = 4096
 OPTIONS_OFFSET = 64
 TRAILER_SIZE = 64
@@ -525,31 +530,72 @@ class Dataset:
             f.close()
 
 
+def _plan_header_size(nfiles):
+    """slab-plan(5): 128 + 32 x F rounded up to a multiple of 4096."""
+    return (PLAN_HEADER_FIXED + nfiles * PLAN_ID_SIZE + ALIGN - 1) // ALIGN * ALIGN
+
+
 def read_plan(path, dataset=None):
     """Entries of a binary plan from shuffle-plan as a list of (file, sample). With a Dataset,
-    refuse a plan made for other files."""
+    refuse a plan made for other files. A damaged plan raises SlabError: the checks are
+    those of slab-plan(5), WHAT A READER CHECKS, in its order."""
     with open(path, "rb") as fh:
         data = fh.read()
-    if len(data) < 128 or data[:8] != PLAN_MAGIC:
-        raise SlabError("%s: not a plan file (bad magic number)" % path)
+
+    def bad(fmt, *args):
+        return SlabError("%s: %s" % (path, fmt % args if args else fmt))
+
+    size = len(data)
+    # the magic (not a plan file)
+    if size < 8 or data[:8] != PLAN_MAGIC:
+        raise bad("not a plan file (bad magic number)")
+    # shorter than 128 bytes (truncated or damaged plan header)
+    if size < PLAN_HEADER_FIXED:
+        raise bad("truncated or damaged plan header")
+    # the version
     version, _minor, hsize = struct.unpack_from("<HHI", data, 8)
     if version != 1:
-        raise SlabError("%s: plan format version %d is not supported" % (path, version))
-    n, = struct.unpack_from("<Q", data, 64)
-    nfiles, entries_crc, header_crc = struct.unpack_from("<III", data, 88)
-    if hsize > len(data) or len(data) - hsize != n * 8:
-        raise SlabError("%s: truncated plan" % path)
+        raise bad("plan format version %d is not supported", version)
+    # H is 128 + 32 x F rounded up to 4096, F at most 2^24, the file at least H long
+    # (truncated or damaged plan header)
+    (mode, flags, _seed, _epoch, rank, world, _window, start, n, length, total, nfiles,
+     entries_crc, header_crc) = struct.unpack_from("<IIQQIIQQQQQIII", data, 16)
+    if nfiles > 1 << 24 or hsize != _plan_header_size(nfiles) or hsize > size:
+        raise bad("truncated or damaged plan header")
+    # the header CRC
     head = bytearray(data[:hsize])
     head[96:100] = b"\0\0\0\0"
     if crc32c(head) != header_crc:
-        raise SlabError("%s: plan header checksum mismatch" % path)
+        raise bad("plan header checksum mismatch")
+    # the size is H + 8 x n (truncated plan)
+    if size - hsize != n * PLAN_ENTRY_SIZE:
+        raise bad("truncated plan: %d entries announced, %d bytes of entries", n, size - hsize)
+    # the entries CRC
     if crc32c(data[hsize:]) != entries_crc:
-        raise SlabError("%s: plan entries checksum mismatch" % path)
-    ids = [struct.unpack_from("<QQII", data, 128 + 32 * k) for k in range(nfiles)]
-    if dataset is not None and ids != dataset.identities():
-        raise SlabError("%s: plan does not belong to these files" % path)
+        raise bad("plan entries checksum mismatch")
+    # mode, flags, rank and world, N the sum of the files' counts, L, K + n = L
+    # (inconsistent plan header)
+    ids = [struct.unpack_from("<QQII", data, PLAN_HEADER_FIXED + PLAN_ID_SIZE * k)
+           for k in range(nfiles)]
+    counts = [c for _size, c, _h, _t in ids]
+    if not world or not total:
+        per = 0
+    elif flags & PLAN_PAD:
+        per = (total + world - 1) // world
+    else:
+        per = total // world
+    if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY) or world < 1 or rank >= world
+            or total != sum(counts) or length != per or start > length or length - start != n):
+        raise bad("inconsistent plan header")
+    # each entry names a file below F and a sample below that file's count
     flat = struct.unpack_from("<%dI" % (2 * n), data, hsize)
-    return list(zip(flat[0::2], flat[1::2]))
+    entries = list(zip(flat[0::2], flat[1::2]))
+    for j, (f, i) in enumerate(entries):
+        if f >= nfiles or i >= counts[f]:
+            raise bad("entry %d names sample %d of file %d, which does not exist", j, i, f)
+    if dataset is not None and ids != dataset.identities():
+        raise bad("plan does not belong to these files")
+    return entries
 
 
 def main(argv):
