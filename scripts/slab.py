@@ -12,7 +12,11 @@ read-only mapping of the file: nothing is copied until you copy it.
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
 Command line: `python3 slab.py FILE...` prints each file's summary; `--verify` also checks
-every CRC-32C (slow in pure Python: meant for tests, not for training).
+the whole file as inspect --verify does, every CRC-32C included (slow in pure Python: meant
+for tests, not for training).
+
+A damaged or crafted file raises SlabError, never another exception: the reader makes the
+numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
 """
 import mmap
 import os
@@ -124,7 +128,8 @@ class SlabFile:
     checksum check is optional (check_table=True) because pure-Python CRC-32C is slow.
 
     The checks are those of slab(5), WHAT A READER CHECKS, in its order; the comment at each
-    gives its number there. Any damaged or crafted file raises SlabError."""
+    gives its number there. A damaged or crafted file raises SlabError: on open, on the
+    access that meets the damage (sample, key, find), or in verify()."""
 
     def __init__(self, path, check_table=False):
         self.path = path
