@@ -12,10 +12,15 @@ read-only mapping of the file: nothing is copied until you copy it.
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
 Command line: `python3 slab.py FILE...` prints each file's summary; `--verify` also checks
-every CRC-32C (slow in pure Python: meant for tests, not for training).
+the whole file as inspect --verify does, every CRC-32C included (slow in pure Python: meant
+for tests, not for training).
+
+A damaged or crafted file raises SlabError, never another exception: the reader makes the
+numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
 """
 import mmap
 import os
+import stat
 import struct
 import sys
 
@@ -23,8 +28,20 @@ MAGIC = b"\x89SLAB\r\n\x1a"
 TABLE_MAGIC = b"SLABTABL"
 TRAILER_MAGIC = b"SLABTAIL"
 PLAN_MAGIC = b"SLABPLAN"
+PLAN_HEADER_FIXED = 128
+PLAN_ID_SIZE = 32
+PLAN_ENTRY_SIZE = 8
+PLAN_PAD = 0x1
+PLAN_MEMORY = 0x2
 HEADER_SIZE = 4096
+OPTIONS_OFFSET = 64
 TRAILER_SIZE = 64
+TABLE_HEADER_SIZE = 128
+SAMPLE_RECORD = 32
+FIELD_RECORD = 32
+ALIGN = 4096
+MIN_PAGE_SIZE = 4096
+MAX_PAGE_SIZE = 1 << 30
 FIELD_PRESENT = 0x01
 FIELD_JPEG = 0x02
 
@@ -95,71 +112,177 @@ class Sample:
         return any(f.name == name for f in self._fields)
 
 
+def _inside(off, length, lo, hi):
+    """Is [off, off + length) inside [lo, hi)? Written as the C reader writes it, so that
+    the same test would not overflow in a language whose integers do."""
+    return lo <= off <= hi and length <= hi - off
+
+
+def _show(key):
+    """A key for a message: at most 200 bytes, undecodable bytes escaped."""
+    return key[:200].decode("utf-8", "backslashreplace")
+
+
 class SlabFile:
     """One .slab file, mapped read-only. Checks header, trailer and layout on open; a table
-    checksum check is optional (check_table=True) because pure-Python CRC-32C is slow."""
+    checksum check is optional (check_table=True) because pure-Python CRC-32C is slow.
+
+    The checks are those of slab(5), WHAT A READER CHECKS, in its order; the comment at each
+    gives its number there. A damaged or crafted file raises SlabError: on open, on the
+    access that meets the damage (sample, key, find), or in verify()."""
 
     def __init__(self, path, check_table=False):
         self.path = path
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+        self._map = self._mv = None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise self._error("not a regular file (a .slab is read through mmap)")
+            size = st.st_size
+            # 1: at least 8 bytes (the magic is checked below, once mapped)
             if size < 8:
-                raise SlabError("%s: not a slab file (%d bytes)" % (path, size))
-            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        m = self._mv = memoryview(self._map)
+                raise self._error("not a slab file (%d bytes)", size)
+            try:
+                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as e:
+                raise self._error("mmap: %s", e)
+        finally:
+            os.close(fd)
+        try:
+            self._mv = memoryview(self._map)
+            self._open(len(self._map), check_table)
+        except BaseException:
+            try:
+                self.close()
+            except BufferError:
+                pass
+            raise
+
+    def _error(self, fmt, *args):
+        return SlabError("%s: %s" % (self.path, fmt % args if args else fmt))
+
+    def _open(self, size, check_table):
+        m = self._mv
+        # 1: the magic
         if bytes(m[:8]) != MAGIC:
-            raise SlabError("%s: not a slab file (bad magic number)" % path)
+            raise self._error("not a slab file (bad magic number)")
+        # 2
         if size < HEADER_SIZE + TRAILER_SIZE:
-            raise SlabError("%s: truncated" % path)
+            raise self._error("truncated: %d bytes, shorter than header and trailer", size)
         major, minor, hsize, self.page_size, self.data_offset = struct.unpack_from("<HHIQQ", m, 8)
+        # 3: before the header CRC, as another major version may lay the header out otherwise
         if major != 1:
-            raise SlabError("%s: format version %d.%d is not supported" % (path, major, minor))
+            raise self._error("format version %d.%d is not supported (this reader reads 1.x)",
+                              major, minor)
         self.version = (major, minor)
+        # 4
         self.header_crc = struct.unpack_from("<I", m, 36)[0]
         header = bytearray(m[:HEADER_SIZE])
         header[36:40] = b"\0\0\0\0"
         if crc32c(header) != self.header_crc:
-            raise SlabError("%s: header checksum mismatch" % path)
-        opts = bytes(m[64:HEADER_SIZE]).split(b"\0", 1)[0].decode("utf-8", "replace")
-        self.options = dict(line.split("=", 1) for line in opts.splitlines() if "=" in line)
+            raise self._error("header checksum mismatch")
+        # 5
+        if hsize != HEADER_SIZE:
+            raise self._error("header size %d is not %d", hsize, HEADER_SIZE)
+        # 6
+        ps = self.page_size
+        if not (MIN_PAGE_SIZE <= ps <= MAX_PAGE_SIZE and ps & (ps - 1) == 0):
+            raise self._error("bad page size %d in header", ps)
+        # 7
+        d = self.data_offset
+        if d < HEADER_SIZE or d % ALIGN or d > size - TRAILER_SIZE:
+            raise self._error("bad data offset %d in header", d)
+        # 8
+        opts = bytes(header[OPTIONS_OFFSET:])
+        if b"\0" not in opts:
+            raise self._error("options text in the header has no end (no NUL byte in bytes %d to %d)",
+                              OPTIONS_OFFSET, HEADER_SIZE - 1)
+        opts = opts[:opts.index(b"\0")].decode("utf-8", "replace")
+        self.options = dict(line.split("=", 1) for line in opts.split("\n") if "=" in line)
 
         t = size - TRAILER_SIZE
+        # 9
         if bytes(m[t:t + 8]) != TRAILER_MAGIC:
-            raise SlabError("%s: truncated or damaged: no trailer" % path)
+            raise self._error("truncated or damaged: no trailer")
+        # 10
         if crc32c(m[t:t + 60]) != struct.unpack_from("<I", m, t + 60)[0]:
-            raise SlabError("%s: trailer checksum mismatch" % path)
+            raise self._error("trailer checksum mismatch at offset %d", t)
         (self.table_offset, self.table_size, file_size, count,
          self.table_crc, hcrc) = struct.unpack_from("<QQQQII", m, t + 8)
-        if file_size != size or hcrc != self.header_crc:
-            raise SlabError("%s: trailer does not match the file" % path)
-        if (self.table_offset % 4096 or self.table_offset < self.data_offset
-                or self.table_offset + self.table_size != t):
-            raise SlabError("%s: table does not fit the file" % path)
-        if check_table and crc32c(m[self.table_offset:t]) != self.table_crc:
-            raise SlabError("%s: table checksum mismatch" % path)
-        tb = self.table_offset
+        # 11
+        if file_size != size:
+            raise self._error("file is %d bytes but its trailer says %d (truncated or appended to)",
+                              size, file_size)
+        # 12
+        if hcrc != self.header_crc:
+            raise self._error("trailer does not belong to this header")
+        # 13
+        tb, tsize = self.table_offset, self.table_size
+        if (tb % ALIGN or tb < d or not _inside(tb, tsize, 0, t) or tb + tsize != t
+                or tsize < TABLE_HEADER_SIZE):
+            raise self._error("table offset %d and size %d do not fit the file", tb, tsize)
+        # 14: optional, as it reads the whole table; verify() makes it when open did not
+        self._table_checked = False
+        if check_table:
+            self._check_table_crc()
+        # 15
         if bytes(m[tb:tb + 8]) != TABLE_MAGIC:
-            raise SlabError("%s: bad table magic" % path)
+            raise self._error("bad table magic at offset %d", tb)
         (n, self.page_count, nf, _r, schema_off, schema_size, samples_off, fields_off,
          keys_off, keys_size, index_off, buckets) = struct.unpack_from("<QQIIQQQQQQQQ", m, tb + 8)
+        # 16
         if n != count:
-            raise SlabError("%s: sample counts disagree" % path)
-        end = self.table_size
-
-        def inside(off, length):
-            return 0 <= off <= end and length <= end - off
-
-        if not (inside(schema_off, schema_size) and inside(samples_off, n * 32)
-                and inside(fields_off, n * nf * 32) and inside(keys_off, keys_size)
-                and inside(index_off, buckets * 8)):
-            raise SlabError("%s: table sections outside the table" % path)
-        self.count = n
+            raise self._error("trailer and table disagree on the sample count (%d and %d)", count, n)
+        # 17
+        if not _inside(schema_off, schema_size, 0, tsize):
+            raise self._error("schema outside the table")
+        # 18: n is bounded first, so that n * 32 stays small
+        if n > tsize // SAMPLE_RECORD or not _inside(samples_off, n * SAMPLE_RECORD, 0, tsize):
+            raise self._error("sample records outside the table (%d samples)", n)
+        # 19
+        if (nf and n > tsize // FIELD_RECORD // nf
+                or not _inside(fields_off, n * nf * FIELD_RECORD, 0, tsize)):
+            raise self._error("field records outside the table (%d samples, %d fields)", n, nf)
+        # 20
+        if not _inside(keys_off, keys_size, 0, tsize):
+            raise self._error("keys outside the table")
+        # 21
+        if buckets < 2 or buckets & (buckets - 1) or buckets // 2 < n:
+            raise self._error("key index of %d slots for %d samples (a power of two, at least 2 "
+                              "and at least twice the samples)", buckets, n)
+        if buckets > tsize // 8 or not _inside(index_off, buckets * 8, 0, tsize):
+            raise self._error("key index outside the table")
+        # 22
+        if self.page_count > (size - d) // ps + 1:
+            raise self._error("page count %d does not fit the file", self.page_count)
+        # 23: F names, each a u16 length and the bytes, inside the schema
+        if nf > schema_size // 2:
+            raise self._error("schema too short for %d fields", nf)
         self.names = []
-        p = tb + schema_off
-        for _ in range(nf):
+        p, left, prev = tb + schema_off, schema_size, None
+        for f in range(nf):
+            if left < 2:
+                raise self._error("schema truncated at field %d", f)
             (length,) = struct.unpack_from("<H", m, p)
-            self.names.append(bytes(m[p + 2:p + 2 + length]).decode("utf-8", "surrogateescape"))
+            if left - 2 < length:
+                raise self._error("schema truncated at field %d", f)
+            name = bytes(m[p + 2:p + 2 + length])
+            # 24
+            if not name:
+                raise self._error("schema field %d has an empty name", f)
+            if b"\0" in name:
+                raise self._error("schema field %d: the name has a NUL byte", f)
+            if b"/" in name:
+                raise self._error("schema field %d: the name %s has a '/'", f, _show(name))
+            # 25: bytes compare as memcmp with shorter-is-smaller, as slab(5) sorts them
+            if prev is not None and prev >= name:
+                raise self._error("schema field %d is out of order or repeated", f)
+            prev = name
+            self.names.append(name.decode("utf-8", "surrogateescape"))
             p += 2 + length
+            left -= 2 + length
+        self.count = n
         self._samples = tb + samples_off
         self._fields = tb + fields_off
         self._keys = tb + keys_off
@@ -168,59 +291,181 @@ class SlabFile:
         self._buckets = buckets
         self._size = size
 
+    def _check_table_crc(self):
+        # 14
+        tb = self.table_offset
+        if crc32c(self._mv[tb:tb + self.table_size]) != self.table_crc:
+            raise self._error("table checksum mismatch (table at offset %d)", tb)
+        self._table_checked = True
+
     def __len__(self):
         return self.count
 
     def close(self):
-        self._mv.release()
-        self._map.close()
+        if self._mv is not None:
+            self._mv.release()
+        if self._map is not None:
+            self._map.close()
 
-    def key(self, i):
+    def _record(self, i):
+        """Sample i's record, checked (26, 27): (offset, size, key bytes, page)."""
         m = self._mv
-        off, klen = struct.unpack_from("<QI", m, self._samples + i * 32 + 16)
-        if off + klen > self._keys_size:
-            raise SlabError("%s: sample %d: key outside the key area" % (self.path, i))
-        return bytes(m[self._keys + off:self._keys + off + klen]).decode("utf-8", "surrogateescape")
+        offset, size, koff, klen, page = struct.unpack_from("<QQQII", m, self._samples + i * SAMPLE_RECORD)
+        # 26
+        if not _inside(koff, klen, 0, self._keys_size):
+            raise self._error("sample %d: key at %d, %d bytes, outside the key area (%d bytes)",
+                              i, koff, klen, self._keys_size)
+        key = bytes(m[self._keys + koff:self._keys + koff + klen])
+        # 27
+        if not _inside(offset, size, self.data_offset, self.table_offset):
+            raise self._error("sample %d '%s': bytes at offset %d, size %d outside the data area",
+                              i, _show(key), offset, size)
+        return offset, size, key, page
 
-    def sample(self, i):
+    def _field(self, i, f):
+        """Field f of sample i: None when absent, else the record's values, checked (28)."""
+        foff, fsize, crc, w, h, flags, _ss, _cs, order = struct.unpack_from(
+            "<QQIHHBBBB", self._mv, self._fields + (i * len(self.names) + f) * FIELD_RECORD)
+        if not flags & FIELD_PRESENT:
+            return None
+        # 28
+        if not _inside(foff, fsize, self.data_offset, self.table_offset):
+            raise self._error("sample %d field %s: offset %d, size %d outside the data area",
+                              i, self.names[f], foff, fsize)
+        return foff, fsize, crc, w, h, flags, order
+
+    def _check_index(self, i):
         if not 0 <= i < self.count:
             raise IndexError(i)
+
+    def key(self, i):
+        self._check_index(i)
+        return self._record(i)[2].decode("utf-8", "surrogateescape")
+
+    def sample(self, i):
+        self._check_index(i)
         m = self._mv
-        offset, size, _koff, _klen, page = struct.unpack_from("<QQQII", m, self._samples + i * 32)
+        offset, size, key, page = self._record(i)
         fields = []
-        nf = len(self.names)
-        base = self._fields + i * nf * 32
-        for f in range(nf):
-            foff, fsize, crc, w, h, flags, _ss, _cs, order = struct.unpack_from(
-                "<QQIHHBBBB", m, base + f * 32)
-            if not flags & FIELD_PRESENT:
+        for f in range(len(self.names)):
+            r = self._field(i, f)
+            if r is None:
                 continue
-            if foff < self.data_offset or foff + fsize > self.table_offset:
-                raise SlabError("%s: sample %d field %s outside the data" % (self.path, i, self.names[f]))
+            foff, fsize, crc, w, h, flags, order = r
             fields.append(Field(self.names[f], m[foff:foff + fsize], foff, crc, w, h, flags, order))
         fields.sort(key=lambda x: x.order)
-        return Sample(self.key(i), None, i, offset, size, page, fields)
+        return Sample(key.decode("utf-8", "surrogateescape"), None, i, offset, size, page, fields)
 
-    def find(self, key):
-        """The index of the sample with this key, through the file's hash index, or None."""
-        kb = key.encode("utf-8", "surrogateescape")
+    def _find(self, kb):
         mask = self._buckets - 1
         h = fnv1a64(kb) & mask
+        # 30: at most every slot once, so a damaged index with no empty slot cannot loop
         for _ in range(self._buckets):
             (v,) = struct.unpack_from("<Q", self._mv, self._index + h * 8)
             if v == 0:
                 return None
-            if self.key(v - 1).encode("utf-8", "surrogateescape") == kb:
+            # 29
+            if v > self.count:
+                raise self._error("key index slot %d holds %d, past the %d samples", h, v, self.count)
+            if self._record(v - 1)[2] == kb:
                 return v - 1
             h = (h + 1) & mask
         return None
 
+    def find(self, key):
+        """The index of the sample with this key, through the file's hash index, or None."""
+        return self._find(key.encode("utf-8", "surrogateescape"))
+
+    def _check_zero(self, start, end, i):
+        # 34: padding is zero
+        chunk = 1 << 20
+        for a in range(start, end, chunk):
+            b = bytes(self._mv[a:min(a + chunk, end)])
+            if b.count(0) != len(b):
+                o = a + len(b) - len(b.lstrip(b"\0"))
+                raise self._error("non-zero padding byte at offset %d (before sample %d)", o, i)
+
     def verify(self):
-        """Check every field's CRC-32C; raise SlabError at the first mismatch."""
+        """Check the whole file, as inspect --verify does (slab(5), checks 31 to 40, and the
+        table CRC if open did not check it); raise SlabError at the first problem."""
+        if not self._table_checked:
+            self._check_table_crc()
+        m = self._mv
+        ps, d, nf = self.page_size, self.data_offset, len(self.names)
+        pos = min_next = d
+        pages_used = 0
         for i in range(self.count):
-            for f in self.sample(i)._fields:
-                if crc32c(f.data) != f.crc:
-                    raise SlabError("%s: sample %d field %s: checksum mismatch" % (self.path, i, f.name))
+            offset, size, key, page = self._record(i)
+            who = "sample %d '%s'" % (i, _show(key))
+            # 31
+            if offset < min_next:
+                raise self._error("%s at offset %d overlaps the sample before it or its pages",
+                                  who, offset)
+            rel = offset - d
+            # 32
+            if page != rel // ps:
+                raise self._error("%s: page %d recorded, offset %d is in page %d",
+                                  who, page, offset, rel // ps)
+            # 33
+            if (rel % ps != 0) if size > ps else (rel % ps + size > ps):
+                raise self._error("%s at offset %d, size %d breaks the page rule", who, offset, size)
+            # 34
+            self._check_zero(pos, offset, i)
+            spans = []
+            for f in range(nf):
+                r = self._field(i, f)
+                if r is None:
+                    # 35: an absent field's record is zero
+                    rec = self._fields + (i * nf + f) * FIELD_RECORD
+                    if any(m[rec:rec + FIELD_RECORD]):
+                        raise self._error("%s: record of absent field %s is not zero",
+                                          who, self.names[f])
+                    continue
+                foff, fsize, crc, _w, _h, _flags, order = r
+                # 35: the field's CRC
+                if crc32c(m[foff:foff + fsize]) != crc:
+                    raise self._error("sample %d field %s: checksum mismatch (bytes at offset %d, size %d)",
+                                      i, self.names[f], foff, fsize)
+                spans.append((foff, order, f, fsize))
+            # 36: the fields tile the sample, in the order of their order bytes
+            spans.sort()
+            end = offset
+            for k, (foff, order, f, fsize) in enumerate(spans):
+                if order != k:
+                    raise self._error("%s field %s: order byte %d, expected %d",
+                                      who, self.names[f], order, k)
+                if foff != end:
+                    raise self._error("%s field %s at offset %d: fields do not tile the sample",
+                                      who, self.names[f], foff)
+                end += fsize
+            if end != offset + size:
+                raise self._error("%s: fields sum to %d bytes, record says %d",
+                                  who, end - offset, size)
+            # 37
+            if self._find(key) != i:
+                raise self._error("%s: key index does not lead to it", who)
+            pos = min_next = offset + size
+            # a large sample takes its pages whole: nothing may follow it in its last page
+            if size > ps:
+                last = page + (size + ps - 1) // ps
+                min_next = d + last * ps
+            else:
+                last = rel // ps + 1
+            pages_used = max(pages_used, last)
+        # 34: after the last sample
+        self._check_zero(pos, self.table_offset, self.count)
+        # 38
+        if pages_used != self.page_count:
+            raise self._error("table says %d pages, the samples use %d", self.page_count, pages_used)
+        found = 0
+        for h, (v,) in enumerate(struct.iter_unpack("<Q", m[self._index:self._index + self._buckets * 8])):
+            # 39
+            if v > self.count:
+                raise self._error("key index slot %d holds %d, past the %d samples", h, v, self.count)
+            found += v != 0
+        # 40
+        if found != self.count:
+            raise self._error("key index has %d entries for %d samples", found, self.count)
 
 
 class Dataset:
@@ -229,7 +474,17 @@ class Dataset:
     def __init__(self, paths, check_table=False):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        self.files = [SlabFile(p, check_table) for p in paths]
+        self.files = []
+        try:
+            for p in paths:
+                self.files.append(SlabFile(p, check_table))
+        except BaseException:
+            for f in self.files:
+                try:
+                    f.close()
+                except BufferError:
+                    pass
+            raise
         self._starts = []
         total = 0
         for f in self.files:
@@ -280,31 +535,72 @@ class Dataset:
             f.close()
 
 
+def _plan_header_size(nfiles):
+    """slab-plan(5): 128 + 32 x F rounded up to a multiple of 4096."""
+    return (PLAN_HEADER_FIXED + nfiles * PLAN_ID_SIZE + ALIGN - 1) // ALIGN * ALIGN
+
+
 def read_plan(path, dataset=None):
     """Entries of a binary plan from shuffle-plan as a list of (file, sample). With a Dataset,
-    refuse a plan made for other files."""
+    refuse a plan made for other files. A damaged plan raises SlabError: the checks are
+    those of slab-plan(5), WHAT A READER CHECKS, in its order."""
     with open(path, "rb") as fh:
         data = fh.read()
-    if len(data) < 128 or data[:8] != PLAN_MAGIC:
-        raise SlabError("%s: not a plan file (bad magic number)" % path)
+
+    def bad(fmt, *args):
+        return SlabError("%s: %s" % (path, fmt % args if args else fmt))
+
+    size = len(data)
+    # the magic (not a plan file)
+    if size < 8 or data[:8] != PLAN_MAGIC:
+        raise bad("not a plan file (bad magic number)")
+    # shorter than 128 bytes (truncated or damaged plan header)
+    if size < PLAN_HEADER_FIXED:
+        raise bad("truncated or damaged plan header")
+    # the version
     version, _minor, hsize = struct.unpack_from("<HHI", data, 8)
     if version != 1:
-        raise SlabError("%s: plan format version %d is not supported" % (path, version))
-    n, = struct.unpack_from("<Q", data, 64)
-    nfiles, entries_crc, header_crc = struct.unpack_from("<III", data, 88)
-    if hsize > len(data) or len(data) - hsize != n * 8:
-        raise SlabError("%s: truncated plan" % path)
+        raise bad("plan format version %d is not supported", version)
+    # H is 128 + 32 x F rounded up to 4096, F at most 2^24, the file at least H long
+    # (truncated or damaged plan header)
+    (mode, flags, _seed, _epoch, rank, world, _window, start, n, length, total, nfiles,
+     entries_crc, header_crc) = struct.unpack_from("<IIQQIIQQQQQIII", data, 16)
+    if nfiles > 1 << 24 or hsize != _plan_header_size(nfiles) or hsize > size:
+        raise bad("truncated or damaged plan header")
+    # the header CRC
     head = bytearray(data[:hsize])
     head[96:100] = b"\0\0\0\0"
     if crc32c(head) != header_crc:
-        raise SlabError("%s: plan header checksum mismatch" % path)
+        raise bad("plan header checksum mismatch")
+    # the size is H + 8 x n (truncated plan)
+    if size - hsize != n * PLAN_ENTRY_SIZE:
+        raise bad("truncated plan: %d entries announced, %d bytes of entries", n, size - hsize)
+    # the entries CRC
     if crc32c(data[hsize:]) != entries_crc:
-        raise SlabError("%s: plan entries checksum mismatch" % path)
-    ids = [struct.unpack_from("<QQII", data, 128 + 32 * k) for k in range(nfiles)]
-    if dataset is not None and ids != dataset.identities():
-        raise SlabError("%s: plan does not belong to these files" % path)
+        raise bad("plan entries checksum mismatch")
+    # mode, flags, rank and world, N the sum of the files' counts, L, K + n = L
+    # (inconsistent plan header)
+    ids = [struct.unpack_from("<QQII", data, PLAN_HEADER_FIXED + PLAN_ID_SIZE * k)
+           for k in range(nfiles)]
+    counts = [c for _size, c, _h, _t in ids]
+    if not world or not total:
+        per = 0
+    elif flags & PLAN_PAD:
+        per = (total + world - 1) // world
+    else:
+        per = total // world
+    if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY) or world < 1 or rank >= world
+            or total != sum(counts) or length != per or start > length or length - start != n):
+        raise bad("inconsistent plan header")
+    # each entry names a file below F and a sample below that file's count
     flat = struct.unpack_from("<%dI" % (2 * n), data, hsize)
-    return list(zip(flat[0::2], flat[1::2]))
+    entries = list(zip(flat[0::2], flat[1::2]))
+    for j, (f, i) in enumerate(entries):
+        if f >= nfiles or i >= counts[f]:
+            raise bad("entry %d names sample %d of file %d, which does not exist", j, i, f)
+    if dataset is not None and ids != dataset.identities():
+        raise bad("plan does not belong to these files")
+    return entries
 
 
 def main(argv):

@@ -66,7 +66,7 @@ PY
 	cp small.slab bad.slab
 	flip bad.slab 4097
 	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" --verify bad.slab
-	assert_equal "$stderr" "slab.py: bad.slab: sample 0 field txt: checksum mismatch"
+	assert_equal "$stderr" "slab.py: bad.slab: sample 0 field txt: checksum mismatch (bytes at offset 4097, size 3)"
 	cp small.slab bad.slab
 	flip bad.slab 30
 	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" bad.slab
@@ -108,5 +108,113 @@ for other in (["b.slab", "a.slab"], ["a.slab"], ["a.slab", "a.slab"]):
         assert str(e) == "p.plan: plan does not belong to these files", str(e)
     else:
         raise SystemExit("read_plan accepted a plan made for other files: %s" % other)
+PY
+}
+
+# Crafted and damaged variants of small.slab for the checks of slab(5), WHAT A READER CHECKS
+# (tests/test_helper/crafted.py has the table of cases). For each, slab.py raises SlabError,
+# and nothing else, on open or on an access (every sample and key, find, verify), with or
+# without check_table, and its first message is the one of the check under test; slab.py
+# --verify exits 1; and inspect --verify refuses the file too, with the message of its own
+# check (except where the C reader does not make the check yet: see below).
+@test "slab.py: every crafted or damaged file raises SlabError at the check slab(5) names, as inspect refuses it" {
+	small_slab
+	python3 "$HELPERS/crafted.py" slab small.slab cases
+	pyslab - <<'PY'
+import contextlib, io, subprocess, traceback, slab
+
+KEYS = ["d/a", "d/b", "d/c", "no such key"]
+problems = []
+
+
+def first_error(path, check_table):
+    """Open the file and make every access; the first SlabError's message, or None. Any
+    other exception is a problem."""
+    first = None
+
+    def attempt(what, fn, *args):
+        nonlocal first
+        try:
+            return fn(*args)
+        except slab.SlabError as e:
+            first = first or str(e)
+        except Exception:
+            problems.append("%s: %s raised %s" % (path, what, traceback.format_exc()))
+        return None
+
+    f = attempt("open", slab.SlabFile, path, check_table)
+    if f is None:
+        return first
+    for i in range(len(f)):
+        attempt("sample(%d)" % i, f.sample, i)
+        attempt("key(%d)" % i, f.key, i)
+    for k in KEYS:
+        attempt("find(%r)" % k, f.find, k)
+    attempt("verify()", f.verify)
+    f.close()
+    return first
+
+
+cases = [line.rstrip("\n").split("\t") for line in open("cases/cases.tsv")]
+assert len(cases) > 80, len(cases)
+for name, check, want, cmsg in cases:
+    path = "cases/%s.slab" % name
+    for check_table in (False, True):
+        got = first_error(path, check_table)
+        if got is None:
+            problems.append("%s (check %s): no SlabError (check_table=%s)" % (path, check, check_table))
+        elif not got.startswith("%s: %s" % (path, want)):
+            problems.append("%s (check %s): %r, want %r (check_table=%s)"
+                            % (path, check, got, want, check_table))
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = slab.main(["--verify", path])
+    except Exception:
+        rc = traceback.format_exc()
+    if rc != 1 or want not in err.getvalue():
+        problems.append("%s: slab.py --verify exited %s: %r" % (path, rc, err.getvalue()))
+    # Checks 8 (an options text with no NUL) and 24 (a '/' in a field name) are not in
+    # lib/reader.c yet: crafted.py gives no C message for those cases ("-"), and inspect is
+    # not asked about them. Give them inspect's message there when the C reader makes them.
+    if cmsg == "-":
+        continue
+    r = subprocess.run(["inspect", "--verify", "-q", path], capture_output=True, text=True)
+    if r.returncode != 1 or cmsg not in r.stderr:
+        problems.append("%s (check %s): inspect --verify exited %d: %r, want %r"
+                        % (path, check, r.returncode, r.stderr, cmsg))
+assert not problems, "\n".join(problems)
+PY
+}
+
+@test "slab.py: read_plan raises SlabError on a damaged plan, where prefetch refuses it too" {
+	small_slab
+	cp small.slab b.slab
+	shuffle-plan -q --seed 1 --mode random -o p.plan small.slab b.slab
+	python3 "$HELPERS/crafted.py" plan p.plan cases
+	pyslab - <<'PY'
+import subprocess, traceback, slab
+
+ds = slab.Dataset(["small.slab", "b.slab"])
+assert len(slab.read_plan("p.plan", ds)) == 6
+problems = []
+cases = [line.rstrip("\n").split("\t") for line in open("cases/cases.tsv")]
+assert len(cases) > 20, len(cases)
+for name, want in cases:
+    path = "cases/%s.plan" % name
+    for d in (None, ds):
+        try:
+            slab.read_plan(path, d)
+            problems.append("%s: read_plan accepted it" % path)
+        except slab.SlabError as e:
+            if str(e) != "%s: %s" % (path, want):
+                problems.append("%s: %r, want %r" % (path, str(e), want))
+        except Exception:
+            problems.append("%s: read_plan raised %s" % (path, traceback.format_exc()))
+    r = subprocess.run(["prefetch", "-q", "--plan", path, "small.slab", "b.slab"],
+                       capture_output=True, text=True)
+    if r.returncode != 1 or want not in r.stderr:
+        problems.append("%s: prefetch exited %d: %r" % (path, r.returncode, r.stderr))
+assert not problems, "\n".join(problems)
 PY
 }
