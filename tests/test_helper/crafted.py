@@ -7,7 +7,7 @@ check under test is the one that fires; and of a valid plan, for those of slab-p
 
 writes OUTDIR/NAME.slab for each case and OUTDIR/cases.tsv, one line per case:
 NAME, the slab(5) check number, the start of slab.py's message (after "PATH: "), and a part
-of inspect's message, or "-" where the C reader does not make the check yet.
+of inspect's message.
 
     crafted.py plan PLAN OUTDIR
 
@@ -142,7 +142,7 @@ def cases(base):
     # 8: an options text that fills the header, without a NUL after it
     opts = (b"tool=crafted\n" + b"x" * HEADER)[:HEADER - 64]
     case("options-no-nul", 8, new().put(64, "%ds" % len(opts), opts).fix(),
-         "options text in the header has no end", None)   # C reader: not yet (see the test)
+         "options text in the header has no end", "options text in the header has no NUL terminator")
     # 9: no trailer at the end: cut short, or something appended
     case("cut-last-byte", 9, base[:-1], "truncated or damaged: no trailer", "no trailer")
     case("appended", 9, base + bytes(100), "truncated or damaged: no trailer", "no trailer")
@@ -234,7 +234,7 @@ def cases(base):
     case("name-nul", 24, new().schema_names([b"cls", b"t\0t"]).fix(),
          "schema field 1: the name has a NUL byte", "schema field 1 is empty, out of order or repeated")
     case("name-slash", 24, new().schema_names([b"cls", b"t/t"]).fix(),
-         "schema field 1: the name t/t has a '/'", None)    # C reader: not yet (see the test)
+         "schema field 1: the name t/t has a '/'", "schema field 1 has a '/' in its name")
     # 25
     for name, names in (("unsorted", [b"txt", b"cls"]), ("repeated", [b"cls", b"cls"]),
                         ("prefix-after", [b"clsx", b"cls"])):
@@ -391,7 +391,7 @@ def main(argv):
             for name, check, data, py, cmsg in cases(base):
                 with open(os.path.join(outdir, name + ".slab"), "wb") as f:
                     f.write(data)
-                tsv.write("%s\t%d\t%s\t%s\n" % (name, check, py, "-" if cmsg is None else cmsg))
+                tsv.write("%s\t%d\t%s\t%s\n" % (name, check, py, cmsg))
         else:
             for name, data, msg in plan_cases(base):
                 with open(os.path.join(outdir, name + ".plan"), "wb") as f:
