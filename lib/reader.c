@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "crc32c.h"
 #include "errfmt.h"
+#include "keyset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@ struct slab {
 	uint32_t header_crc, table_crc;
 	char **names;
 	char options[SLAB_HEADER_SIZE];
+	uint64_t verify_key_steps;      /* hash table work of the last slab_verify */
 };
 
 static int fail(struct slab *s, int code, const char *fmt, ...)
@@ -477,11 +479,123 @@ static int by_offset(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Sample i's key, for the key set: slab_verify has checked every record by then. */
+static const void *record_key(void *ctx, uint64_t i, size_t *len)
+{
+	const struct slab *s = ctx;
+	const unsigned char *r = s->samples + i * SLAB_SAMPLE_RECORD;
+
+	*len = slab_le32(r + 24);
+	return s->keys + slab_le64(r + 16);
+}
+
+/* What slab_find needs of the key index, checked in time linear in its size whatever the keys
+ * (a slab_find per sample walks a whole cluster each time: quadratic on keys that share a home
+ * slot). Every sample's record has been checked. */
+static int verify_key_index(struct slab *s)
+{
+	uint64_t B = s->buckets, mask = B - 1, N = s->nsamples, used = 0, empty = B;
+	unsigned char *seen = calloc((size_t)(N / 8 + 1), 1);
+	struct slab_keyset ks = { 0 };
+	int ret = SLAB_ERR_CORRUPT;
+
+	if (!seen || slab_keyset_init(&ks, N, record_key, s) < 0) {
+		ret = fail(s, SLAB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+
+	/* Every slot in use names a sample, and every sample is named once. */
+	for (uint64_t h = 0; h < B; h++) {
+		uint64_t v = slab_le64(s->index + h * 8);
+		if (!v) {
+			if (empty == B)
+				empty = h;
+			continue;
+		}
+		if (v > N) {
+			fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
+			     (unsigned long long)h);
+			goto out;
+		}
+		seen[(v - 1) / 8] |= (unsigned char)(1u << ((v - 1) % 8));
+		used++;
+	}
+	for (uint64_t i = 0; i < N; i++)
+		if (!(seen[i / 8] & (1u << (i % 8)))) {
+			size_t len;
+			const char *key = record_key(s, i, &len);
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
+			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key);
+			goto out;
+		}
+	if (used != N) {
+		fail(s, SLAB_ERR_CORRUPT, "key index has %llu entries for %llu samples",
+		     (unsigned long long)used, (unsigned long long)N);
+		goto out;
+	}
+
+	/* Keys are unique, or a lookup would find the first of two. */
+	for (uint64_t i = 0; i < N; i++) {
+		size_t len;
+		const char *key = record_key(s, i, &len);
+		uint64_t hash = slab_keyset_hash(&ks, key, len);
+		uint64_t first = slab_keyset_find(&ks, hash, key, len);
+		if (first != SLAB_KEYSET_NONE) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': same key as sample #%llu",
+			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key,
+			     (unsigned long long)first);
+			goto out;
+		}
+		if (slab_keyset_add(&ks, hash, i) < 0) {
+			ret = fail(s, SLAB_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+
+	/* A lookup probes from the key's home slot to the first empty slot, so it finds the
+	 * sample in slot h when no empty slot lies between home and h. B >= 2N leaves a slot
+	 * empty: walk once round from the one after it, a run of filled slots at a time, with t
+	 * counting slots from there; a home must lie in the run before its slot. */
+	if (empty == B) {
+		fail(s, SLAB_ERR_CORRUPT, "key index has no empty slot");
+		goto out;
+	}
+	for (uint64_t t = 0, run = 0; t < B; t++) {
+		uint64_t h = (empty + 1 + t) & mask, v = slab_le64(s->index + h * 8), home;
+		const char *key;
+		size_t len;
+
+		ks.steps++;
+		if (!v) {
+			run = t + 1;
+			continue;
+		}
+		key = record_key(s, v - 1, &len);
+		home = (slab_key_hash(key, len) - (empty + 1)) & mask;
+		if (home < run || home > t) {
+			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
+			     (unsigned long long)(v - 1), (int)(len > 200 ? 200 : len), key);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	s->verify_key_steps = ks.steps;
+	slab_keyset_free(&ks);
+	free(seen);
+	return ret;
+}
+
+uint64_t slab_verify_key_steps(const struct slab *s)
+{
+	return s->verify_key_steps;
+}
+
 int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
 		void *arg)
 {
 	uint64_t pos = s->data_offset, ps = s->page_size, total = s->table_offset - s->data_offset;
-	uint64_t pages_used = 0, last_report = 0, min_next = pos, found;
+	uint64_t pages_used = 0, last_report = 0, min_next = pos;
 	struct span *spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*spans));
 	int ret = SLAB_ERR_CORRUPT;
 
@@ -491,7 +605,7 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		struct slab_sample smp;
 		struct slab_field fl;
 		unsigned n = 0;
-		uint64_t rel, at, end;
+		uint64_t rel, end;
 		int kl;
 
 		if (slab_sample(s, i, &smp) < 0)
@@ -570,11 +684,6 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			     (unsigned long long)(end - smp.offset), (unsigned long long)smp.size);
 			goto out;
 		}
-		if (slab_find(s, smp.key, smp.key_len, &at) < 0 || at != i) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
-			     (unsigned long long)i, kl, smp.key);
-			goto out;
-		}
 		pos = min_next = smp.offset + smp.size;
 		/* A large sample takes its pages whole: nothing may follow it in its last page. */
 		end = smp.size > ps ? smp.page + (smp.size + ps - 1) / ps : rel / ps + 1;
@@ -594,22 +703,9 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		     (unsigned long long)s->npages, (unsigned long long)pages_used);
 		goto out;
 	}
-	/* Every used index slot must name a distinct sample: count them. */
-	found = 0;
-	for (uint64_t h = 0; h < s->buckets; h++) {
-		uint64_t v = slab_le64(s->index + h * 8);
-		if (v > s->nsamples) {
-			fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
-			     (unsigned long long)h);
-			goto out;
-		}
-		found += v != 0;
-	}
-	if (found != s->nsamples) {
-		fail(s, SLAB_ERR_CORRUPT, "key index has %llu entries for %llu samples",
-		     (unsigned long long)found, (unsigned long long)s->nsamples);
+	ret = verify_key_index(s);
+	if (ret < 0)
 		goto out;
-	}
 	if (progress)
 		progress(total, total, arg);
 	ret = 0;

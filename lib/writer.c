@@ -4,6 +4,7 @@
 #include "format.h"
 #include "crc32c.h"
 #include "errfmt.h"
+#include "keyset.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,8 +54,8 @@ struct slab_writer {
 	uint64_t nfields, cap_fields;
 	char *keys;
 	uint64_t keys_len, keys_cap;
-	uint64_t *set;          /* open-addressing key set: sample index + 1 */
-	uint64_t set_size;
+	struct slab_keyset keyset;      /* keys so far, by sample index: the duplicate check */
+	uint64_t index_steps;   /* slots visited building the key index at finish */
 
 	char **names;           /* field names by id */
 	uint32_t nnames, cap_names;
@@ -179,6 +180,15 @@ static int out_zero(struct slab_writer *w, uint64_t len)
 
 /* ---- open ------------------------------------------------------------------------------- */
 
+/* The key set's way back to the bytes of sample i's key. */
+static const void *sample_key(void *ctx, uint64_t i, size_t *len)
+{
+	const struct slab_writer *w = ctx;
+
+	*len = w->samples[i].key_len;
+	return w->keys + w->samples[i].key_off;
+}
+
 struct slab_writer *slab_writer_new(void)
 {
 	struct slab_writer *w = calloc(1, sizeof(*w));
@@ -214,9 +224,7 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		return fail(w, SLAB_ERR_INVAL, "options record is %zu bytes, more than %u",
 			    optlen, SLAB_OPTIONS_MAX);
 	w->buf = malloc(OUTBUF_SIZE);
-	w->set_size = 1024;
-	w->set = calloc(w->set_size, sizeof(*w->set));
-	if (!w->buf || !w->set)
+	if (!w->buf || slab_keyset_init(&w->keyset, 512, sample_key, w) < 0)
 		return fail(w, SLAB_ERR_NOMEM, "out of memory");
 	w->page_size = ps;
 	w->data_offset = SLAB_HEADER_SIZE;
@@ -240,49 +248,6 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 }
 
 /* ---- samples ---------------------------------------------------------------------------- */
-
-static int set_insert(struct slab_writer *w, uint64_t index);
-
-static int set_grow(struct slab_writer *w)
-{
-	uint64_t *old = w->set, n = w->set_size;
-
-	w->set_size *= 2;
-	w->set = calloc(w->set_size, sizeof(*w->set));
-	if (!w->set) {
-		w->set = old;
-		w->set_size = n;
-		return -1;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		if (old[i])
-			set_insert(w, old[i] - 1);
-	free(old);
-	return 0;
-}
-
-/* Slot holding the key, or the empty slot where it would go. */
-static uint64_t *set_slot(struct slab_writer *w, const char *key, size_t len)
-{
-	uint64_t mask = w->set_size - 1, h = slab_key_hash(key, len) & mask;
-
-	for (;; h = (h + 1) & mask) {
-		uint64_t v = w->set[h];
-		if (!v)
-			return &w->set[h];
-		const struct wsample *s = &w->samples[v - 1];
-		if (s->key_len == len && memcmp(w->keys + s->key_off, key, len) == 0)
-			return &w->set[h];
-	}
-}
-
-static int set_insert(struct slab_writer *w, uint64_t index)
-{
-	const struct wsample *s = &w->samples[index];
-
-	*set_slot(w, w->keys + s->key_off, s->key_len) = index + 1;
-	return 0;
-}
 
 static int field_id(struct slab_writer *w, const char *name, uint32_t *id)
 {
@@ -323,7 +288,7 @@ static int new_page(struct slab_writer *w)
 int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_field_in *fields, size_t nfields)
 {
-	uint64_t size = 0, used, *slot;
+	uint64_t size = 0, used, hash, first;
 	struct wsample *s;
 
 	if (w->failed || w->finished)
@@ -341,13 +306,15 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 					    fields[i].name);
 		size += fields[i].size;
 	}
-	if ((w->nsamples + 1) * 2 > w->set_size && set_grow(w) < 0)
+	/* Room first, so that adding the key once the sample is written cannot fail. */
+	if (slab_keyset_reserve(&w->keyset, w->nsamples + 1) < 0)
 		return fail(w, SLAB_ERR_NOMEM, "out of memory");
-	slot = set_slot(w, key, key_len);
-	if (*slot) {
+	hash = slab_keyset_hash(&w->keyset, key, key_len);
+	first = slab_keyset_find(&w->keyset, hash, key, key_len);
+	if (first != SLAB_KEYSET_NONE) {
 		return fail(w, SLAB_ERR_DUPKEY, "key '%.*s' appears again (first as sample %llu)",
 			    (int)(key_len > 200 ? 200 : key_len), key,
-			    (unsigned long long)(*slot - 1));
+			    (unsigned long long)first);
 	}
 
 	/* Placement: a sample that does not fit in what is left of the page starts a new one;
@@ -399,7 +366,9 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 	}
 	w->nfields += nfields;
 	w->data_bytes += size;
-	*slot = ++w->nsamples;
+	if (slab_keyset_add(&w->keyset, hash, w->nsamples) < 0)
+		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+	w->nsamples++;
 	if (size > w->page_size) {
 		w->pages = s->page + (size + w->page_size - 1) / w->page_size;
 		w->page_full = 1;
@@ -447,7 +416,7 @@ int slab_writer_finish(struct slab_writer *w)
 	unsigned char th[SLAB_TABLE_HEADER_SIZE], rec[SLAB_FIELD_RECORD], tr[SLAB_TRAILER_SIZE];
 	uint32_t F = w->nnames, *order = NULL, *rank = NULL;
 	uint64_t N = w->nsamples, B = 2, schema_size = 0, table_off, off;
-	uint64_t *index = NULL;
+	uint64_t *index = NULL, *next = NULL;
 	unsigned char *row = NULL;
 	int ret = SLAB_ERR_NOMEM;
 
@@ -455,13 +424,16 @@ int slab_writer_finish(struct slab_writer *w)
 		return fail(w, SLAB_ERR_INVAL, "writer is not open");
 	while (B < 2 * N)
 		B *= 2;
+	/* Nothing is added from here on: the key set's memory goes to the key index. */
+	slab_keyset_free(&w->keyset);
 
 	/* Field ids become ranks in byte order of the names: a stable, documented schema. */
 	order = malloc((F ? F : 1) * sizeof(*order));
 	rank = malloc((F ? F : 1) * sizeof(*rank));
 	index = calloc(B, sizeof(*index));
+	next = malloc(B * sizeof(*next));
 	row = malloc((size_t)(F ? F : 1) * SLAB_FIELD_RECORD);
-	if (!order || !rank || !index || !row) {
+	if (!order || !rank || !index || !next || !row) {
 		fail(w, SLAB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -473,12 +445,24 @@ int slab_writer_finish(struct slab_writer *w)
 		rank[order[i]] = i;
 		schema_size += 2 + strlen(w->names[i]);
 	}
+
+	/* The index man/slab.5 defines: samples inserted in order, each into the first empty slot
+	 * from its home. Walking the cluster from the home slot would take quadratic time on keys
+	 * that share a home, so next[] is a union-find of "the first empty slot at or after h,
+	 * cyclically": an empty slot leads to itself, a filled one to a slot further on with only
+	 * filled slots between, shortened while walked (path halving). B >= 2N leaves a slot
+	 * empty, so every walk ends. */
+	for (uint64_t h = 0; h < B; h++)
+		next[h] = h;
 	for (uint64_t i = 0; i < N; i++) {
 		const struct wsample *s = &w->samples[i];
 		uint64_t h = slab_key_hash(w->keys + s->key_off, s->key_len) & (B - 1);
-		while (index[h])
-			h = (h + 1) & (B - 1);
+		for (w->index_steps++; next[h] != h; w->index_steps++) {
+			next[h] = next[next[h]];
+			h = next[h];
+		}
 		index[h] = i + 1;
+		next[h] = (h + 1) & (B - 1);
 	}
 
 	ret = SLAB_ERR_IO;
@@ -576,6 +560,7 @@ out:
 	free(order);
 	free(rank);
 	free(index);
+	free(next);
 	free(row);
 	return ret;
 }
@@ -587,6 +572,11 @@ void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st
 	st->pages = w->pages;
 	st->data_bytes = w->data_bytes;
 	st->file_bytes = w->pos;
+}
+
+uint64_t slab_writer_key_steps(const struct slab_writer *w)
+{
+	return w->keyset.steps + w->index_steps;
 }
 
 void slab_writer_free(struct slab_writer *w)
@@ -601,6 +591,6 @@ void slab_writer_free(struct slab_writer *w)
 	free(w->samples);
 	free(w->fields);
 	free(w->keys);
-	free(w->set);
+	slab_keyset_free(&w->keyset);
 	free(w);
 }

@@ -175,6 +175,29 @@ PY
 	[[ "${stderr_lines[1]}" == *"2 samples"*"; skipped 1 bad samples" ]]
 }
 
+@test "keys that all share a key index home slot pack, verify and are found" {
+	# mkcollide: keys with the same low 32 bits of FNV-1a, the key index hash
+	mkcollide --count 50000 | pack -q -o c.slab -
+	run -0 inspect --verify c.slab
+	assert_output --regexp '^c\.slab: ok, 50000 samples, '
+	mkcollide --count 50000 --keys > keys
+	for i in 0 1 2 31337 49999; do
+		key=$(sed -n "$((i + 1))p" keys)
+		inspect --get "$key" c.slab > got
+		printf 'sample %d\n' "$i" | cmp - got
+	done
+	run -1 --separate-stderr inspect --get "${key%?}" c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': no sample with key '${key%?}'"
+}
+
+@test "a key appearing again among keys that share a home slot is still found" {
+	mkcollide --count 1000 --dup 700,300 -o dup.tar
+	key=$(mkcollide --count 1000 --keys | sed -n 301p)
+	run -1 --separate-stderr pack -o dup.slab dup.tar
+	assert_equal "$stderr" "pack: 'dup.tar': key '$key' appears again (first as sample 300)"
+	[ ! -e dup.slab ]
+}
+
 @test "a field twice in one sample is an error; --on-error=skip drops that sample" {
 	python3 - <<'PY'
 import tarfile, io

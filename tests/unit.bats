@@ -13,6 +13,7 @@ run_unit() {
 @test "unit: JSON writer (test_json)" { run_unit test_json; }
 @test "unit: JPEG header, check and downscale (test_jpeg)" { run_unit test_jpeg; }
 @test "unit: format writer and reader API (test_format)" { run_unit test_format; }
+@test "unit: key set, key index and its check on colliding keys (test_keys)" { run_unit test_keys; }
 @test "unit: epoch plans, rank shares, window bound, plan file (test_plan)" { run_unit test_plan; }
 @test "unit: page cache residency, advice, warming, O_DIRECT reads (test_pagecache)" { run_unit test_pagecache; }
 @test "unit: following a plan: window, release, O_DIRECT with and without AIO (test_follow)" { run_unit test_follow; }
