@@ -136,8 +136,8 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 		f->size = size;
 		if (!slab_jpeg_is_jpeg_field(f->name))
 			continue;
-		if (o->jpeg_check && slab_jpeg_check(jp, data, size) < 0)
-			r = -1;
+		if (o->jpeg_check)
+			r = slab_jpeg_check(jp, data, size);
 		if (r == 0 && o->jpeg_max_side) {
 			void *outbuf = NULL;
 			size_t outlen = 0;
@@ -150,9 +150,17 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 				f->flags |= SLAB_FIELD_TRANSCODED;
 				r = 0;
 			}
-		} else if (r == 0 && slab_jpeg_header(jp, data, size, &info) < 0) {
+		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == -1) {
 			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated. */
 			continue;
+		}
+		if (r == SLAB_ERR_NOMEM) {
+			/* Not the sample's fault: never a bad sample, which --on-error=skip would
+			 * drop. */
+			jb->bad = -1;
+			snprintf(jb->reason, sizeof(jb->reason), "sample '%.200s' field '%.100s': %s",
+				 s->key, f->name, slab_jpeg_error(jp));
+			return;
 		}
 		if (r < 0) {
 			jb->bad = 1;
@@ -298,9 +306,9 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	const struct opts *o = r->o;
 	struct pool p;
 	pthread_t *threads = NULL;
-	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0;
+	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0, started = 0;
 	struct slab_jpeg *jp = NULL;
-	int ret = -1;
+	int ret = -1, sync = 0, e;
 	struct slab_tarin_options to = {
 		.max_sample_size = o->max_sample,
 		.keep = (const char *const *)o->keep,
@@ -317,19 +325,21 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		cli_error("out of memory");
 		goto out;
 	}
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.work, NULL);
-	pthread_cond_init(&p.done, NULL);
+	/* The lock and the threads only with threads; the out: path undoes just what was
+	 * done. */
 	if (nthreads) {
 		threads = calloc(nthreads, sizeof(*threads));
 		if (!threads) {
 			cli_error("out of memory");
 			goto out;
 		}
-		for (unsigned i = 0; i < nthreads; i++)
-			if (pthread_create(&threads[i], NULL, worker, &p) != 0) {
-				cli_error("cannot start a thread");
-				nthreads = i;
+		pthread_mutex_init(&p.mu, NULL);
+		pthread_cond_init(&p.work, NULL);
+		pthread_cond_init(&p.done, NULL);
+		sync = 1;
+		for (; started < nthreads; started++)
+			if ((e = pthread_create(&threads[started], NULL, worker, &p)) != 0) {
+				cli_error("cannot start a thread: %s", strerror(e));
 				goto out;
 			}
 	}
@@ -414,13 +424,18 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	pthread_mutex_unlock(&p.mu);
 	ret = 0;
 out:
-	if (nthreads) {
+	if (started) {
 		pthread_mutex_lock(&p.mu);
 		p.stop = 1;
 		pthread_cond_broadcast(&p.work);
 		pthread_mutex_unlock(&p.mu);
-		for (unsigned i = 0; i < nthreads; i++)
+		for (unsigned i = 0; i < started; i++)
 			pthread_join(threads[i], NULL);
+	}
+	if (sync) {
+		pthread_mutex_destroy(&p.mu);
+		pthread_cond_destroy(&p.work);
+		pthread_cond_destroy(&p.done);
 	}
 	if (p.ring)
 		for (uint64_t i = 0; i < p.cap; i++)
@@ -436,12 +451,18 @@ static char *options_text(const struct opts *o)
 	char *text = NULL, *fields = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&fields, &len);
+	int bad;
 
 	if (!f)
 		return NULL;
 	for (size_t i = 0; i < o->nkeep; i++)
 		fprintf(f, "%s%s", i ? "," : "", o->keep[i]);
-	fclose(f);
+	/* A stream that could not grow holds part of the list: no text rather than a wrong one. */
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad || !fields) {
+		free(fields);
+		return NULL;
+	}
 	if (asprintf(&text,
 		     "tool=pack %s\n"
 		     "page-size=%llu\n"
@@ -459,24 +480,28 @@ static char *options_text(const struct opts *o)
 	return text;
 }
 
+/* 0, -1 when the list names no field, or SLAB_ERR_NOMEM. */
 static int split_fields(struct opts *o, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *tok;
+	int ret = SLAB_ERR_NOMEM;
 
 	if (!copy)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char **k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
 		if (!k)
-			return -1;
+			goto out;
 		o->keep = k;
 		o->keep[o->nkeep] = strdup(tok);
 		if (!o->keep[o->nkeep])
-			return -1;
+			goto out;
 		o->nkeep++;
 	}
+	ret = o->nkeep ? 0 : -1;
+out:
 	free(copy);
-	return o->nkeep ? 0 : -1;
+	return ret;
 }
 
 static void summary(const struct run *r, const struct slab_tarin_stats *in, double secs)
@@ -530,7 +555,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FIELDS:
-			if (split_fields(&o, optarg) < 0)
+			if ((c = split_fields(&o, optarg)) == SLAB_ERR_NOMEM) {
+				cli_error("out of memory");
+				return EXIT_FAIL;
+			}
+			if (c < 0)
 				return cli_usage_error("invalid --fields list '%s'", optarg);
 			break;
 		case 'h':
