@@ -248,6 +248,7 @@ cli_close_stdout(void)
 /* ---- outputs that appear only when complete ------------------------------------------- */
 
 static char *tmp_path;          /* the temporary file of the one open output */
+static int tmp_at_exit;         /* remove_tmp_at_exit() is registered */
 
 static void
 on_signal(int sig)
@@ -256,6 +257,15 @@ on_signal(int sig)
 		unlink(tmp_path);
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* libarchive calls exit(1) where an allocation fails inside it: the temporary file must
+ * not outlive that exit either. */
+static void
+remove_tmp_at_exit(void)
+{
+	if (tmp_path != NULL)
+		unlink(tmp_path);
 }
 
 static void
@@ -303,6 +313,8 @@ cli_output_open(struct cli_output *o, const char *path)
 		return 0;
 	}
 	o->in_place = 0;
+	if (!tmp_at_exit && atexit(remove_tmp_at_exit) == 0)
+		tmp_at_exit = 1;
 	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)dirlen, path,
 		     slash != NULL ? slash + 1 : path) < 0) {
 		cli_error("out of memory");
