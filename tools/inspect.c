@@ -235,7 +235,12 @@ static int summary_json(struct slab *s, const char *path, struct json *j)
 		const char *nl = strchr(opt, '\n'), *eq;
 		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
 		char *line = strndup(opt, len);
-		if (line && (eq = strchr(line, '=')) != NULL) {
+		if (!line) {
+			cli_error("out of memory");
+			free(st.f);
+			return -1;
+		}
+		if ((eq = strchr(line, '=')) != NULL) {
 			line[eq - line] = '\0';
 			json_string(j, line, eq + 1);
 		}
