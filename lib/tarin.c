@@ -293,37 +293,42 @@ static int keep_field(const struct slab_tarin *t, const char *field)
 	return 0;
 }
 
-static int reserve(unsigned char **buf, uint64_t *cap, uint64_t need)
+/* Room for need bytes in s->data, growing it by doubling from 64 KiB; the caller's grow hook
+ * has its say first. total is the sample's size so far, for the message. 0 or an error. */
+static int reserve(struct slab_tarin *t, struct slab_in_sample *s, uint64_t need, uint64_t total)
 {
-	uint64_t n = *cap ? *cap : 65536;
+	uint64_t n = s->alloc ? s->alloc : 65536;
 	unsigned char *p;
+	int r;
 
 	/* Allocate even for need == 0: a sample of empty members still gets a buffer, so no
 	 * pointer arithmetic or memset/memcpy ever sees NULL. */
-	if (need <= *cap && *buf)
+	if (need <= s->alloc && s->data)
 		return 0;
-	while (n < need) {
-		if (n > UINT64_MAX / 2)
-			return -1;
+	while (n < need && n <= UINT64_MAX / 2)
 		n *= 2;
+	if (n < need || n > SIZE_MAX)
+		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+	if (t->o.grow && (r = t->o.grow(s->alloc, n - s->alloc, t->o.grow_arg)) < 0) {
+		t->err[0] = '\0';      /* the hook's owner has said why */
+		return r;
 	}
-	if (n > SIZE_MAX)
-		return -1;
-	p = realloc(*buf, (size_t)n);
+	p = realloc(s->data, (size_t)n);
 	if (!p)
-		return -1;
-	*buf = p;
-	*cap = n;
+		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+	s->data = p;
+	s->alloc = n;
 	return 0;
 }
 
 /* Append the current member's data to s as field `field`. Holes of sparse members are
  * zeros. */
-static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t *cap,
-		       const char *field, uint64_t size)
+static int read_member(struct slab_tarin *t, struct slab_in_sample *s, const char *field,
+		       uint64_t size)
 {
 	uint64_t start = s->size, filled = 0;
 	struct slab_in_field *nf;
+	int r;
 
 	nf = realloc(s->fields, (s->nfields + 1) * sizeof(*s->fields));
 	if (!nf)
@@ -341,7 +346,8 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 		const void *buf;
 		size_t len;
 		la_int64_t off;
-		int r = archive_read_data_block(t->a, &buf, &len, &off);
+
+		r = archive_read_data_block(t->a, &buf, &len, &off);
 
 		if (r == ARCHIVE_EOF)
 			break;
@@ -350,16 +356,14 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 		if (off < 0 || (uint64_t)off < filled || (uint64_t)off > size || len > size - (uint64_t)off)
 			return fail(t, "member data of '%s' runs past its size %llu", s->key,
 				    (unsigned long long)size);
-		if (reserve(&s->data, cap, start + (uint64_t)off + len) < 0)
-			return nomem(t, "out of memory for a sample of %llu bytes",
-				    (unsigned long long)(start + size));
+		if ((r = reserve(t, s, start + (uint64_t)off + len, start + size)) < 0)
+			return r;
 		memset(s->data + start + filled, 0, (size_t)((uint64_t)off - filled));
 		memcpy(s->data + start + off, buf, len);
 		filled = (uint64_t)off + len;
 	}
-	if (reserve(&s->data, cap, start + size) < 0)
-		return nomem(t, "out of memory for a sample of %llu bytes",
-			    (unsigned long long)(start + size));
+	if ((r = reserve(t, s, start + size, start + size)) < 0)
+		return r;
 	memset(s->data + start + filled, 0, (size_t)(size - filled));
 	s->size = start + size;
 	t->st.data_bytes += size;
@@ -418,7 +422,6 @@ static int next_member(struct slab_tarin *t)
 int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 {
 	struct slab_in_sample *s = NULL;
-	uint64_t cap = 0;
 	int r;
 
 	*out = NULL;
@@ -482,7 +485,7 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 				r = fail_archive(t, "truncated or corrupt archive");
 				goto fail;
 			}
-		} else if ((r = read_member(t, s, &cap, field, size)) < 0) {
+		} else if ((r = read_member(t, s, field, size)) < 0) {
 			goto fail;
 		}
 		free(t->last_good);

@@ -12,6 +12,12 @@ struct slab_tarin_options {
 	uint64_t max_sample_size;       /* 0: no limit */
 	const char *const *keep;        /* keep only these field names; NULL: all */
 	size_t nkeep;
+	/* When not NULL, asked before the buffer of the sample being read grows: it holds
+	 * `held` bytes and is about to allocate `more`. 0 lets it grow; a negative value ends
+	 * slab_tarin_next() with that value and an empty error text (the hook's owner has
+	 * said why). For callers that bound the bytes of samples in flight (pack --memory). */
+	int (*grow)(uint64_t held, uint64_t more, void *arg);
+	void *grow_arg;
 };
 
 struct slab_in_field {
@@ -29,6 +35,7 @@ struct slab_in_sample {
 	size_t key_len;
 	unsigned char *data;            /* the fields back to back */
 	uint64_t size;
+	uint64_t alloc;                 /* bytes allocated for data: its capacity, >= size */
 	struct slab_in_field *fields;
 	size_t nfields;
 	int bad;                        /* SLAB_IN_* */
