@@ -118,7 +118,12 @@ static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin
 	t->name = strdup(name);
 	t->a = archive_read_new();
 	t->entry = archive_entry_new();
-	if (!t->name || !t->a || !t->entry)
+	if (!t->name) {
+		/* not under "(stdin)", the name fail() gives a missing one */
+		snprintf(t->err, sizeof(t->err), "'%s': out of memory", name);
+		return SLAB_ERR_NOMEM;
+	}
+	if (!t->a || !t->entry)
 		return nomem(t, "out of memory");
 	/* Always ARCHIVE_OK: a filter that could not be registered only fails the inputs
 	 * compressed with it, with a message of its own. */
