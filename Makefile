@@ -35,6 +35,9 @@ SCRIPT_SRCS := $(sort $(wildcard scripts/*.c))
 SCRIPT_BINS := $(SCRIPT_SRCS:scripts/%.c=$(BUILD)/bin/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 MANPAGES  := $(sort $(wildcard man/*.1 man/*.5))
+# The allocation-failure shim of tests/oom.bats (an LD_PRELOAD library). Not in sanitizer
+# builds: their allocator cannot be interposed, and the test skips there.
+FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/lib/failmalloc.so)
 
 .PHONY: all help deps check test asan asan-check demo bench fuzz install uninstall clean
 # Keep the objects of tools and tests: make would delete them as intermediates and rebuild
@@ -42,7 +45,7 @@ MANPAGES  := $(sort $(wildcard man/*.1 man/*.5))
 .SECONDARY:
 
 ## all: build the library, the tools and the test programs (default)
-all: $(TOOLS) $(UNITS) $(SCRIPT_BINS)
+all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC)
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -75,6 +78,11 @@ $(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/lib/failmalloc.so: tests/fault/failmalloc.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -fPIC -shared -o $@ $< -ldl
 
 ## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers)
 test: all

@@ -160,31 +160,10 @@ escape_to(FILE *f, char *buf, const char *s, size_t len)
 	return out;
 }
 
-void
+size_t
 cli_fput_escaped(const char *s, size_t len, FILE *f)
 {
-	escape_to(f, NULL, s, len);
-}
-
-const char *
-cli_escaped(const char *s, size_t len)
-{
-	/* A few at a time, so one printf can show several. */
-	static char *bufs[4];
-	static size_t caps[4];
-	static unsigned next;
-	unsigned k = next++ % 4;
-	size_t need = escape_to(NULL, NULL, s, len) + 1;
-
-	if (need > caps[k]) {
-		char *b = realloc(bufs[k], need);
-		if (b == NULL)
-			return "(out of memory)";
-		bufs[k] = b;
-		caps[k] = need;
-	}
-	bufs[k][escape_to(NULL, bufs[k], s, len)] = '\0';
-	return bufs[k];
+	return escape_to(f, NULL, s, len);
 }
 
 /* ---- messages ---------------------------------------------------------------------------- */
@@ -408,6 +387,7 @@ cli_close_stdout(void)
 static char *volatile tmp_path;
 static struct sigaction saved_action[65];
 static volatile sig_atomic_t signals_caught;
+static int tmp_at_exit;         /* remove_tmp_at_exit() is registered */
 
 static void
 on_signal(int sig)
@@ -423,6 +403,17 @@ on_signal(int sig)
 	if (sig > 0 && sig < 65)
 		sigaction(sig, &saved_action[sig], NULL);
 	raise(sig);
+}
+
+/* libarchive calls exit(1) where an allocation fails inside it: the temporary file must
+ * not outlive that exit either. */
+static void
+remove_tmp_at_exit(void)
+{
+	char *tmp = tmp_path;
+
+	if (tmp != NULL)
+		unlink(tmp);
 }
 
 /*
@@ -645,6 +636,8 @@ cli_output_open(struct cli_output *o, const char *path)
 		return 0;
 	}
 	o->in_place = 0;
+	if (!tmp_at_exit && atexit(remove_tmp_at_exit) == 0)
+		tmp_at_exit = 1;
 	slash = strrchr(o->target, '/');
 	base = slash != NULL ? slash + 1 : o->target;
 	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)(base - o->target), o->target, base) < 0) {

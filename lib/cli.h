@@ -19,14 +19,13 @@ const char *cli_progname(void);
 /* Verbosity: 0 with -q, 1 by default, 2 with -v. */
 extern int cli_verbosity;
 
-/* Keys, field names and paths come from files and archives: text output shows them through
- * these, C-style escaped (backslash as \\, \t \n \r ... by name, other control bytes and
+/* Keys, field names and paths come from files and archives: text output writes them through
+ * this, C-style escaped (backslash as \\, \t \n \r ... by name, other control bytes and
  * bytes that are not UTF-8 as \xHH), so they can neither split a line nor drive a terminal.
- * cli_escaped returns one of four rotating static buffers: several may appear in one printf;
- * "(out of memory)" when it cannot grow one. Messages (cli_error ...) escape by themselves. */
-void cli_fput_escaped(const char *s, size_t len, FILE *f);
-const char *cli_escaped(const char *s, size_t len);
-#define cli_esc(s) cli_escaped((s), strlen(s))
+ * It allocates nothing. Returns the length written (for padding a column). Messages
+ * (cli_error ...) escape by themselves. */
+size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
+#define cli_fputs_escaped(s, f) cli_fput_escaped((s), strlen(s), (f))
 
 /* "tool: message\n" on stderr, the message escaped as above. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

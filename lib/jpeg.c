@@ -10,6 +10,7 @@
 
 #include "format.h"
 #include "jpeg.h"
+#include "slab.h"
 
 /* A growable scratch buffer, kept across calls so a busy thread stops allocating. */
 struct buf {
@@ -63,6 +64,16 @@ tj_message(tjhandle h, char *tmp, size_t len)
 	while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' '))
 		tmp[--n] = '\0';
 	return tmp;
+}
+
+/* TurboJPEG 2.1 has no error code for a failed allocation, only its text: libjpeg's
+ * JERR_OUT_OF_MEMORY, "Insufficient memory (case N)", or TurboJPEG's own "tjX(): Memory
+ * allocation failure". Out of memory says nothing about the JPEG: it must not be taken for a
+ * corrupt one. */
+static int
+tj_nomem(const char *msg)
+{
+	return strstr(msg, "Insufficient memory") || strstr(msg, "Memory allocation failure");
 }
 
 static int
@@ -235,7 +246,7 @@ read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_i
 	*warned = 0;
 	if (!j->dec && !(j->dec = tjInitDecompress())) {
 		set_error(j, "out of memory making a JPEG decoder");
-		return -1;
+		return SLAB_ERR_NOMEM;
 	}
 	if (!buf || len == 0) {
 		set_error(j, "not a JPEG: no data");
@@ -252,6 +263,10 @@ read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_i
 		if (!filled) {
 			tj_message(j->dec, msg, sizeof(msg));
 			reset_decoder(j);
+			if (tj_nomem(msg)) {
+				set_error(j, "out of memory reading a JPEG header: %s", msg);
+				return SLAB_ERR_NOMEM;
+			}
 			if (len < 3 || p[0] != 0xFF || p[1] != 0xD8 || p[2] != 0xFF)
 				set_error(j, "not a JPEG: %s", msg);
 			else if ((prec = sof_precision(p, len)) > 0 && prec != 8)
@@ -303,12 +318,22 @@ decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h, int pf, i
 	size_t need = mul3((size_t)w, (size_t)h, (size_t)tjPixelSize[pf]);
 	char msg[256];
 
-	if (need == 0 || reserve(&j->pix, need) < 0) {
-		set_error(j, "out of memory decoding a %dx%d JPEG", w, h);
+	/* need is 0 for a 0x0 picture too: a JPEG at fault, not memory. */
+	if (need == 0) {
+		set_error(j, "cannot decode a %dx%d JPEG", w, h);
 		return -1;
 	}
+	if (reserve(&j->pix, need) < 0) {
+		set_error(j, "out of memory decoding a %dx%d JPEG", w, h);
+		return SLAB_ERR_NOMEM;
+	}
 	if (tjDecompress2(j->dec, buf, (unsigned long)len, j->pix.p, w, 0, h, pf, flags) != 0) {
-		set_error(j, "corrupt JPEG: %s", tj_message(j->dec, msg, sizeof(msg)));
+		tj_message(j->dec, msg, sizeof(msg));
+		if (tj_nomem(msg)) {
+			set_error(j, "out of memory decoding a JPEG: %s", msg);
+			return SLAB_ERR_NOMEM;
+		}
+		set_error(j, "corrupt JPEG: %s", msg);
 		return -1;
 	}
 	return 0;
@@ -320,7 +345,10 @@ slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 	struct slab_jpeg_info info;
 	int warned, ret;
 
-	if (read_header(j, buf, len, &info, &warned) < 0 || warned)
+	ret = read_header(j, buf, len, &info, &warned);
+	if (ret < 0)
+		return ret;
+	if (warned)
 		return -1;
 	/*
 	 * libjpeg finds corruption only in the markers and the entropy-coded data, which it
@@ -447,7 +475,7 @@ resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t 
 	    reserve(&j->spans, mul3(nspans, sizeof(struct span), 1)) < 0 ||
 	    reserve(&j->weights, mul3(nweights, sizeof(uint32_t), 1)) < 0) {
 		set_error(j, "out of memory resizing to %ux%u", (unsigned)tw, (unsigned)th);
-		return -1;
+		return SLAB_ERR_NOMEM;
 	}
 	xs = j->spans.p;
 	ys = xs + tw;
@@ -502,7 +530,7 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 	unsigned char *jbuf = NULL;
 	unsigned long jsize = 0;
 	uint32_t longer, tw, th, sw, sh;
-	int warned, nsf, pf, samp, ret = -1;
+	int warned, nsf, pf, samp, r, ret = -1;
 	char msg[256];
 
 	*out = NULL;
@@ -515,8 +543,10 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 		set_error(j, "maximum side must be at least 1");
 		goto out;
 	}
-	if (read_header(j, buf, len, &in, &warned) < 0)
+	if ((r = read_header(j, buf, len, &in, &warned)) < 0) {
+		ret = r;
 		goto out;
+	}
 	longer = in.width > in.height ? in.width : in.height;
 	if (longer <= max_side) {
 		*info = in;
@@ -549,11 +579,13 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 	sh = (uint32_t)TJSCALED((int)in.height, best);
 
 	pf = pixel_format(&in);
-	if (decode(j, buf, len, (int)sw, (int)sh, pf,
-		   TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_ACCURATEDCT) < 0)
+	if ((r = decode(j, buf, len, (int)sw, (int)sh, pf,
+			TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_ACCURATEDCT)) < 0 ||
+	    (r = resize(j, in.width, in.height, best, sw, sh, tw, th,
+			(unsigned)tjPixelSize[pf])) < 0) {
+		ret = r;
 		goto out;
-	if (resize(j, in.width, in.height, best, sw, sh, tw, th, (unsigned)tjPixelSize[pf]) < 0)
-		goto out;
+	}
 
 	if (pf == TJPF_GRAY)
 		samp = TJSAMP_GRAY;
@@ -563,17 +595,23 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 		samp = TJSAMP_420;
 	if (!j->enc && !(j->enc = tjInitCompress())) {
 		set_error(j, "out of memory making a JPEG encoder");
+		ret = SLAB_ERR_NOMEM;
 		goto out;
 	}
 	if (tjCompress2(j->enc, j->small.p, (int)tw, 0, (int)th, pf, &jbuf, &jsize, samp, quality,
 			TJFLAG_ACCURATEDCT) != 0) {
-		set_error(j, "JPEG encoding failed: %s", tj_message(j->enc, msg, sizeof(msg)));
+		tj_message(j->enc, msg, sizeof(msg));
+		set_error(j, "%s: %s", tj_nomem(msg) ? "out of memory encoding a JPEG" :
+			  "JPEG encoding failed", msg);
+		if (tj_nomem(msg))
+			ret = SLAB_ERR_NOMEM;
 		goto out;
 	}
 	/* Copied so the caller can free() it: TurboJPEG's buffers belong to tjFree(). */
 	*out = malloc(jsize);
 	if (!*out) {
 		set_error(j, "out of memory for a %lu-byte JPEG", jsize);
+		ret = SLAB_ERR_NOMEM;
 		goto out;
 	}
 	memcpy(*out, jbuf, jsize);

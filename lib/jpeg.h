@@ -25,6 +25,11 @@ const char *slab_jpeg_error(const struct slab_jpeg *j);
 /* True when a field name is a JPEG extension: "jpg" or "jpeg", any case. */
 int slab_jpeg_is_jpeg_field(const char *name);
 
+/*
+ * Every function below that can fail returns SLAB_ERR_NOMEM (slab.h) when memory ran out,
+ * which says nothing about the JPEG, and -1 when the JPEG itself is at fault.
+ */
+
 /* Parse the header only. 0 and *info filled, or -1. */
 int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info);
 

@@ -2,6 +2,7 @@
  * patterns laid out in it, timing with warm-up, calibration and repetitions, and the reading
  * of the curves into plateaus, TLB reach and speed-up. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -71,17 +72,58 @@ size_text(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The start of a file, up to len - 1 bytes, NUL-terminated, into the caller's buffer. The
+ * readers of /sys and /proc below allocate nothing (no FILE, no getline buffer): running
+ * short of memory must not turn a value the kernel gives into an unknown one. The length
+ * read, or -1.
+ */
+static ssize_t
+read_head(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return -1;
+	while (n + 1 < len) {
+		ssize_t r = read(fd, buf + n, len - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* The line of text starting with key, or NULL. */
+static const char *
+find_line(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, kl) == 0)
+			return p;
+	return NULL;
+}
+
 static int
 read_ulong(const char *path, unsigned long *out)
 {
-	FILE *f = fopen(path, "re");
-	int ok;
+	char buf[64];
 
-	if (f == NULL)
+	if (read_head(path, buf, sizeof(buf)) < 0)
 		return -1;
-	ok = fscanf(f, "%lu", out) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
+	return sscanf(buf, "%lu", out) == 1 ? 0 : -1;
 }
 
 /* ---- regions ---------------------------------------------------------------------------- */
@@ -112,32 +154,52 @@ populate(unsigned char *p, size_t len, size_t step)
 static int
 smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
 	uintptr_t lo = (uintptr_t)base, hi = lo + len;
-	char *line = NULL;
-	size_t cap = 0;
+	char buf[16384];
+	size_t have = 0;
 	uint64_t sum = 0;
-	int inside = 0, found = 0;
+	int inside = 0, found = 0, eof = 0;
 
-	if (f == NULL)
+	if (fd < 0)
 		return -1;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long start, end;
-		unsigned long long kb;
-		char perms[8];
+	/* Line by line through a fixed buffer; a line longer than it (a very long path) is
+	 * skipped: what matters are the address and AnonHugePages lines. */
+	while (!eof) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
 
-		/* A mapping's first line: "start-end perms offset dev inode path". */
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
-			inside = start < hi && end > lo;
+		if (r < 0 && errno == EINTR)
 			continue;
+		if (r < 0) {
+			close(fd);
+			return -1;
 		}
-		if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
-			sum += (uint64_t)kb * 1024;
-			found = 1;
+		eof = r == 0;
+		have += (size_t)r;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n')) != NULL || (eof && *line)) {
+			unsigned long start, end;
+			unsigned long long kb;
+			char perms[8];
+
+			if (nl != NULL)
+				*nl = '\0';
+			/* A mapping's first line: "start-end perms offset dev inode path". */
+			if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
+				inside = start < hi && end > lo;
+			} else if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+				sum += (uint64_t)kb * 1024;
+				found = 1;
+			}
+			line = nl != NULL ? nl + 1 : buf + have;
 		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0;
 	}
-	free(line);
-	fclose(f);
+	close(fd);
 	if (!found)
 		return -1;
 	/* A neighbour merged into the same mapping would count too; never more than the region. */
@@ -598,14 +660,7 @@ memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *
 static int
 read_word(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (f == NULL)
-		return -1;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
+	if (read_head(path, buf, len) <= 0)
 		return -1;
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
@@ -678,42 +733,31 @@ memlat_thp_setting(const char *which, char *buf, size_t len)
 const char *
 memlat_cpu_model(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/cpuinfo", "re");
-	char line[256];
+	char text[8192];        /* the first CPU's lines, "model name" among them */
+	const char *line, *colon;
 
 	buf[0] = '\0';
-	if (f == NULL)
+	if (read_head("/proc/cpuinfo", text, sizeof(text)) < 0 ||
+	    (line = find_line(text, "model name")) == NULL ||
+	    (colon = strchr(line, ':')) == NULL || colon > line + strcspn(line, "\n"))
 		return buf;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		const char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
-			colon += strspn(colon + 1, " \t") + 1;
-			snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
-			break;
-		}
-	}
-	fclose(f);
+	colon += strspn(colon + 1, " \t") + 1;
+	snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
 	return buf;
 }
 
 uint64_t
 memlat_mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "re");
-	char line[128];
+	char text[4096];        /* MemAvailable is the third line */
+	const char *line;
 	unsigned long long kb;
-	uint64_t v = 0;
 
-	if (f == NULL)
+	if (read_head("/proc/meminfo", text, sizeof(text)) < 0 ||
+	    (line = find_line(text, "MemAvailable:")) == NULL ||
+	    sscanf(line, "MemAvailable: %llu kB", &kb) != 1)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-			v = (uint64_t)kb * 1024;
-			break;
-		}
-	fclose(f);
-	return v;
+	return (uint64_t)kb * 1024;
 }
 
 /* ---- the verdict -------------------------------------------------------------------------- */
@@ -728,26 +772,19 @@ count_measured(const double *m, size_t n)
 	return c;
 }
 
-/* Median of the finite values among m[first..last]. */
+/* Median of the finite values among m[first..last]; v has room for them (and may be m). */
 static double
-median_of(const double *m, size_t first, size_t last)
+median_of(const double *m, size_t first, size_t last, double *v)
 {
-	double *v = malloc((last - first + 1) * sizeof(*v)), r;
 	size_t n = 0;
 
-	if (v == NULL)
-		return m[first];
 	for (size_t i = first; i <= last; i++)
 		if (isfinite(m[i]))
 			v[n++] = m[i];
-	if (n == 0) {
-		free(v);
+	if (n == 0)
 		return NAN;
-	}
 	qsort(v, n, sizeof(*v), cmp_double);
-	r = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	free(v);
-	return r;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*
@@ -762,7 +799,7 @@ median_of(const double *m, size_t first, size_t last)
 
 static void
 find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct memlat_cache *caches,
-	      int ncaches, double memory_ns, struct memlat_verdict *v)
+	      int ncaches, double memory_ns, struct memlat_verdict *v, double *scratch)
 {
 	size_t i = 0;
 
@@ -792,12 +829,12 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 		p = &v->plateaus[v->nplateaus++];
 		p->first = i;
 		p->last = j;
-		p->value = median_of(m, i, j);
+		p->value = median_of(m, i, j, scratch);
 		prev = v->nplateaus > 1 ? p - 1 : NULL;
 		if (prev != NULL &&
 		    fmax(prev->value, p->value) <= LEVEL_SPAN * fmin(prev->value, p->value)) {
 			prev->last = j;
-			prev->value = median_of(m, prev->first, j);
+			prev->value = median_of(m, prev->first, j, scratch);
 			v->nplateaus--;
 		}
 		i = j + 1;
@@ -836,7 +873,7 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 	for (size_t k = 0; k < v->nplateaus; k++) {
 		struct memlat_plateau *p = &v->plateaus[k];
 
-		p->value = median_of(m, p->first, p->last);
+		p->value = median_of(m, p->first, p->last, scratch);
 		p->lo = INFINITY;
 		p->hi = -INFINITY;
 		for (size_t q = p->first; q <= p->last; q++)
@@ -847,13 +884,16 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 	}
 }
 
-void
+int
 memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
 	       const double frac[MEMLAT_NBACKINGS], const struct memlat_cache *caches,
 	       int ncaches, double memory_ns, struct memlat_verdict *v)
 {
 	const double *k4 = med[MEMLAT_4K];
 	int order[5], b;
+	/* For the medians and the 4k / huge ratios: allocated once, so no part of the verdict
+	 * is left out when memory runs short. */
+	double *scratch = malloc((n ? n : 1) * sizeof(*scratch)), *tail;
 
 	memset(v, 0, sizeof(*v));
 	v->ref = v->huge = -1;
@@ -863,6 +903,8 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 		v->largest[b] = -1;
 		v->speedup[b] = NAN;
 	}
+	if (scratch == NULL)
+		return -1;
 	if (count_measured(med[MEMLAT_HUGETLB], n) > 0)
 		v->huge = MEMLAT_HUGETLB;
 	else if (count_measured(med[MEMLAT_THP], n) > 0 && frac[MEMLAT_THP] >= 0.5)
@@ -884,10 +926,10 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 		if (order[o] >= 0 && count_measured(med[order[o]], n) > 0)
 			v->ref = order[o];
 	if (v->ref >= 0)
-		find_plateaus(sizes, n, med[v->ref], caches, ncaches, memory_ns, v);
+		find_plateaus(sizes, n, med[v->ref], caches, ncaches, memory_ns, v, scratch);
 
 	if (k4 == NULL)
-		return;
+		goto out;
 	/*
 	 * TLB reach: the first point where 4k is over 10% slower than the huge curve and stays
 	 * so: the median ratio from there on is over 1.10, and no more than a quarter of the
@@ -895,9 +937,9 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 	 */
 	if (v->huge >= 0) {
 		const double *h = med[v->huge];
-		double *tail = malloc(n * sizeof(*tail));
 
-		for (size_t i = 0; tail != NULL && i < n && v->reach < 0; i++) {
+		tail = scratch;
+		for (size_t i = 0; i < n && v->reach < 0; i++) {
 			double ri = k4[i] / h[i], mid;
 			size_t cnt = 0, low = 0;
 
@@ -914,14 +956,13 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 			/* One point is no trend: the last size alone cannot be the reach. */
 			if (cnt < 2)
 				continue;
-			mid = median_of(tail, 0, cnt - 1);
+			mid = median_of(tail, 0, cnt - 1, tail);
 			if (mid > 1.10 && low * 4 <= cnt) {
 				v->reach = (long)i;
 				v->reach_ratio = ri;
 				v->reach_median = mid;
 			}
 		}
-		free(tail);
 	}
 	for (b = MEMLAT_THP; b < MEMLAT_NBACKINGS; b++) {
 		if (med[b] == NULL)
@@ -933,4 +974,7 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 				break;
 			}
 	}
+out:
+	free(scratch);
+	return 0;
 }

@@ -154,8 +154,9 @@ struct memlat_verdict {
  * of the caches (may be NULL; sorted by size) that holds its geometric middle, or memory
  * when none does. A huge backing is compared
  * with 4k when hugetlb was measured, or thp with at least half its memory in huge pages.
+ * 0, or -1 when out of memory (*v then holds no finding).
  */
-void memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
+int memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
 		    const double frac[MEMLAT_NBACKINGS], const struct memlat_cache *caches,
 		    int ncaches, double memory_ns, struct memlat_verdict *v);
 

@@ -82,8 +82,10 @@ int slab_pc_open(struct slab_pc *p, const char *path)
 		return fail(p, SLAB_ERR_INVAL, "already open");
 	free(p->name);
 	p->name = strdup(path);
-	if (!p->name)
-		return fail(p, SLAB_ERR_NOMEM, "out of memory");
+	if (!p->name) {
+		snprintf(p->err, sizeof(p->err), "'%s': out of memory", path);
+		return SLAB_ERR_NOMEM;
+	}
 	p->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (p->fd < 0)
 		return fail(p, SLAB_ERR_IO, "%s", strerror(errno));

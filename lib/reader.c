@@ -214,8 +214,10 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 		return fail(s, SLAB_ERR_INVAL, "already open");
 	free(s->name);
 	s->name = strdup(name ? name : "(memory)");
-	if (!s->name)
+	if (!s->name) {
+		snprintf(s->err, sizeof(s->err), "'%s': out of memory", name ? name : "(memory)");
 		return SLAB_ERR_NOMEM;
+	}
 	s->base = buf;
 	s->size = len;
 	return parse(s);
@@ -231,8 +233,10 @@ int slab_open(struct slab *s, const char *path)
 		return fail(s, SLAB_ERR_INVAL, "already open");
 	free(s->name);
 	s->name = strdup(path);
-	if (!s->name)
+	if (!s->name) {
+		snprintf(s->err, sizeof(s->err), "'%s': out of memory", path);
 		return SLAB_ERR_NOMEM;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail(s, SLAB_ERR_IO, "%s", strerror(errno));

@@ -19,6 +19,7 @@
 
 struct slab_tarin {
 	struct archive *a;
+	struct archive_entry *entry;    /* ours: libarchive does not check the one it makes */
 	char *name;
 	char err[1024];
 	struct slab_tarin_options o;
@@ -33,6 +34,14 @@ struct slab_tarin {
 	struct slab_tarin_stats st;
 };
 
+static void set_error(struct slab_tarin *t, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void set_error(struct slab_tarin *t, const char *fmt, va_list ap)
+{
+	slab_verrf(t->err, sizeof(t->err), t->name ? t->name : "(stdin)", fmt, ap);
+}
+
 static int fail(struct slab_tarin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int fail(struct slab_tarin *t, const char *fmt, ...)
@@ -40,9 +49,30 @@ static int fail(struct slab_tarin *t, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	slab_verrf(t->err, sizeof(t->err), t->name ? t->name : "(stdin)", fmt, ap);
+	set_error(t, fmt, ap);
 	va_end(ap);
 	return SLAB_ERR_CORRUPT;
+}
+
+/* Out of memory is no fault of the input: its own code, so no one calls the input corrupt. */
+static int nomem(struct slab_tarin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int nomem(struct slab_tarin *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_error(t, fmt, ap);
+	va_end(ap);
+	return SLAB_ERR_NOMEM;
+}
+
+/* libarchive sets ENOMEM when an allocation fails; a few of its allocations return
+ * ARCHIVE_FATAL without setting any error at all (archive_read_open1, choose_filters): a
+ * failure without errno and text is one of those. */
+static int archive_nomem(struct archive *a)
+{
+	return archive_errno(a) == ENOMEM || (archive_errno(a) == 0 && !archive_error_string(a));
 }
 
 /* The libarchive failure with where the input was last good. */
@@ -50,6 +80,8 @@ static int fail_archive(struct slab_tarin *t, const char *what)
 {
 	const char *msg = archive_error_string(t->a);
 
+	if (archive_nomem(t->a))
+		return nomem(t, "out of memory (%s)", msg ? msg : "libarchive failed without a message");
 	if (t->last_good)
 		return fail(t, "%s: %s (last good member '%s' at offset %llu)", what,
 			    msg ? msg : "unknown error", t->last_good,
@@ -82,14 +114,27 @@ static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin
 		t->o = *o;
 	t->name = strdup(name);
 	t->a = archive_read_new();
-	if (!t->name || !t->a)
-		return fail(t, "out of memory");
+	t->entry = archive_entry_new();
+	if (!t->name) {
+		/* not under "(stdin)", the name fail() gives a missing one */
+		snprintf(t->err, sizeof(t->err), "'%s': out of memory", name);
+		return SLAB_ERR_NOMEM;
+	}
+	if (!t->a || !t->entry)
+		return nomem(t, "out of memory");
+	/* Always ARCHIVE_OK: a filter that could not be registered only fails the inputs
+	 * compressed with it, with a message of its own. */
 	archive_read_support_filter_all(t->a);
-	archive_read_support_format_tar(t->a);
-	archive_read_support_format_gnutar(t->a);
-	archive_read_support_format_empty(t->a);
-	/* `cat a.tar b.tar` is a common way to join shards: read past end-of-archive blocks. */
-	archive_read_set_format_option(t->a, "tar", "read_concatenated_archives", "1");
+	/* These fail only when out of memory; unchecked, the input would read as "not a tar
+	 * archive". */
+	if (archive_read_support_format_tar(t->a) != ARCHIVE_OK ||
+	    archive_read_support_format_gnutar(t->a) != ARCHIVE_OK ||
+	    archive_read_support_format_empty(t->a) != ARCHIVE_OK ||
+	    /* `cat a.tar b.tar` is a common way to join shards: read past end-of-archive
+	     * blocks. */
+	    archive_read_set_format_option(t->a, "tar", "read_concatenated_archives", "1") !=
+	    ARCHIVE_OK)
+		return fail_archive(t, "cannot set up the tar reader");
 	return 0;
 }
 
@@ -99,6 +144,8 @@ static int open_result(struct slab_tarin *t, int r)
 	if (r != ARCHIVE_OK) {
 		int e = archive_errno(t->a);
 		const char *msg = archive_error_string(t->a);
+		if (archive_nomem(t->a))
+			return fail_archive(t, "out of memory");
 		if (e == EILSEQ)        /* libarchive's "file format" errno */
 			return fail(t, "not a tar archive: %s", msg ? msg : "unknown format");
 		if (e > 0 && e != EINVAL)
@@ -184,7 +231,7 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	in = calloc(1, sizeof(*in));
 	if (!in || posix_memalign(&in->buf, 4096, READ_BLOCK) != 0) {
 		free(in);
-		return fail(t, "out of memory");
+		return nomem(t, "out of memory");
 	}
 	in->fd = std ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0) {
@@ -199,8 +246,18 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 		in->pos = (uint64_t)lseek(in->fd, 0, SEEK_CUR);
 		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
-	/* archive_read_open2 calls input_close even when opening fails */
-	return open_result(t, archive_read_open2(t->a, in, NULL, input_read, input_skip, input_close));
+	/* What archive_read_open2() does, but checked: it ignores the failure to allocate the
+	 * callback data and goes on to use it. */
+	if (archive_read_set_read_callback(t->a, input_read) != ARCHIVE_OK ||
+	    archive_read_set_skip_callback(t->a, input_skip) != ARCHIVE_OK ||
+	    archive_read_set_close_callback(t->a, input_close) != ARCHIVE_OK ||
+	    archive_read_set_callback_data(t->a, in) != ARCHIVE_OK) {
+		input_close(t->a, in);
+		return fail_archive(t, "cannot set up the input");
+	}
+	/* archive_read_open1 calls input_close when opening fails, but for one allocation:
+	 * then `in` leaks, as nothing says whether it was freed. */
+	return open_result(t, archive_read_open1(t->a));
 }
 
 int slab_split_name(const char *name, size_t *key_len, const char **field)
@@ -238,46 +295,51 @@ static int keep_field(const struct slab_tarin *t, const char *field)
 	return 0;
 }
 
-static int reserve(unsigned char **buf, uint64_t *cap, uint64_t need)
+/* Room for need bytes in s->data, growing it by doubling from 64 KiB; the caller's grow hook
+ * has its say first. total is the sample's size so far, for the message. 0 or an error. */
+static int reserve(struct slab_tarin *t, struct slab_in_sample *s, uint64_t need, uint64_t total)
 {
-	uint64_t n = *cap ? *cap : 65536;
+	uint64_t n = s->alloc ? s->alloc : 65536;
 	unsigned char *p;
+	int r;
 
 	/* Allocate even for need == 0: a sample of empty members still gets a buffer, so no
 	 * pointer arithmetic or memset/memcpy ever sees NULL. */
-	if (need <= *cap && *buf)
+	if (need <= s->alloc && s->data)
 		return 0;
-	while (n < need) {
-		if (n > UINT64_MAX / 2)
-			return -1;
+	while (n < need && n <= UINT64_MAX / 2)
 		n *= 2;
+	if (n < need || n > SIZE_MAX)
+		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+	if (t->o.grow && (r = t->o.grow(s->alloc, n - s->alloc, t->o.grow_arg)) < 0) {
+		t->err[0] = '\0';      /* the hook's owner has said why */
+		return r;
 	}
-	if (n > SIZE_MAX)
-		return -1;
-	p = realloc(*buf, (size_t)n);
+	p = realloc(s->data, (size_t)n);
 	if (!p)
-		return -1;
-	*buf = p;
-	*cap = n;
+		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+	s->data = p;
+	s->alloc = n;
 	return 0;
 }
 
 /* Append the current member's data to s as field `field`. Holes of sparse members are
  * zeros. */
-static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t *cap,
-		       const char *field, uint64_t size)
+static int read_member(struct slab_tarin *t, struct slab_in_sample *s, const char *field,
+		       uint64_t size)
 {
 	uint64_t start = s->size, filled = 0;
 	struct slab_in_field *nf;
+	int r;
 
 	nf = realloc(s->fields, (s->nfields + 1) * sizeof(*s->fields));
 	if (!nf)
-		return fail(t, "out of memory");
+		return nomem(t, "out of memory");
 	s->fields = nf;
 	nf = &s->fields[s->nfields];
 	nf->name = strdup(field);
 	if (!nf->name)
-		return fail(t, "out of memory");
+		return nomem(t, "out of memory");
 	nf->offset = start;
 	nf->size = size;
 	s->nfields++;
@@ -286,7 +348,8 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 		const void *buf;
 		size_t len;
 		la_int64_t off;
-		int r = archive_read_data_block(t->a, &buf, &len, &off);
+
+		r = archive_read_data_block(t->a, &buf, &len, &off);
 
 		if (r == ARCHIVE_EOF)
 			break;
@@ -295,16 +358,14 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 		if (off < 0 || (uint64_t)off < filled || (uint64_t)off > size || len > size - (uint64_t)off)
 			return fail(t, "member data of '%s' runs past its size %llu", s->key,
 				    (unsigned long long)size);
-		if (reserve(&s->data, cap, start + (uint64_t)off + len) < 0)
-			return fail(t, "out of memory for a sample of %llu bytes",
-				    (unsigned long long)(start + size));
+		if ((r = reserve(t, s, start + (uint64_t)off + len, start + size)) < 0)
+			return r;
 		memset(s->data + start + filled, 0, (size_t)((uint64_t)off - filled));
 		memcpy(s->data + start + off, buf, len);
 		filled = (uint64_t)off + len;
 	}
-	if (reserve(&s->data, cap, start + size) < 0)
-		return fail(t, "out of memory for a sample of %llu bytes",
-			    (unsigned long long)(start + size));
+	if ((r = reserve(t, s, start + size, start + size)) < 0)
+		return r;
 	memset(s->data + start + filled, 0, (size_t)(size - filled));
 	s->size = start + size;
 	t->st.data_bytes += size;
@@ -316,10 +377,10 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, uint64_t 
 static int next_member(struct slab_tarin *t)
 {
 	for (;;) {
-		struct archive_entry *e;
+		struct archive_entry *e = t->entry;
 		const char *name, *field;
 		size_t key_len;
-		int r = archive_read_next_header(t->a, &e);
+		int r = archive_read_next_header2(t->a, t->entry);
 
 		if (r == ARCHIVE_EOF) {
 			t->eof = 1;
@@ -354,7 +415,7 @@ static int next_member(struct slab_tarin *t)
 		free(t->pending_name);
 		t->pending_name = strdup(name);
 		if (!t->pending_name)
-			return fail(t, "out of memory");
+			return nomem(t, "out of memory");
 		t->pending = e;
 		return 1;
 	}
@@ -363,7 +424,6 @@ static int next_member(struct slab_tarin *t)
 int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 {
 	struct slab_in_sample *s = NULL;
-	uint64_t cap = 0;
 	int r;
 
 	*out = NULL;
@@ -377,7 +437,7 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return fail(t, "out of memory");
+		return nomem(t, "out of memory");
 	{
 		const char *field;
 		size_t key_len;
@@ -386,7 +446,7 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 		s->key_len = key_len;
 		s->offset = t->pending_offset;
 		if (!s->key) {
-			r = fail(t, "out of memory");
+			r = nomem(t, "out of memory");
 			goto fail;
 		}
 	}
@@ -442,12 +502,16 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 				r = fail_archive(t, "truncated or corrupt archive");
 				goto fail;
 			}
-		} else if ((r = read_member(t, s, &cap, field, size)) < 0) {
+		} else if ((r = read_member(t, s, field, size)) < 0) {
 			goto fail;
 		}
 		free(t->last_good);
 		t->last_good = strdup(t->pending_name);
 		t->last_good_offset = t->pending_offset;
+		if (!t->last_good) {
+			r = nomem(t, "out of memory");
+			goto fail;
+		}
 		r = next_member(t);
 		if (r < 0)
 			goto fail;
@@ -465,6 +529,7 @@ void slab_tarin_free(struct slab_tarin *t)
 		return;
 	if (t->a)
 		archive_read_free(t->a);
+	archive_entry_free(t->entry);
 	free(t->pending_name);
 	free(t->last_good);
 	free(t->name);

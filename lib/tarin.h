@@ -12,6 +12,12 @@ struct slab_tarin_options {
 	uint64_t max_sample_size;       /* 0: no limit */
 	const char *const *keep;        /* keep only these field names; NULL: all */
 	size_t nkeep;
+	/* When not NULL, asked before the buffer of the sample being read grows: it holds
+	 * `held` bytes and is about to allocate `more`. 0 lets it grow; a negative value ends
+	 * slab_tarin_next() with that value and an empty error text (the hook's owner has
+	 * said why). For callers that bound the bytes of samples in flight (pack --memory). */
+	int (*grow)(uint64_t held, uint64_t more, void *arg);
+	void *grow_arg;
 };
 
 struct slab_in_field {
@@ -31,6 +37,7 @@ struct slab_in_sample {
 	size_t key_len;
 	unsigned char *data;            /* the fields back to back */
 	uint64_t size;
+	uint64_t alloc;                 /* bytes allocated for data: its capacity, >= size */
 	struct slab_in_field *fields;
 	size_t nfields;
 	int bad;                        /* SLAB_IN_* */
@@ -50,7 +57,8 @@ struct slab_tarin_stats {
 /* NULL only when out of memory. */
 struct slab_tarin *slab_tarin_new(void);
 
-/* Open path ("-" or NULL: standard input, called "(stdin)" in messages). */
+/* Open path ("-" or NULL: standard input, called "(stdin)" in messages). 0, or
+ * SLAB_ERR_IO, SLAB_ERR_CORRUPT (not a tar, damaged compression) or SLAB_ERR_NOMEM. */
 int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o);
 /* The same over a buffer the caller keeps alive until slab_tarin_free() (fuzzing, tests).
  * name is used in messages; NULL: "(memory)". */
@@ -58,8 +66,9 @@ int slab_tarin_open_memory(struct slab_tarin *t, const void *buf, size_t len, co
 			   const struct slab_tarin_options *o);
 
 /* The next sample: 1 and *out (the caller frees it with slab_in_sample_free), 0 at the end,
- * or a negative error (truncated or corrupt input, I/O) whose text names the input and the
- * offset of the last good member. A sample may come back with bad set: the caller decides. */
+ * or a negative error whose text names the input: SLAB_ERR_CORRUPT (truncated or corrupt
+ * input, with the offset of the last good member), SLAB_ERR_IO, or SLAB_ERR_NOMEM (out of
+ * memory, the input may be fine). A sample may come back with bad set: the caller decides. */
 int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out);
 
 void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st);

@@ -324,6 +324,8 @@ list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
 	}
 	d = fdopendir(fd);
 	if (d == NULL) {
+		if (errno == ENOMEM)
+			t->nomem = 1;
 		close(fd);
 		return 0;
 	}
@@ -407,8 +409,10 @@ slab_idlist_parse(const char *s, struct slab_idlist *out)
 		if (n + (size_t)(b - a + 1) > cap) {
 			cap = (n + (size_t)(b - a + 1)) * 2;
 			grown = realloc(ids, cap * sizeof(*ids));
-			if (grown == NULL)
-				goto junk;
+			if (grown == NULL) {
+				free(ids);
+				return SLAB_ERR_NOMEM;
+			}
 			ids = grown;
 		}
 		for (uint64_t i = a; i <= b; i++)
@@ -435,6 +439,17 @@ slab_idlist_parse(const char *s, struct slab_idlist *out)
 junk:
 	free(ids);
 	return -1;
+}
+
+/* slab_idlist_parse, noting out of memory on t: the list is not junk then. */
+static int
+idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
+{
+	int r = slab_idlist_parse(s, out);
+
+	if (r == SLAB_ERR_NOMEM)
+		t->nomem = 1;
+	return r;
 }
 
 void
@@ -655,7 +670,7 @@ read_nodes(struct slab_topo *t)
 		if (read_line(t, rel, line, sizeof(line)) < 0)
 			line[0] = '\0';
 		nd->cpulist = t_strdup(t, line);
-		if (slab_idlist_parse(line, &nd->cpus) < 0)
+		if (idlist(t, line, &nd->cpus) < 0)
 			nd->cpus.n = 0;
 		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
 		s = slurp(t, rel);
@@ -738,7 +753,7 @@ read_online(struct slab_topo *t)
 	unsigned n, k = 0;
 
 	if (read_line(t, "sys/devices/system/cpu/online", line, sizeof(line)) == 0 &&
-	    slab_idlist_parse(line, &ti->online) == 0) {
+	    idlist(t, line, &ti->online) == 0) {
 		ti->online_list = t_strdup(t, line);
 		return;
 	}
@@ -843,7 +858,7 @@ read_cpus(struct slab_topo *t)
 			struct slab_idlist l;
 			char key[4200];
 
-			if (slab_idlist_parse(line, &l) == 0) {
+			if (idlist(t, line, &l) == 0) {
 				if (l.n > ti->threads_per_core)
 					ti->threads_per_core = l.n;
 				slab_idlist_free(&l);
@@ -892,19 +907,23 @@ read_cpus(struct slab_topo *t)
 				snprintf(line, sizeof(line), "%u", cpu);
 			{
 				struct slab_idlist l;
-				if (slab_idlist_parse(line, &l) == 0) {
+				if (idlist(t, line, &l) == 0) {
 					r.shared_n = l.n;
 					slab_idlist_free(&l);
 				}
 			}
 			if (ncr == crcap) {
-				struct cache_rec *g = realloc(cr, (crcap = crcap ? crcap * 2 : 16) *
-							      sizeof(*cr));
+				unsigned cap = crcap ? crcap * 2 : 16;
+				struct cache_rec *g = realloc(cr, cap * sizeof(*cr));
+
+				/* crcap grows only with the array: the next CPU must not write
+				 * past it. */
 				if (g == NULL) {
 					t->nomem = 1;
 					break;
 				}
 				cr = g;
+				crcap = cap;
 			}
 			r.shared = t_strdup(t, line);
 			if (r.shared == NULL)
@@ -1301,6 +1320,16 @@ sb_add(struct sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* Free b's text; a text cut short by out of memory makes the whole read fail. */
+static void
+sb_free(struct slab_topo *t, struct sbuf *b)
+{
+	if (b->nomem)
+		t->nomem = 1;
+	free(b->s);
+	b->s = NULL;
+}
+
 static const char *
 sb_str(const struct sbuf *b)
 {
@@ -1485,7 +1514,7 @@ warnings(struct slab_topo *t)
 		     "%s %s: the kernel does not know its NUMA node (numa_node -1): no binding to "
 		     "suggest; %s spreads the cost", slab_pci_kind_name(a->dev->kind), sb_str(&b),
 		     a->numactl);
-		free(b.s);
+		sb_free(t, &b);
 	}
 
 	/* GPUs and NVMe drives on different nodes: per node with GPUs. */
@@ -1547,9 +1576,9 @@ warnings(struct slab_topo *t)
 			     "%s on node %d (%s): NVMe on that node (%s) and on %s: keep each GPU's "
 			     "data on drives of its node", gpus, node, sb_str(&g), sb_str(&lb),
 			     sb_str(&rb));
-		free(g.s);
-		free(lb.s);
-		free(rb.s);
+		sb_free(t, &g);
+		sb_free(t, &lb);
+		sb_free(t, &rb);
 	}
 
 	/* Other devices whose node the kernel does not know. */
@@ -1567,7 +1596,7 @@ warnings(struct slab_topo *t)
 			warn(t, SLAB_TOPO_WARNING, "device_node_unknown",
 			     "the kernel does not know the NUMA node of %s: numa_node is -1, the "
 			     "firmware does not give it", sb_str(&b));
-		free(b.s);
+		sb_free(t, &b);
 	}
 
 	/* Links below their maximum. */
@@ -1586,7 +1615,7 @@ warnings(struct slab_topo *t)
 		     slab_pci_kind_name(d->kind), sb_str(&b), cur, max,
 		     d->kind == SLAB_PCI_GPU ? "; GPUs slow their links when idle: check again "
 					       "under load" : "; check the slot, riser and BIOS settings");
-		free(b.s);
+		sb_free(t, &b);
 	}
 
 	if (strcmp(ti->thp_enabled, "never") == 0)
@@ -1627,8 +1656,8 @@ warnings(struct slab_topo *t)
 			     "huge pages are reserved on node%s %s only: a loader bound to node%s %s "
 			     "gets none there", cpu_nodes_with > 1 ? "s" : "", sb_str(&with),
 			     cpu_nodes - cpu_nodes_with > 1 ? "s" : "", sb_str(&without));
-		free(with.s);
-		free(without.s);
+		sb_free(t, &with);
+		sb_free(t, &without);
 	}
 
 	/* Memory without CPUs: CXL expanders, HBM or persistent memory as a node. */
@@ -1663,7 +1692,7 @@ warnings(struct slab_topo *t)
 			     "node%s %s ha%s memory but no CPUs (CXL or other far memory): --membind "
 			     "to a CPU node keeps a loader's buffers off them", n > 1 ? "s" : "",
 			     sb_str(&b), n > 1 ? "ve" : "s");
-		free(b.s);
+		sb_free(t, &b);
 	}
 }
 

@@ -132,7 +132,7 @@ void slab_topo_close(struct slab_topo *t);
 /* The node with this id, or NULL. */
 const struct slab_topo_node *slab_topo_node(const struct slab_topo_info *ti, int id);
 
-/* "0-3,8" into a sorted list (duplicates dropped). 0, or -1 on junk or out of memory.
+/* "0-3,8" into a sorted list (duplicates dropped). 0, -1 on junk, or SLAB_ERR_NOMEM.
  * "" and "\n" give an empty list. */
 int slab_idlist_parse(const char *s, struct slab_idlist *out);
 void slab_idlist_free(struct slab_idlist *l);

@@ -411,3 +411,56 @@ PY
 	run -2 --separate-stderr "$SLAB_BUILD/bin/pack" --bogus
 	assert_equal "${stderr_lines[0]}" "pack: unrecognized option '--bogus'"
 }
+
+# in_flight: the peak "bytes in flight" of the pack -v run in $stderr, in bytes.
+in_flight() {
+	sed -n 's/^pack: bytes in flight: at most \([0-9]*\) (.*), --memory .*/\1/p' <<<"$stderr"
+}
+
+@test "--memory must be a size above 0" {
+	small_tar
+	run -2 --separate-stderr pack -o x.slab --memory 0 small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '0' (a size such as 512M, not 0)"
+	run -2 --separate-stderr pack -o x.slab --memory 1Q small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '1Q' (a size such as 512M, not 0)"
+	[ ! -e x.slab ]
+}
+
+@test "--memory bounds the bytes in flight; a sample larger than it goes through alone" {
+	# Sparse members named .jpg: 64 MiB each, and one of 128 MiB. --jpeg-check calls them
+	# corrupt (they are zeros), but each is read whole first.
+	for i in 1 2 3 4; do truncate -s 64M "s$i.jpg"; done
+	truncate -s 128M big.jpg
+	tar --sparse --format=gnu -cf sparse.tar s1.jpg s2.jpg big.jpg s3.jpg s4.jpg
+	rm ./*.jpg
+	# Two 64 MiB samples fit 160M beside each other, a third does not.
+	run -0 --separate-stderr pack -v -j 4 --jpeg-check --on-error=skip --memory 160M -o m.slab sparse.tar
+	peak=$(in_flight)
+	[ -n "$peak" ] || fail "no bytes-in-flight line: $stderr"
+	[ "$peak" -le $((160 << 20)) ] || fail "peak $peak over --memory 160M"
+	# Under 100M no two samples fit: each goes alone, the peak is the largest one.
+	run -0 --separate-stderr pack -v -j 4 --jpeg-check --on-error=skip --memory 100M -o m.slab sparse.tar
+	assert_equal "$(in_flight)" $((128 << 20))
+	[[ "$stderr" == *"skipped 5 bad samples"* ]]
+}
+
+@test "--memory bounds JPEG samples checked on threads; -j and --memory never change the output" {
+	mkwds --count 30 --jpeg-bytes 20K:60K --seed 4 -o in.tar
+	run -0 --separate-stderr pack -v -j 4 --jpeg-check --memory 200K -o a.slab in.tar
+	peak=$(in_flight)
+	[ -n "$peak" ] || fail "no bytes-in-flight line: $stderr"
+	[ "$peak" -le $((200 << 10)) ] || fail "peak $peak over --memory 200K"
+	# Without threads one sample is in flight: its buffer, 64 KiB or 128 KiB.
+	run -0 --separate-stderr pack -v -j 1 --jpeg-check -o b.slab in.tar
+	[ "$(in_flight)" -le $((128 << 10)) ]
+	cmp a.slab b.slab
+	# Re-encoding on threads, every budget from one sample at a time up.
+	pack -q -j 1 --jpeg-check --jpeg-max-side 100 -o want.slab in.tar
+	for args in "-j 2 --memory 1" "-j 2 --memory 64K" "-j 4 --memory 300K" "-j 4" "-j 3 --memory 1G"; do
+		pack -q $args --jpeg-check --jpeg-max-side 100 -o got.slab in.tar
+		cmp want.slab got.slab || fail "pack $args differs from -j 1"
+	done
+	# Not recorded: the options text is the same.
+	run -0 inspect --json want.slab
+	refute_output --partial memory
+}

@@ -1133,10 +1133,13 @@ bench(const struct opts *o)
 		r->frac[k] = memlat_huge_fraction(&r->reg[k]);
 	}
 	r->cpu_share = mean_cpu_share(r);
-	memlat_analyse(r->sizes, r->n, (const double *const *)r->med, r->frac,
-		       o->pattern == MEMLAT_PAGE ? NULL : r->caches,
-		       o->pattern == MEMLAT_PAGE ? 0 : r->ncaches,
-		       o->pattern == MEMLAT_CHASE ? MEMORY_NS : 0, &r->v);
+	if (memlat_analyse(r->sizes, r->n, (const double *const *)r->med, r->frac,
+			   o->pattern == MEMLAT_PAGE ? NULL : r->caches,
+			   o->pattern == MEMLAT_PAGE ? 0 : r->ncaches,
+			   o->pattern == MEMLAT_CHASE ? MEMORY_NS : 0, &r->v) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
 	verdict_text(r);
 
 	if (o->json)

@@ -156,7 +156,9 @@ static int summary_text(struct slab *s, const char *path)
 
 	if (gather(s, &st) < 0)
 		return -1;
-	printf("file:         %s\n", cli_esc(path));
+	fputs("file:         ", stdout);
+	cli_fputs_escaped(path, stdout);
+	putchar('\n');
 	printf("format:       slab %u.%u\n", slab_version_major(s), slab_version_minor(s));
 	printf("file size:    %s (%llu bytes)\n", cli_human_size(slab_file_size(s), a, sizeof(a)),
 	       (unsigned long long)slab_file_size(s));
@@ -173,7 +175,10 @@ static int summary_text(struct slab *s, const char *path)
 		printf("  %-16s %10s %12s %12s %12s\n", "name", "samples", "total", "min", "max");
 	for (unsigned f = 0; f < nf; f++) {
 		const struct field_stats *fs = &st.f[f];
-		printf("  %-16s %10llu %12s %12s %12s", cli_esc(slab_field_name(s, f)),
+		printf("  ");
+		for (size_t w = cli_fputs_escaped(slab_field_name(s, f), stdout); w < 16; w++)
+			putchar(' ');
+		printf(" %10llu %12s %12s %12s",
 		       (unsigned long long)fs->count, cli_human_size(fs->total, a, sizeof(a)),
 		       cli_human_size(fs->count ? fs->min : 0, b, sizeof(b)),
 		       cli_human_size(fs->max, c, sizeof(c)));
@@ -185,7 +190,9 @@ static int summary_text(struct slab *s, const char *path)
 	while (*opt) {
 		const char *nl = strchr(opt, '\n');
 		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
-		printf("  %s\n", cli_escaped(opt, len));
+		fputs("  ", stdout);
+		cli_fput_escaped(opt, len, stdout);
+		putchar('\n');
 		opt += len + (nl != NULL);
 	}
 	free(st.f);
@@ -237,7 +244,12 @@ static int summary_json(struct slab *s, const char *path, struct json *j)
 		const char *nl = strchr(opt, '\n'), *eq;
 		size_t len = nl ? (size_t)(nl - opt) : strlen(opt);
 		char *line = strndup(opt, len);
-		if (line && (eq = strchr(line, '=')) != NULL) {
+		if (!line) {
+			cli_error("out of memory");
+			free(st.f);
+			return -1;
+		}
+		if ((eq = strchr(line, '=')) != NULL) {
 			line[eq - line] = '\0';
 			json_string(j, line, eq + 1);
 		}
@@ -271,8 +283,9 @@ static int list(struct slab *s, struct json *j)
 			json_array_begin(j, "fields");
 		} else {
 			/* Escaped: a tab or a newline in a key must not make a column or a row. */
-			printf("%llu\t%s\t%llu", (unsigned long long)i, cli_escaped(smp.key, smp.key_len),
-			       (unsigned long long)smp.page);
+			printf("%llu\t", (unsigned long long)i);
+			cli_fput_escaped(smp.key, smp.key_len, stdout);
+			printf("\t%llu", (unsigned long long)smp.page);
 		}
 		for (unsigned f = 0; f < nf; f++) {
 			struct slab_field fl;
@@ -300,7 +313,9 @@ static int list(struct slab *s, struct json *j)
 				}
 				json_object_end(j);
 			} else {
-				printf("\t%s:%llu:%llu", cli_esc(slab_field_name(s, f)),
+				putchar('\t');
+				cli_fputs_escaped(slab_field_name(s, f), stdout);
+				printf(":%llu:%llu",
 				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
 				if (fl.flags & SLAB_FIELD_JPEG)
 					printf(":%ux%u", fl.width, fl.height);
@@ -390,7 +405,9 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 
 static void verify_progress(uint64_t done, uint64_t total, void *arg)
 {
-	fprintf(stderr, "\r%s: '%s': verified %3.0f%%", cli_progname(), cli_esc((const char *)arg),
+	fprintf(stderr, "\r%s: '", cli_progname());
+	cli_fputs_escaped((const char *)arg, stderr);
+	fprintf(stderr, "': verified %3.0f%%",
 		total ? 100.0 * (double)done / (double)total : 100.0);
 }
 
@@ -406,9 +423,11 @@ static int verify(struct slab *s, const char *path)
 		cli_error("%s", slab_error(s));
 		return -1;
 	}
-	if (cli_verbosity >= 1)
-		printf("%s: ok, %llu samples, %s checked\n", cli_esc(path), (unsigned long long)slab_count(s),
+	if (cli_verbosity >= 1) {
+		cli_fputs_escaped(path, stdout);
+		printf(": ok, %llu samples, %s checked\n", (unsigned long long)slab_count(s),
 		       cli_human_size(slab_file_size(s), a, sizeof(a)));
+	}
 	if (cli_verbosity >= 2) {
 		struct stats st;
 		char b[32];
@@ -417,8 +436,9 @@ static int verify(struct slab *s, const char *path)
 			return -1;
 		for (unsigned f = 0; f < slab_field_count(s); f++)
 			checksummed += st.f[f].count;
-		printf("%s: %llu field checksums over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
-		       cli_esc(path), (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
+		cli_fputs_escaped(path, stdout);
+		printf(": %llu field checksums over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
+		       (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
 		       cli_human_size(padding_bytes(s, st.data_bytes), b, sizeof(b)));
 		free(st.f);
 	}

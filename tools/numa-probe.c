@@ -67,6 +67,18 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* A report printed while memory ran out is missing cells or lines: printing goes on, and
+ * main says so and exits 1. */
+static int out_of_memory;
+
+static void *
+checked(void *p)
+{
+	if (p == NULL)
+		out_of_memory = 1;
+	return p;
+}
+
 /* ---- a text table: columns as wide as their widest cell, two spaces apart ----------------- */
 
 struct table {
@@ -97,13 +109,14 @@ table_right(const struct table *t, unsigned c)
 static void
 table_row_v(struct table *t, char *const *row)
 {
-	char **grown = realloc(t->cells, (size_t)(t->nrows + 1) * t->ncols * sizeof(*t->cells));
+	char **grown = checked(realloc(t->cells,
+				       (size_t)(t->nrows + 1) * t->ncols * sizeof(*t->cells)));
 
 	if (grown == NULL)
 		return;
 	t->cells = grown;
 	for (unsigned c = 0; c < t->ncols; c++)
-		t->cells[(size_t)t->nrows * t->ncols + c] = row[c] ? strdup(row[c]) : NULL;
+		t->cells[(size_t)t->nrows * t->ncols + c] = row[c] ? checked(strdup(row[c])) : NULL;
 	t->nrows++;
 }
 
@@ -124,7 +137,7 @@ table_row(struct table *t, ...)
 static void
 table_print(struct table *t)
 {
-	size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof(*w));
+	size_t *w = checked(calloc(t->ncols ? t->ncols : 1, sizeof(*w)));
 
 	for (unsigned r = 0; w != NULL && r < t->nrows; r++)
 		for (unsigned c = 0; c < t->ncols; c++) {
@@ -177,8 +190,10 @@ asprintf_or_null(char **out, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(out, fmt, ap) < 0)
+	if (vasprintf(out, fmt, ap) < 0) {
 		*out = NULL;
+		out_of_memory = 1;
+	}
 	va_end(ap);
 }
 
@@ -230,7 +245,7 @@ print_nodes(const struct slab_topo_info *ti)
 
 	printf("\nDistances\n");
 	{
-		char **row = calloc(ti->nnodes + 1, sizeof(*row));
+		char **row = checked(calloc(ti->nnodes + 1, sizeof(*row)));
 
 		table_init(&t, ti->nnodes + 1, NULL);
 		for (unsigned r = 0; row != NULL && r <= ti->nnodes; r++) {
@@ -238,7 +253,7 @@ print_nodes(const struct slab_topo_info *ti)
 				const int *dist = r ? ti->nodes[r - 1].distance : NULL;
 
 				if (r == 0 && c == 0)
-					row[c] = strdup("node");
+					row[c] = checked(strdup("node"));
 				else if (r == 0 || c == 0)
 					asprintf_or_null(&row[c], "%d", ti->nodes[(r ? r : c) - 1].id);
 				else if (dist != NULL && dist[c - 1] >= 0)
@@ -362,7 +377,7 @@ join(char *const *names, unsigned n, const char *sep)
 
 	for (unsigned i = 0; i < n; i++)
 		len += strlen(names[i]) + strlen(sep);
-	s = malloc(len);
+	s = checked(malloc(len));
 	if (s == NULL)
 		return NULL;
 	s[0] = '\0';
@@ -523,7 +538,7 @@ static void
 print_matrix(const struct slab_mb_result *r, const char *title, int bw)
 {
 	struct table t;
-	char **row = calloc(r->ncols + 1, sizeof(*row));
+	char **row = checked(calloc(r->ncols + 1, sizeof(*row)));
 
 	table_init(&t, r->ncols + 1, NULL);
 	t.all_left = 1;         /* cells are "median [min-max]" */
@@ -541,7 +556,7 @@ print_matrix(const struct slab_mb_result *r, const char *title, int bw)
 				const struct slab_mb_cell *x = &r->cells[(size_t)(i - 1) * r->ncols + c - 1];
 				stat_text(bw ? &x->bw : &x->lat, x->ok, bw ? 2 : 1, cell, sizeof(cell));
 			}
-			row[c] = strdup(cell);
+			row[c] = checked(strdup(cell));
 		}
 		table_row_v(&t, row);
 		for (unsigned c = 0; c <= r->ncols; c++) {
@@ -1035,6 +1050,10 @@ main(int argc, char **argv)
 	}
 	slab_mb_free(&res);
 	slab_topo_close(t);
+	if (out_of_memory) {
+		cli_error("out of memory: the report above is incomplete");
+		ret = EXIT_FAIL;
+	}
 	if (cli_close_stdout() < 0)
 		ret = EXIT_FAIL;
 	return ret;

@@ -40,8 +40,10 @@ static const char help_text[] =
 "      --jpeg-max-side N      re-encode JPEGs whose longer side exceeds N pixels\n"
 "      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
 "  -j, --jobs N               threads for JPEG work (default: online CPUs)\n"
+"      --memory SIZE          bytes of samples in flight at once (default 1G); a\n"
+"                             larger sample goes through alone\n"
 "  -q, --quiet                no summary, only errors\n"
-"  -v, --verbose              say more (a line per input)\n"
+"  -v, --verbose              say more (a line per input, the bytes in flight)\n"
 "  -h, --help                 show this help and exit\n"
 "  -V, --version              show the version and exit\n"
 "\n"
@@ -56,6 +58,7 @@ enum {
 	OPT_JPEG_CHECK,
 	OPT_JPEG_MAX_SIDE,
 	OPT_JPEG_QUALITY,
+	OPT_MEMORY,
 };
 
 static const struct option longopts[] = {
@@ -66,6 +69,7 @@ static const struct option longopts[] = {
 	{ "jpeg-max-side",   required_argument, NULL, OPT_JPEG_MAX_SIDE },
 	{ "jpeg-quality",    required_argument, NULL, OPT_JPEG_QUALITY },
 	{ "max-sample-size", required_argument, NULL, OPT_MAX_SAMPLE },
+	{ "memory",          required_argument, NULL, OPT_MEMORY },
 	{ "on-error",        required_argument, NULL, OPT_ON_ERROR },
 	{ "output",          required_argument, NULL, 'o' },
 	{ "page-size",       required_argument, NULL, OPT_PAGE_SIZE },
@@ -83,6 +87,8 @@ struct opts {
 	int skip_bad, jpeg_check, jpeg_quality, jpeg_quality_set;
 	unsigned jpeg_max_side;
 	unsigned jobs;
+	uint64_t memory;                /* bytes of samples in flight; not recorded: no effect
+					 * on the output */
 };
 
 /* ---- per-sample work: JPEG checks and re-encoding, on worker threads ---------------------- */
@@ -95,6 +101,8 @@ struct job {
 	int bad;
 	char reason[512];
 	int done;
+	uint64_t bytes;                 /* counted in flight: the sample's buffer, then also... */
+	uint64_t made;                  /* ...the re-encoded JPEGs process() made */
 };
 
 static void job_clear(struct job *jb)
@@ -136,8 +144,8 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 		f->size = size;
 		if (!slab_jpeg_is_jpeg_field(f->name))
 			continue;
-		if (o->jpeg_check && slab_jpeg_check(jp, data, size) < 0)
-			r = -1;
+		if (o->jpeg_check)
+			r = slab_jpeg_check(jp, data, size);
 		if (r == 0 && o->jpeg_max_side) {
 			void *outbuf = NULL;
 			size_t outlen = 0;
@@ -145,14 +153,23 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 					  &outbuf, &outlen, &info);
 			if (r == 1) {
 				jb->owned[i] = outbuf;
+				jb->made += outlen;
 				f->data = outbuf;
 				f->size = outlen;
 				f->flags |= SLAB_FIELD_TRANSCODED;
 				r = 0;
 			}
-		} else if (r == 0 && slab_jpeg_header(jp, data, size, &info) < 0) {
+		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == -1) {
 			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated. */
 			continue;
+		}
+		if (r == SLAB_ERR_NOMEM) {
+			/* Not the sample's fault: never a bad sample, which --on-error=skip would
+			 * drop. */
+			jb->bad = -1;
+			snprintf(jb->reason, sizeof(jb->reason), "sample '%.200s' field '%.100s': %s",
+				 s->key, f->name, slab_jpeg_error(jp));
+			return;
 		}
 		if (r < 0) {
 			jb->bad = 1;
@@ -168,14 +185,34 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 	}
 }
 
+/*
+ * Bytes in flight: the buffers of the samples read and not yet written (the one being read
+ * included) and the JPEGs re-encoded for them. Before the sample being read grows, the
+ * reader writes finished samples, oldest first, until the total fits the --memory budget or
+ * nothing else is in flight: so the total stays within the budget, or within the one sample
+ * larger than it. Re-encoded JPEGs count once made, which can pass the budget by those of
+ * the samples in flight. Decoders' scratch memory is per thread and not counted.
+ */
 struct pool {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
+	int threaded;                           /* mu and the conditions are in use */
 	struct job *ring;
 	uint64_t cap, head, claim, tail;        /* head <= claim <= tail */
 	int stop;
 	const struct opts *o;
+	struct run *run;
+	uint64_t budget;                        /* --memory */
+	uint64_t bytes;                         /* of the jobs in the ring */
+	uint64_t reading;                       /* of the sample being read */
+	uint64_t peak;                          /* the most bytes + reading has been */
 };
+
+static void note_peak(struct pool *p)
+{
+	if (p->bytes + p->reading > p->peak)
+		p->peak = p->bytes + p->reading;
+}
 
 static void *worker(void *arg)
 {
@@ -199,6 +236,9 @@ static void *worker(void *arg)
 		}
 		pthread_mutex_lock(&p->mu);
 		jb->done = 1;
+		jb->bytes += jb->made;
+		p->bytes += jb->made;
+		note_peak(p);
 		pthread_cond_broadcast(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -275,16 +315,40 @@ static int emit(struct run *r, struct job *jb)
 static int write_head(struct pool *p, struct run *r)
 {
 	struct job *jb = &p->ring[p->head % p->cap];
+	uint64_t bytes;
 	int rc;
 
 	while (!jb->done)
 		pthread_cond_wait(&p->done, &p->mu);
 	pthread_mutex_unlock(&p->mu);
 	rc = emit(r, jb);
+	bytes = jb->bytes;
 	job_clear(jb);
 	pthread_mutex_lock(&p->mu);
+	p->bytes -= bytes;
 	p->head++;
 	return rc;
+}
+
+/* tarin's grow hook, on the reading thread: the sample being read holds `held` bytes and
+ * wants `more`. See struct pool. 0, or -1 when writing a sample failed (emit() said why). */
+static int make_room(uint64_t held, uint64_t more, void *arg)
+{
+	struct pool *p = arg;
+	int rc = 0;
+
+	if (p->threaded)
+		pthread_mutex_lock(&p->mu);
+	while (p->bytes + held + more > p->budget && p->head < p->tail)
+		if ((rc = write_head(p, p->run)) < 0)
+			break;
+	if (rc == 0) {
+		p->reading = held + more;
+		note_peak(p);
+	}
+	if (p->threaded)
+		pthread_mutex_unlock(&p->mu);
+	return rc < 0 ? -1 : 0;
 }
 
 static int jpeg_work(const struct opts *o)
@@ -298,18 +362,23 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	const struct opts *o = r->o;
 	struct pool p;
 	pthread_t *threads = NULL;
-	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0;
+	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0, started = 0;
 	struct slab_jpeg *jp = NULL;
-	int ret = -1;
+	int ret = -1, e;
 	struct slab_tarin_options to = {
 		.max_sample_size = o->max_sample,
 		.keep = (const char *const *)o->keep,
 		.nkeep = o->nkeep,
+		.grow = make_room,
+		.grow_arg = &p,
 	};
+	char h1[32], h2[32];
 
 	memset(&p, 0, sizeof(p));
 	memset(tot, 0, sizeof(*tot));
 	p.o = o;
+	p.run = r;
+	p.budget = o->memory;
 	p.cap = nthreads ? 4 * (uint64_t)nthreads : 1;
 	p.ring = calloc(p.cap, sizeof(*p.ring));
 	jp = slab_jpeg_new();
@@ -317,19 +386,21 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		cli_error("out of memory");
 		goto out;
 	}
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.work, NULL);
-	pthread_cond_init(&p.done, NULL);
+	/* The lock and the threads only with threads; the out: path undoes just what was
+	 * done. */
 	if (nthreads) {
 		threads = calloc(nthreads, sizeof(*threads));
 		if (!threads) {
 			cli_error("out of memory");
 			goto out;
 		}
-		for (unsigned i = 0; i < nthreads; i++)
-			if (pthread_create(&threads[i], NULL, worker, &p) != 0) {
-				cli_error("cannot start a thread");
-				nthreads = i;
+		pthread_mutex_init(&p.mu, NULL);
+		pthread_cond_init(&p.work, NULL);
+		pthread_cond_init(&p.done, NULL);
+		p.threaded = 1;
+		for (; started < nthreads; started++)
+			if ((e = pthread_create(&threads[started], NULL, worker, &p)) != 0) {
+				cli_error("cannot start a thread: %s", strerror(e));
 				goto out;
 			}
 	}
@@ -339,7 +410,6 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		const char *label = strcmp(path, "-") ? path : "(stdin)";
 		struct slab_tarin *t = slab_tarin_new();
 		struct slab_tarin_stats st;
-		char h1[32], h2[32];
 		int rc;
 
 		if (!t) {
@@ -362,8 +432,12 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			if (!nthreads) {
 				struct job one = { .s = s, .input = label };
 				process(&one, jp, o);
+				p.reading = 0;
+				p.bytes = s->alloc + one.made;
+				note_peak(&p);
 				rc = emit(r, &one);
 				job_clear(&one);
+				p.bytes = 0;
 				if (rc < 0)
 					break;
 				continue;
@@ -381,6 +455,9 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			jb = &p.ring[p.tail % p.cap];
 			jb->s = s;
 			jb->input = label;
+			jb->bytes = s->alloc;
+			p.bytes += s->alloc;
+			p.reading = 0;
 			p.tail++;
 			pthread_cond_signal(&p.work);
 			pthread_mutex_unlock(&p.mu);
@@ -405,22 +482,31 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	}
 
 	/* Drain what is still in flight, in order. */
-	pthread_mutex_lock(&p.mu);
-	while (p.head < p.tail)
-		if (write_head(&p, r) < 0) {
-			pthread_mutex_unlock(&p.mu);
-			goto out;
-		}
-	pthread_mutex_unlock(&p.mu);
+	if (nthreads) {
+		pthread_mutex_lock(&p.mu);
+		while (p.head < p.tail)
+			if (write_head(&p, r) < 0) {
+				pthread_mutex_unlock(&p.mu);
+				goto out;
+			}
+		pthread_mutex_unlock(&p.mu);
+	}
+	cli_info("bytes in flight: at most %llu (%s), --memory %s", (unsigned long long)p.peak,
+		 cli_human_size(p.peak, h1, sizeof(h1)), cli_human_size(p.budget, h2, sizeof(h2)));
 	ret = 0;
 out:
-	if (nthreads) {
+	if (started) {
 		pthread_mutex_lock(&p.mu);
 		p.stop = 1;
 		pthread_cond_broadcast(&p.work);
 		pthread_mutex_unlock(&p.mu);
-		for (unsigned i = 0; i < nthreads; i++)
+		for (unsigned i = 0; i < started; i++)
 			pthread_join(threads[i], NULL);
+	}
+	if (p.threaded) {
+		pthread_mutex_destroy(&p.mu);
+		pthread_cond_destroy(&p.work);
+		pthread_cond_destroy(&p.done);
 	}
 	if (p.ring)
 		for (uint64_t i = 0; i < p.cap; i++)
@@ -436,12 +522,18 @@ static char *options_text(const struct opts *o)
 	char *text = NULL, *fields = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&fields, &len);
+	int bad;
 
 	if (!f)
 		return NULL;
 	for (size_t i = 0; i < o->nkeep; i++)
 		fprintf(f, "%s%s", i ? "," : "", o->keep[i]);
-	fclose(f);
+	/* A stream that could not grow holds part of the list: no text rather than a wrong one. */
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad || !fields) {
+		free(fields);
+		return NULL;
+	}
 	if (asprintf(&text,
 		     "tool=pack %s\n"
 		     "page-size=%llu\n"
@@ -459,7 +551,8 @@ static char *options_text(const struct opts *o)
 	return text;
 }
 
-/* "jpg,cls" into o->keep. -1 on an empty list or an empty name in it ("a,,b", ",a"). */
+/* "jpg,cls" into o->keep. 0, -1 on an empty list or an empty name in it ("a,,b", ",a"), or
+ * SLAB_ERR_NOMEM. */
 static int split_fields(struct opts *o, const char *list)
 {
 	const char *p = list;
@@ -472,11 +565,11 @@ static int split_fields(struct opts *o, const char *list)
 			return -1;
 		k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
 		if (!k)
-			return -1;
+			return SLAB_ERR_NOMEM;
 		o->keep = k;
 		o->keep[o->nkeep] = strndup(p, len);
 		if (!o->keep[o->nkeep])
-			return -1;
+			return SLAB_ERR_NOMEM;
 		o->nkeep++;
 		if (p[len] == '\0')
 			return 0;
@@ -518,6 +611,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.page_size = SLAB_DEFAULT_PAGE_SIZE,
 		.max_sample = 1ull << 30,
+		.memory = 1ull << 30,
 		.jpeg_quality = 90,
 	};
 	struct slab_writer_options wo;
@@ -535,7 +629,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FIELDS:
-			if (split_fields(&o, optarg) < 0)
+			if ((c = split_fields(&o, optarg)) == SLAB_ERR_NOMEM) {
+				cli_error("out of memory");
+				return EXIT_FAIL;
+			}
+			if (c < 0)
 				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
 						       optarg);
 			break;
@@ -559,6 +657,10 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --jpeg-quality '%s' (a number from 1 to 100)", optarg);
 			o.jpeg_quality = (int)v;
 			o.jpeg_quality_set = 1;
+			break;
+		case OPT_MEMORY:
+			if (cli_parse_size(optarg, &o.memory) < 0 || o.memory == 0)
+				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
 			break;
 		case OPT_MAX_SAMPLE:
 			if (cli_parse_size(optarg, &o.max_sample) < 0 || o.max_sample == 0)

@@ -109,8 +109,9 @@ struct res_total {
 static void status_row(const char *res, uint64_t pages, const char *size, double pct,
 		       const char *name)
 {
-	printf("%10s %10llu %10s %7.1f%% %s\n", res, (unsigned long long)pages, size, pct,
-	       cli_esc(name));
+	printf("%10s %10llu %10s %7.1f%% ", res, (unsigned long long)pages, size, pct);
+	cli_fputs_escaped(name, stdout);
+	putchar('\n');
 }
 
 static int status(char **paths, int n, int json)
@@ -213,7 +214,9 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 	if (now - w->last < 0.25 && done < total)
 		return;
 	w->last = now;
-	fprintf(stderr, "\r%s: '%s': %3.0f%% %s of %s, %.1f MB/s\033[K", cli_progname(), cli_esc(w->name),
+	fprintf(stderr, "\r%s: '", cli_progname());
+	cli_fputs_escaped(w->name, stderr);
+	fprintf(stderr, "': %3.0f%% %s of %s, %.1f MB/s\033[K",
 		percent(done, total), cli_human_size(done, a, sizeof(a)),
 		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
 }
