@@ -608,7 +608,8 @@ static void summary(const struct run *r, const struct slab_tarin_stats *in, doub
 
 int main(int argc, char **argv)
 {
-	struct opts o = {
+	/* Static: the --fields list stays reachable when a usage error returns early. */
+	static struct opts o = {
 		.page_size = SLAB_DEFAULT_PAGE_SIZE,
 		.max_sample = 1ull << 30,
 		.memory = 1ull << 30,
