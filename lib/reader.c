@@ -615,8 +615,6 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		if (slab_sample(s, i, &smp) < 0)
 			goto out;
 		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
-		if (check_key(s, i, &smp) < 0)
-			goto out;
 		if (smp.offset < min_next) {
 			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
 			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset);
@@ -688,6 +686,8 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			     (unsigned long long)(end - smp.offset), (unsigned long long)smp.size);
 			goto out;
 		}
+		if (check_key(s, i, &smp) < 0)
+			goto out;
 		pos = min_next = smp.offset + smp.size;
 		/* A large sample takes its pages whole: nothing may follow it in its last page. */
 		end = smp.size > ps ? smp.page + (smp.size + ps - 1) / ps : rel / ps + 1;

@@ -386,7 +386,7 @@ class SlabFile:
                 raise self._error("non-zero padding byte at offset %d (before sample %d)", o, i)
 
     def verify(self):
-        """Check the whole file, as inspect --verify does (slab(5), checks 31 to 40, and the
+        """Check the whole file, as inspect --verify does (slab(5), checks 31 to 41, and the
         table CRC if open did not check it); raise SlabError at the first problem."""
         if not self._table_checked:
             self._check_table_crc()
@@ -441,7 +441,10 @@ class SlabFile:
             if end != offset + size:
                 raise self._error("%s: fields sum to %d bytes, record says %d",
                                   who, end - offset, size)
-            # 37
+            # 37: a key that is safe as a member name on export
+            if key.startswith(b"/") or b"\0" in key or b".." in key.split(b"/"):
+                raise self._error("sample %d: key '%s' is not a safe member name", i, _show(key))
+            # 38
             if self._find(key) != i:
                 raise self._error("%s: key index does not lead to it", who)
             pos = min_next = offset + size
@@ -454,16 +457,16 @@ class SlabFile:
             pages_used = max(pages_used, last)
         # 34: after the last sample
         self._check_zero(pos, self.table_offset, self.count)
-        # 38
+        # 39
         if pages_used != self.page_count:
             raise self._error("table says %d pages, the samples use %d", self.page_count, pages_used)
         found = 0
         for h, (v,) in enumerate(struct.iter_unpack("<Q", m[self._index:self._index + self._buckets * 8])):
-            # 39
+            # 40
             if v > self.count:
                 raise self._error("key index slot %d holds %d, past the %d samples", h, v, self.count)
             found += v != 0
-        # 40
+        # 41
         if found != self.count:
             raise self._error("key index has %d entries for %d samples", found, self.count)
 

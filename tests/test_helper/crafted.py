@@ -281,7 +281,7 @@ def cases(base):
         full.slot(h, 1)
     case("index-full", 30, full.fix(), "sample 1 'd/b': key index does not lead to it",
          "sample #1 'd/b': key index does not lead to it")
-    # 31 to 40, found by a full verification; not 33 (the page rules): with 2 MiB pages and
+    # 31 to 41, found by a full verification; not 33 (the page rules): with 2 MiB pages and
     # a data area of one 4 KiB block, no sample can cross a page boundary and stay inside
     # the data area (check 27)
     case("overlap", 31, new().sample(1, 0, "Q", 4096).fix(),
@@ -308,16 +308,25 @@ def cases(base):
     case("sample-size", 36, new().sample(0, 8, "Q", 3).fix(),
          "sample 0 'd/a': fields sum to 4 bytes, record says 3",
          "sample #0 'd/a': fields sum to 4 bytes, record says 3")
-    case("index-moved", 37, new().slot(used, 0).slot(empty, 2).fix(),
+    # 37: a key that would leave the folder on export ("d/b" -> "/db", "..")
+    keys = bytes(c.b[tb + c.keys:tb + c.keys + c.keys_size])
+    at = tb + c.keys + keys.index(b"d/b")
+    case("key-absolute", 37, new().put(at, "3s", b"/db").fix(),
+         "sample 1: key '/db' is not a safe member name",
+         "sample #1: key '/db' is not a safe member name (absolute, or with a '..' component)")
+    case("key-dotdot", 37, new().put(at, "3s", b"../").fix(),
+         "sample 1: key '../' is not a safe member name",
+         "sample #1: key '../' is not a safe member name (absolute, or with a '..' component)")
+    case("index-moved", 38, new().slot(used, 0).slot(empty, 2).fix(),
          "sample 1 'd/b': key index does not lead to it",
          "sample #1 'd/b': key index does not lead to it")
-    case("pages-0", 38, new().table(16, "Q", 0).fix(), "table says 0 pages, the samples use 1",
+    case("pages-0", 39, new().table(16, "Q", 0).fix(), "table says 0 pages, the samples use 1",
          "table says 0 pages, the samples use 1")
-    # 39: a slot that no sample's lookup reaches holds a value past N
-    case("slot-2^64-1", 39, new().slot(empty, MASK64).fix(),
+    # 40: a slot that no sample's lookup reaches holds a value past N
+    case("slot-2^64-1", 40, new().slot(empty, MASK64).fix(),
          "key index slot %d holds %d, past the 3 samples" % (empty, MASK64),
          "key index slot %d points past the samples" % empty)
-    case("slot-extra", 40, new().slot(empty, 1).fix(), "key index has 4 entries for 3 samples",
+    case("slot-extra", 41, new().slot(empty, 1).fix(), "key index has 4 entries for 3 samples",
          "key index has 4 entries for 3 samples")
     return out
 
