@@ -195,50 +195,15 @@ PY
 	done < offsets
 }
 
-# damage_index MODE: edit c.slab's key index or keys as MODE says, then make the table and
-# trailer checksums right again, so only --verify's structural checks can find it.
-damage_index() {
-	python3 - "$1" <<'PY'
-import struct, sys
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
-    return c ^ 0xFFFFFFFF
-q = lambda off: struct.unpack_from("<Q", d, off)[0]
-d = bytearray(open("c.slab", "rb").read())
-tr = len(d) - 64
-t, size = q(tr + 8), q(tr + 16)
-index, B = t + q(t + 80), q(t + 88)
-slot = lambda h: index + 8 * (h % B)
-if sys.argv[1] == "move":
-    # the last sample of a run moves on past an empty slot
-    h = next(h for h in range(B) if q(slot(h)) and not q(slot(h + 1)))
-    struct.pack_into("<Q", d, slot(h + 2), q(slot(h)))
-    struct.pack_into("<Q", d, slot(h), 0)
-else:
-    # sample 9's key becomes sample 2's (they are as long)
-    keys, samples = t + q(t + 64), t + q(t + 48)
-    k2, k9 = keys + q(samples + 2 * 32 + 16), keys + q(samples + 9 * 32 + 16)
-    n = struct.unpack_from("<I", d, samples + 2 * 32 + 24)[0]
-    d[k9:k9 + n] = d[k2:k2 + n]
-struct.pack_into("<I", d, tr + 40, crc32c(bytes(d[t:t + size])))
-struct.pack_into("<I", d, tr + 60, crc32c(bytes(d[tr:tr + 60])))
-open("c.slab", "wb").write(d)
-PY
-}
-
 @test "a key index that would not lead a lookup to a sample, or a repeated key, is found" {
 	# 16 keys with one home slot in the 32 of the index: one run of 16 filled slots
 	mkcollide --count 16 | pack -q --page-size 4K -o r.slab -
 	mkcollide --count 16 --keys > keys
-	cp r.slab c.slab; damage_index move
+	cp r.slab c.slab; slabedit c.slab index-move
 	run -0 inspect c.slab
 	run -1 --separate-stderr inspect --verify c.slab
 	assert_equal "$stderr" "inspect: 'c.slab': sample #15 '$(sed -n 16p keys)': key index does not lead to it"
-	cp r.slab c.slab; damage_index repeat
+	cp r.slab c.slab; slabedit c.slab key-copy 2 9
 	run -1 --separate-stderr inspect --verify c.slab
 	assert_equal "$stderr" "inspect: 'c.slab': sample #9 '$(sed -n 3p keys)': same key as sample #2"
 }
