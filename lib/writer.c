@@ -348,9 +348,10 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 	for (size_t i = 0; i < nfields; i++) {
 		struct wfield *f = &w->fields[w->nfields + i];
 		const struct slab_field_in *in = &fields[i];
+		int r = field_id(w, in->name, &f->id);
 
-		if (field_id(w, in->name, &f->id) < 0)
-			return SLAB_ERR_NOMEM;
+		if (r < 0)
+			return r;       /* an empty or too long name is not out of memory */
 		f->offset = w->pos;
 		f->size = in->size;
 		f->crc = slab_crc32c(0, in->data, (size_t)in->size);

@@ -240,6 +240,14 @@ static void test_writer_errors(void)
 	CHECK(slab_writer_finish(w) == 0);
 	CHECK(lseek(fd, 0, SEEK_CUR) > before);
 	slab_writer_free(w);
+
+	/* An empty field name is a bad argument, not out of memory. */
+	w = slab_writer_new();
+	CHECK(slab_writer_open(w, fd, "mem", &ok) == 0);
+	f[0].name = "";
+	CHECK(slab_writer_add(w, "e", 1, f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'mem': empty field name");
+	slab_writer_free(w);
 	close(fd);
 }
 
