@@ -181,7 +181,7 @@ tar_names() {
 # defaults (a shell's background job would ignore SIGINT and SIGQUIT), or as env(1) says.
 pack_until_temporary() {
 	rm -f fifo && mkfifo fifo
-	(head -c 300000 big.tar; sleep 60) > fifo &
+	(head -c 300000 big.tar; exec sleep 60) > fifo &
 	feeder=$!
 	env --default-signal "$@" pack -q -o out.slab fifo &
 	pid=$!
