@@ -24,15 +24,21 @@ dataset() {
 	pack -q --page-size 16K -o d.slab s.tar
 }
 
-# allocations N: the allocation numbers to fail for a command making N of them: every one up
-# to 300, then 200 spread evenly over the rest.
+# allocations N: the allocation numbers to fail for a command making N of them. By default
+# every one up to 80 (start-up, option parsing, opening the inputs: where the paths differ
+# most), then 80 spread evenly over the rest; SLAB_OOM_FULL=1 fails every one up to 300 and
+# 200 spread over the rest (a few minutes more: run it when changing an allocation path).
 allocations() {
-	local n=$1
-	if [ "$n" -le 500 ]; then
+	local n=$1 all=80 spread=80
+	if [ -n "${SLAB_OOM_FULL:-}" ]; then
+		all=300 spread=200
+	fi
+	if [ "$n" -le $((all + spread)) ]; then
 		seq 1 "$n"
 	else
-		seq 1 300
-		awk -v n="$n" 'BEGIN { for (k = 1; k <= 200; k++) print 300 + int(k * (n - 300) / 200) }'
+		seq 1 $all
+		awk -v n="$n" -v a=$all -v s=$spread \
+			'BEGIN { for (k = 1; k <= s; k++) print a + int(k * (n - a) / s) }'
 	fi
 }
 
