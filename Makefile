@@ -1,20 +1,62 @@
 # slab: GNU Makefile. `make help` lists the targets.
+#
+# The library is built in layers, one folder each; a layer sees the headers of the layers
+# below it and its own, never those above (the include paths are per layer, so a violation
+# does not compile):
+#
+#   lib/slab.h    the public API: the one header every layer sees, and the one installed
+#   lib/common/   errors, I/O, CRC-32C                              sees common
+#   lib/dataset/  the format, tar in and out, JPEG, plans, plan     sees common, dataset
+#                 following, the page cache
+#   lib/machine/  sysfs and procfs under a root, topology, memory   sees common, machine
+#                 benchmarks, perf counters
+#   lib/fe/       the tools' front end: options, messages, JSON,    sees every layer
+#                 tables, SVG, reports
+#   tools/ scripts/ tests/                                          see every layer
+#
+# common/, dataset/ and machine/ never print and never exit: they return 0 or a negative
+# SLAB_ERR_* and keep the detail on their context (`make layers`, part of `make test`,
+# checks their objects call nothing that prints or exits). libslab.a and libslab.so hold
+# common/ and dataset/ and export only what slab.h declares; machine/ and fe/ make
+# libslab-tools.a, which only the tools link.
 
 CC      ?= cc
 AR      ?= ar
+PKG_CONFIG ?= pkg-config
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 # BUILD is the object folder: build/ normally, build/asan for the sanitizer run.
 BUILD   ?= build
 
+# The library's version, from slab.h.
+version_part = $(shell sed -n 's/^\#define SLAB_VERSION_$(1) *\([0-9]*\).*/\1/p' lib/slab.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION_MINOR := $(call version_part,MINOR)
+VERSION_PATCH := $(call version_part,PATCH)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Ilib -pthread
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -pthread
 LDLIBS  = -larchive -lturbojpeg -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
+
+# Include paths per layer (see the top of this file).
+INC_common  = -Ilib -Ilib/common
+INC_dataset = $(INC_common) -Ilib/dataset
+INC_machine = $(INC_common) -Ilib/machine
+INC_fe      = $(INC_common) -Ilib/dataset -Ilib/machine -Ilib/fe
+INC_all     = $(INC_fe)
+# The layer of a source file under lib/, or "all" outside it.
+layer_of = $(if $(filter lib/%,$(1)),$(word 2,$(subst /, ,$(1))),all)
+# Library objects go into libslab.so too: position independent, symbols hidden unless slab.h
+# marks them SLAB_API.
+LIB_CFLAGS = -fPIC -fvisibility=hidden
 
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -24,9 +66,19 @@ else
 Q = @
 endif
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c))
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+layer_srcs = $(sort $(wildcard lib/$(1)/*.c))
+SLAB_SRCS  := $(call layer_srcs,common) $(call layer_srcs,dataset)
+TLIB_SRCS  := $(call layer_srcs,machine) $(call layer_srcs,fe)
+LIB_SRCS   := $(SLAB_SRCS) $(TLIB_SRCS)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+SLAB_OBJS  := $(SLAB_SRCS:%.c=$(BUILD)/%.o)
+TLIB_OBJS  := $(TLIB_SRCS:%.c=$(BUILD)/%.o)
+# libslab.a / libslab.so: the public library. libslab-tools.a: machine/ and fe/, for the tools.
 LIB       := $(BUILD)/libslab.a
+TLIB      := $(BUILD)/libslab-tools.a
+SONAME    := libslab.so.$(VERSION_MAJOR)
+SHLIB     := $(BUILD)/libslab.so.$(VERSION)
+PCFILE    := $(BUILD)/slab.pc
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRCS:tools/%.c=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -34,18 +86,19 @@ UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 SCRIPT_SRCS := $(sort $(wildcard scripts/*.c))
 SCRIPT_BINS := $(SCRIPT_SRCS:scripts/%.c=$(BUILD)/bin/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
-MANPAGES  := $(sort $(wildcard man/*.1 man/*.5))
+MANPAGES  := $(sort $(wildcard man/*.1 man/*.3 man/*.5))
 # The allocation-failure shim of tests/oom.bats (an LD_PRELOAD library). Not in sanitizer
 # builds: their allocator cannot be interposed, and the test skips there.
 FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/lib/failmalloc.so)
 
-.PHONY: all help deps check test asan asan-check demo bench fuzz install uninstall clean
+.PHONY: all help deps check test layers asan asan-check demo bench fuzz install uninstall \
+	clean
 # Keep the objects of tools and tests: make would delete them as intermediates and rebuild
 # them every time.
 .SECONDARY:
 
-## all: build the library, the tools and the test programs (default)
-all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC)
+## all: build the library (static, shared, slab.pc), the tools and the test programs (default)
+all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so $(PCFILE)
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -54,38 +107,71 @@ help:
 deps:
 	$(Q)scripts/install-deps
 
-$(BUILD)/%.o: %.c
+# Before the first compile: are the libraries' headers there? One line saying what is
+# missing and what installs it, rather than a compiler error.
+$(BUILD)/.deps-ok: scripts/check-deps
+	$(Q)PKG_CONFIG=$(PKG_CONFIG) scripts/check-deps
+	@mkdir -p $(dir $@)
+	@touch $@
+
+$(BUILD)/lib/%.o: lib/%.c | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(BASE_CFLAGS) $(LIB_CFLAGS) $(INC_$(call layer_of,$<)) -MMD -MP -c -o $@ $<
 
-$(LIB): $(LIB_OBJS)
+$(BUILD)/%.o: %.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BASE_CFLAGS) $(INC_all) -MMD -MP -c -o $@ $<
+
+$(LIB): $(SLAB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/bin/%: $(BUILD)/tools/%.o $(LIB)
+$(TLIB): $(TLIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SHLIB): $(SLAB_OBJS) lib/libslab.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script,lib/libslab.map -Wl,--no-undefined -o $@ $(SLAB_OBJS) $(LDLIBS)
+
+$(BUILD)/libslab.so: $(SHLIB)
+	$(Q)ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $@
+
+$(PCFILE): lib/slab.pc.in lib/slab.h
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(BUILD)/bin/%: $(BUILD)/tools/%.o $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TLIB) $(LIB) $(LDLIBS)
 
 # Generators for tests and benchmarks (scripts/*.c), built beside the tools.
-$(SCRIPT_BINS): $(BUILD)/bin/%: $(BUILD)/scripts/%.o $(LIB)
+$(SCRIPT_BINS): $(BUILD)/bin/%: $(BUILD)/scripts/%.o $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TLIB) $(LIB) $(LDLIBS)
 
-$(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(LIB)
+$(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TLIB) $(LIB) $(LDLIBS)
 
 $(BUILD)/lib/failmalloc.so: tests/fault/failmalloc.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -fPIC -shared -o $@ $< -ldl
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -fPIC -shared -o $@ $< -ldl
+
+## layers: check that common/, dataset/ and machine/ call nothing that prints or exits, and
+## that libslab.so exports only slab_ symbols
+layers: $(LIB_OBJS) $(BUILD)/libslab.so
+	$(Q)scripts/check-layers $(BUILD)
 
 ## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers)
-test: all
+test: all layers
 	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_FLAGS) tests
 
 ## check: install missing packages, build with -Werror, run every test, then again under ASan+UBSan
@@ -115,29 +201,43 @@ FUZZ_FLAGS  ?=
 FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g" \
-		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" build/fuzz/libslab.a
+		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" build/fuzz/libslab.a \
+		build/fuzz/libslab-tools.a
 	$(Q)for src in $(FUZZ_SRCS); do \
 		name=$$(basename $$src .c); \
 		echo "  FUZZ    $$name ($(FUZZ_SECONDS) s)"; \
-		clang -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -Ilib -fsanitize=fuzzer $(FUZZ_SANITIZE) \
-			-o build/fuzz/$$name $$src build/fuzz/libslab.a $(LDLIBS) || exit 1; \
+		clang -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g $(INC_all) -fsanitize=fuzzer $(FUZZ_SANITIZE) \
+			-o build/fuzz/$$name $$src build/fuzz/libslab-tools.a build/fuzz/libslab.a $(LDLIBS) || exit 1; \
 		mkdir -p build/fuzz/corpus-$$name build/fuzz/artifacts-$$name; \
 		build/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=build/fuzz/artifacts-$$name/ $(FUZZ_FLAGS) \
 			build/fuzz/corpus-$$name tests/fuzz/seeds/$$name || exit 1; \
 	done
 
-## install: install the tools and man pages under DESTDIR/PREFIX
-install: $(TOOLS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+## install: install the tools, man pages, slab.h, libslab.so*, libslab.a and slab.pc under
+## DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR override the places)
+install: $(TOOLS) $(LIB) $(BUILD)/libslab.so $(PCFILE)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	install -m 644 lib/slab.h $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libslab.so
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)
+	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 $(filter %.1,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man1
+	$(if $(filter %.3,$(MANPAGES)),install -m 644 $(filter %.3,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man3)
 	install -m 644 $(filter %.5,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man5
 
 ## uninstall: remove what install put there
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
+		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MANPAGES))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(filter %.5,$(MANPAGES))))
 
 ## clean: remove build/

@@ -1,10 +1,48 @@
 /* slab.h: the libslab API: read a .slab file through mmap (zero copy) and write one.
- * The layout is in format.h and man/slab.5. The library never prints and never exits. */
+ * The layout is in man/slab.5, the API in man/libslab.3. The library never prints and never
+ * exits: every call that can fail returns 0 (or a count) or a negative SLAB_ERR_*, and the
+ * detail (file, offset, key, the system's reason) is on the handle, read with its *_error().
+ * This header stands alone: a program includes it and links with `pkg-config --libs slab`. */
 #ifndef SLAB_H
 #define SLAB_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+
+/* The library's version: these macros are the header's, slab_version() the one linked. */
+#define SLAB_VERSION_MAJOR      0
+#define SLAB_VERSION_MINOR      1
+#define SLAB_VERSION_PATCH      0
+#define SLAB_VERSION_NUMBER \
+	(SLAB_VERSION_MAJOR * 10000 + SLAB_VERSION_MINOR * 100 + SLAB_VERSION_PATCH)
+#define SLAB_QUOTE_(x)          #x
+#define SLAB_QUOTE(x)           SLAB_QUOTE_(x)
+#define SLAB_VERSION_STRING \
+	SLAB_QUOTE(SLAB_VERSION_MAJOR) "." SLAB_QUOTE(SLAB_VERSION_MINOR) "." \
+	SLAB_QUOTE(SLAB_VERSION_PATCH)
+
+/* What the shared library exports (the rest of its symbols are hidden). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define SLAB_API __attribute__((visibility("default")))
+#else
+#define SLAB_API
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+
+/* The linked library's SLAB_VERSION_NUMBER, and its SLAB_VERSION_STRING. */
+SLAB_API unsigned slab_version(void);
+SLAB_API const char *slab_version_string(void);
 
 /* Return codes: 0 is success, errors are negative; the text is on the context. */
 enum {
@@ -46,67 +84,68 @@ struct slab_sample {
 };
 
 /* A new, unopened reader; NULL only when out of memory. Free with slab_close(). */
-struct slab *slab_new(void);
+SLAB_API struct slab *slab_new(void);
 
 /* Map and check a file: header, trailer, table checksum and table layout. Per-sample bounds
  * are checked on each access, and fully by slab_verify(). On failure slab_error() says why,
  * naming the file and the offset where it helps. A reader opens one file, once. */
-int slab_open(struct slab *s, const char *path);
+SLAB_API int slab_open(struct slab *s, const char *path);
 /* The same over a buffer the caller keeps alive (fuzzing, embedded use). */
-int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name);
+SLAB_API int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name);
 
 /* Unmaps and frees; accepts NULL. */
-void slab_close(struct slab *s);
+SLAB_API void slab_close(struct slab *s);
 
 /* The last error's text ("" when none). */
-const char *slab_error(const struct slab *s);
+SLAB_API const char *slab_error(const struct slab *s);
 
-uint64_t slab_count(const struct slab *s);
-uint64_t slab_page_size(const struct slab *s);
-uint64_t slab_page_count(const struct slab *s);
-uint64_t slab_data_offset(const struct slab *s);
-uint64_t slab_table_offset(const struct slab *s);
-uint64_t slab_file_size(const struct slab *s);
-unsigned slab_version_major(const struct slab *s);
-unsigned slab_version_minor(const struct slab *s);
+SLAB_API uint64_t slab_count(const struct slab *s);
+SLAB_API uint64_t slab_page_size(const struct slab *s);
+SLAB_API uint64_t slab_page_count(const struct slab *s);
+SLAB_API uint64_t slab_data_offset(const struct slab *s);
+SLAB_API uint64_t slab_table_offset(const struct slab *s);
+SLAB_API uint64_t slab_file_size(const struct slab *s);
+/* The file's format version (slab(5), e.g. 1.0); not the library's version. */
+SLAB_API unsigned slab_format_major(const struct slab *s);
+SLAB_API unsigned slab_format_minor(const struct slab *s);
 /* The options text recorded by the writer ("key=value\n" lines), NUL-terminated. */
-const char *slab_options(const struct slab *s);
+SLAB_API const char *slab_options(const struct slab *s);
 /* The whole mapping, for tools that read pages directly. */
-const unsigned char *slab_base(const struct slab *s);
+SLAB_API const unsigned char *slab_base(const struct slab *s);
 
 /* The schema: field names, sorted, NUL-terminated. */
-unsigned slab_field_count(const struct slab *s);
-const char *slab_field_name(const struct slab *s, unsigned f);
+SLAB_API unsigned slab_field_count(const struct slab *s);
+SLAB_API const char *slab_field_name(const struct slab *s, unsigned f);
 /* The field id of a name, or -1. */
-int slab_field_lookup(const struct slab *s, const char *name);
+SLAB_API int slab_field_lookup(const struct slab *s, const char *name);
 
 /* Sample i's key, place and size. 0, SLAB_ERR_RANGE or SLAB_ERR_CORRUPT. */
-int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out);
+SLAB_API int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out);
 
 /* Field f of sample i: 1 when present (*out filled), 0 when the sample lacks it, or a
  * negative error (SLAB_ERR_RANGE, SLAB_ERR_CORRUPT when the record points outside the data). */
-int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
+SLAB_API int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
 
 /* The index of the sample with this key through the stored hash index: 0 and *index, or
  * SLAB_ERR_NOTFOUND. */
-int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
+SLAB_API int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
 
 /* Is a key safe as the start of a member name on export: not absolute, no ".." component,
  * no NUL byte? pack refuses other keys, inspect --tar and prefetch --emit never write them. */
-int slab_key_safe(const char *key, size_t key_len);
+SLAB_API int slab_key_safe(const char *key, size_t key_len);
 
 /* Sample i's key is safe (slab_key_safe): 0, or SLAB_ERR_CORRUPT with the reason, naming the
  * sample and the key, in slab_error() (or the error of slab_sample()). */
-int slab_check_key(struct slab *s, uint64_t i);
+SLAB_API int slab_check_key(struct slab *s, uint64_t i);
 /* The same for every sample: 0, or the error for the first one that is not. */
-int slab_check_keys(struct slab *s);
+SLAB_API int slab_check_keys(struct slab *s);
 
 /* Check everything: every field's CRC32C, that every byte between fields is zero, the page
  * rules (no straddling, large samples start a page), that records lie in the data area in
  * order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first
  * problem (sample index, key, offset) in slab_error(). progress, when not NULL, is called
  * now and then with the bytes checked so far. */
-int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
+SLAB_API int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
 		void *arg);
 
 /* ---- Writing ---------------------------------------------------------------------------- */
@@ -140,24 +179,28 @@ struct slab_writer_stats {
 };
 
 /* A new writer; NULL when out of memory. Free with slab_writer_free(). */
-struct slab_writer *slab_writer_new(void);
+SLAB_API struct slab_writer *slab_writer_new(void);
 
 /* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages.
  * Writes the header. */
-int slab_writer_open(struct slab_writer *w, int fd, const char *name,
+SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		     const struct slab_writer_options *o);
 
 /* Append one sample. Its fields are laid back to back in the order given. Refused without
  * writing anything with SLAB_ERR_DUPKEY (key seen before) or SLAB_ERR_DUPFIELD (a name
  * twice), so the caller may skip the sample and go on. Other errors are final. */
-int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
+SLAB_API int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_field_in *fields, size_t nfields);
 
 /* Write the table and the trailer. The fd is left open (the caller fsyncs and closes). */
-int slab_writer_finish(struct slab_writer *w);
+SLAB_API int slab_writer_finish(struct slab_writer *w);
 
-void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st);
-const char *slab_writer_error(const struct slab_writer *w);
-void slab_writer_free(struct slab_writer *w);
+SLAB_API void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st);
+SLAB_API const char *slab_writer_error(const struct slab_writer *w);
+SLAB_API void slab_writer_free(struct slab_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

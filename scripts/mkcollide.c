@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	static struct fnv_collide fc;
 	uint64_t count = 1000, dup_i = UINT64_MAX, dup_j = 0;
 	const char *out = "-";
-	int c, fd = STDOUT_FILENO, keys_only = 0, ret = EXIT_FAIL;
+	int c, fd = STDOUT_FILENO, keys_only = 0, ret = SLAB_EXIT_FAIL;
 	struct archive *a = NULL;
 	struct archive_entry *e = NULL;
 
@@ -104,13 +104,13 @@ int main(int argc, char **argv)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (fnvc_init(&fc, fnvc_blocks_for(count)) < 0) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	if (strcmp(out, "-") != 0) {
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 		if (fd < 0) {
 			cli_error("'%s': cannot create: %m", out);
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 	}
 
@@ -127,9 +127,9 @@ int main(int argc, char **argv)
 		}
 		if (fclose(f) != 0) {
 			cli_error("'%s': %m", out);
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
-		return EXIT_OK;
+		return SLAB_EXIT_OK;
 	}
 
 	a = archive_write_new();
@@ -157,13 +157,13 @@ int main(int argc, char **argv)
 		cli_error("%s", archive_message(a));
 		goto out;
 	}
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 out:
 	archive_entry_free(e);
 	archive_write_free(a);
-	if (fd != STDOUT_FILENO && close(fd) < 0 && ret == EXIT_OK) {
+	if (fd != STDOUT_FILENO && close(fd) < 0 && ret == SLAB_EXIT_OK) {
 		cli_error("'%s': %m", out);
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	}
 	return ret;
 }

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 			       "Write a .slab of N samples, key tNNNNNNNNNN, one field cls of one byte.\n");
 			return 0;
 		default:
-			return EXIT_USAGE;
+			return SLAB_EXIT_USAGE;
 		}
 	}
 	if (!out)
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		cli_error("'%s': cannot create: %m", out);
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	w = slab_writer_new();
 	o.page_size = page_size;
@@ -68,9 +68,9 @@ int main(int argc, char **argv)
 	if (slab_writer_finish(w) < 0 || close(fd) < 0)
 		goto fail;
 	slab_writer_free(w);
-	return EXIT_OK;
+	return SLAB_EXIT_OK;
 fail:
 	cli_error("%s", w ? slab_writer_error(w) : "out of memory");
 	unlink(out);
-	return EXIT_FAIL;
+	return SLAB_EXIT_FAIL;
 }

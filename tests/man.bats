@@ -169,12 +169,12 @@ options_documented() {
 	options_documented prefetch
 }
 
-@test "slab(5) names every magic number of lib/format.h" {
+@test "slab(5) names every magic number of lib/dataset/format.h" {
 	need_man
 	local text magics magic hex n=0
 	text=$(render "$MAN_DIR/slab.5")
 	magics=$(sed -n 's/^#define[[:space:]]\+[A-Z_]*MAGIC[[:space:]]\+"\(.*\)".*/\1/p' \
-		"$SLAB_ROOT/lib/format.h")
+		"$SLAB_ROOT/lib/dataset/format.h")
 	while IFS= read -r magic; do
 		[ -n "$magic" ] || continue
 		n=$((n + 1))
@@ -187,7 +187,7 @@ options_documented() {
 			grep -qF -e "$hex" <<<"$text" || fail "slab(5) does not give the magic \"$magic\" as bytes $hex"
 		fi
 	done <<<"$magics"
-	[ "$n" -ge 3 ] || fail "found only $n magic numbers in lib/format.h"
+	[ "$n" -ge 3 ] || fail "found only $n magic numbers in lib/dataset/format.h"
 }
 
 @test "slab(5) gives the CRC-32C and FNV-1a constants of the implementation" {
@@ -198,8 +198,8 @@ options_documented() {
 		grep -qiF -e "$c" <<<"$text" || fail "slab(5) lacks the constant $c"
 	done
 	# The FNV constants the code uses are the ones documented.
-	grep -qi 'cbf29ce484222325' "$SLAB_ROOT/lib/format.h"
-	grep -qi '100000001b3' "$SLAB_ROOT/lib/format.h"
+	grep -qi 'cbf29ce484222325' "$SLAB_ROOT/lib/dataset/format.h"
+	grep -qi '100000001b3' "$SLAB_ROOT/lib/dataset/format.h"
 }
 
 @test "man/shuffle-plan.1 and man/slab-plan.5 render without warnings" {
@@ -218,16 +218,16 @@ options_documented() {
 	options_documented shuffle-plan
 }
 
-@test "slab-plan(5) names the plan magic and the sizes of lib/plan.h" {
+@test "slab-plan(5) names the plan magic and the sizes of lib/dataset/plan.h" {
 	need_man
 	local text magic
 	text=$(render "$MAN_DIR/slab-plan.5")
-	magic=$(sed -n 's/^#define[[:space:]]\+SLAB_PLAN_MAGIC[[:space:]]\+"\(.*\)".*/\1/p' "$SLAB_ROOT/lib/plan.h")
-	[ "$magic" = SLABPLAN ] || fail "lib/plan.h magic is '$magic'"
+	magic=$(sed -n 's/^#define[[:space:]]\+SLAB_PLAN_MAGIC[[:space:]]\+"\(.*\)".*/\1/p' "$SLAB_ROOT/lib/dataset/plan.h")
+	[ "$magic" = SLABPLAN ] || fail "lib/dataset/plan.h magic is '$magic'"
 	grep -qF '"SLABPLAN" (53 4C 41 42 50 4C 41 4E)' <<<"$text" || fail "slab-plan(5) lacks the magic as text and bytes"
-	grep -q 'SLAB_PLAN_HEADER_FIXED 128u' "$SLAB_ROOT/lib/plan.h"
-	grep -q 'SLAB_PLAN_ID_SIZE      32u' "$SLAB_ROOT/lib/plan.h"
-	grep -q 'SLAB_PLAN_ENTRY_SIZE   8u' "$SLAB_ROOT/lib/plan.h"
+	grep -q 'SLAB_PLAN_HEADER_FIXED 128u' "$SLAB_ROOT/lib/dataset/plan.h"
+	grep -q 'SLAB_PLAN_ID_SIZE      32u' "$SLAB_ROOT/lib/dataset/plan.h"
+	grep -q 'SLAB_PLAN_ENTRY_SIZE   8u' "$SLAB_ROOT/lib/dataset/plan.h"
 	grep -qF '128 + 32 x F rounded up' <<<"$text" || fail "slab-plan(5) lacks the header size rule"
 	grep -qF 'n entries of 8 bytes' <<<"$text" || fail "slab-plan(5) lacks the entry size"
 	grep -qiF '0x82F63B78' <<<"$text" || fail "slab-plan(5) lacks the CRC-32C polynomial"
@@ -252,9 +252,9 @@ options_documented() {
 	need_man
 	local text key missing=""
 	text=$(render "$MAN_DIR/numa-probe.1")
-	# Keys: every json_*(j, "key", ...) of the tool; codes: every warn(..., "code", ...) of lib/topo.c.
+	# Keys: every json_*(j, "key", ...) of the tool; codes: every warn(..., "code", ...) of lib/machine/topo.c.
 	for key in $(grep -o 'json_[a-z0-9_]*(j, "[a-z0-9_]*"' "$SLAB_ROOT/tools/numa-probe.c" | sed 's/.*"\(.*\)"/\1/' | sort -u) \
-		$(grep -o 'SLAB_TOPO_\(NOTE\|WARNING\), "[a-z_]*"' "$SLAB_ROOT/lib/topo.c" | sed 's/.*"\(.*\)"/\1/' | sort -u); do
+		$(grep -o 'SLAB_TOPO_\(NOTE\|WARNING\), "[a-z_]*"' "$SLAB_ROOT/lib/machine/topo.c" | sed 's/.*"\(.*\)"/\1/' | sort -u); do
 		grep -qE "(^|[^a-z_])$key([^a-z_]|\$)" <<<"$text" || missing="$missing $key"
 	done
 	[ -z "$missing" ] || fail "numa-probe(1) does not document:$missing"

@@ -633,7 +633,7 @@ print_json(const struct run *r)
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
 	json_string(&j, "tool", "bench-tlb");
-	json_string(&j, "version", SLAB_VERSION);
+	json_string(&j, "version", SLAB_VERSION_STRING);
 
 	json_object_begin(&j, "method");
 	json_string(&j, "pattern", memlat_pattern_name(o->pattern));
@@ -1057,12 +1057,12 @@ bench(const struct opts *o)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	FILE *svg = NULL;
-	int ret = EXIT_FAIL, any = 0;
+	int ret = SLAB_EXIT_FAIL, any = 0;
 	char a[32], b[400];
 
 	if (r == NULL) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	r->o = o;
 	if (o->cpu >= 0 && pin_cpu(o->cpu) != 0)
@@ -1148,13 +1148,13 @@ bench(const struct opts *o)
 		print_csv(r);
 	else
 		print_table(r);
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 	if (svg != NULL) {
 		FILE *f = svg;
 
 		svg = NULL;
 		if (svg_finish(f, o->svg, r) != 0)
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 	}
 out:
 	if (svg != NULL)
@@ -1193,7 +1193,7 @@ main(int argc, char **argv)
 		switch (c) {
 		case OPT_BACKING:
 			if (parse_backings(optarg, o.selected) != 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		case OPT_CPU:
 			if (cli_parse_u64(optarg, 0, LONG_MAX, &u) != 0)
@@ -1273,6 +1273,6 @@ main(int argc, char **argv)
 
 	ret = bench(&o);
 	if (cli_close_stdout() < 0)
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	return ret;
 }

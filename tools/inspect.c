@@ -159,7 +159,7 @@ static int summary_text(struct slab *s, const char *path)
 	fputs("file:         ", stdout);
 	cli_fputs_escaped(path, stdout);
 	putchar('\n');
-	printf("format:       slab %u.%u\n", slab_version_major(s), slab_version_minor(s));
+	printf("format:       slab %u.%u\n", slab_format_major(s), slab_format_minor(s));
 	printf("file size:    %s (%llu bytes)\n", cli_human_size(slab_file_size(s), a, sizeof(a)),
 	       (unsigned long long)slab_file_size(s));
 	printf("page size:    %s (%llu bytes)\n", cli_human_size(slab_page_size(s), a, sizeof(a)),
@@ -209,8 +209,8 @@ static int summary_json(struct slab *s, const char *path, struct json *j)
 		return -1;
 	json_object_begin(j, NULL);
 	json_string(j, "file", path);
-	json_u64(j, "version_major", slab_version_major(s));
-	json_u64(j, "version_minor", slab_version_minor(s));
+	json_u64(j, "version_major", slab_format_major(s));
+	json_u64(j, "version_minor", slab_format_minor(s));
 	json_u64(j, "file_size", slab_file_size(s));
 	json_u64(j, "page_size", slab_page_size(s));
 	json_u64(j, "samples", slab_count(s));
@@ -450,11 +450,11 @@ static int tar_all(char **paths, int n)
 {
 	struct slab **sets = calloc((size_t)n, sizeof(*sets));
 	char err[1024];
-	int ret = EXIT_FAIL, i;
+	int ret = SLAB_EXIT_FAIL, i;
 
 	if (!sets) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	for (i = 0; i < n; i++) {
 		sets[i] = slab_new();
@@ -471,7 +471,7 @@ static int tar_all(char **paths, int n)
 		cli_error("tar output: %s", err);
 		goto out;
 	}
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 out:
 	for (i = 0; i < n; i++)
 		slab_close(sets[i]);
@@ -483,7 +483,7 @@ int main(int argc, char **argv)
 {
 	enum mode mode = MODE_SUMMARY;
 	const char *get_what = NULL, *field = NULL;
-	int json = 0, nmodes = 0, c, ret = EXIT_OK;
+	int json = 0, nmodes = 0, c, ret = SLAB_EXIT_OK;
 	struct json j;
 
 	cli_init(argv[0]);
@@ -540,7 +540,7 @@ int main(int argc, char **argv)
 	if (mode == MODE_TAR && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a tar to a terminal (redirect it)");
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0)
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	if (mode == MODE_TAR)
 		return tar_all(argv + optind, argc - optind);
 
@@ -557,12 +557,12 @@ int main(int argc, char **argv)
 
 		if (!s) {
 			cli_error("out of memory");
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 		if (slab_open(s, path) < 0) {
 			cli_error("%s", slab_error(s));
 			slab_close(s);
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 			continue;       /* the other files still get their turn */
 		}
 		switch (mode) {
@@ -585,9 +585,9 @@ int main(int argc, char **argv)
 		}
 		slab_close(s);
 		if (r == -2)
-			return EXIT_USAGE;
+			return SLAB_EXIT_USAGE;
 		if (r < 0)
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 	}
 	if (json) {
 		if (argc - optind > 1 || mode == MODE_LIST)
@@ -595,6 +595,6 @@ int main(int argc, char **argv)
 		json_finish(&j);
 	}
 	if (cli_close_stdout() < 0)
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	return ret;
 }

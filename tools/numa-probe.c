@@ -926,7 +926,7 @@ int
 main(int argc, char **argv)
 {
 	const char *root = "/";
-	int json = 0, measure = 0, root_given = 0, c, ret = EXIT_OK;
+	int json = 0, measure = 0, root_given = 0, c, ret = SLAB_EXIT_OK;
 	uint64_t size = 0, repeat = 5, threads = 0;
 	int size_given = 0, repeat_given = 0, threads_given = 0;
 	struct slab_topo *t;
@@ -1000,14 +1000,14 @@ main(int argc, char **argv)
 	t = slab_topo_new();
 	if (t == NULL) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	if (cli_verbosity >= 2)
 		slab_topo_set_missing(t, missing, NULL);
 	if (slab_topo_read(t, root) < 0) {
 		cli_error("%s", slab_topo_error(t));
 		slab_topo_close(t);
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	ti = slab_topo_info(t);
 
@@ -1032,7 +1032,7 @@ main(int argc, char **argv)
 			if (progress_on)
 				fputs("\r\033[K", stderr);
 			cli_error("--measure: %s", err);
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 		} else if (progress_on) {
 			fputs("\r\033[K", stderr);
 		}
@@ -1052,9 +1052,9 @@ main(int argc, char **argv)
 	slab_topo_close(t);
 	if (out_of_memory) {
 		cli_error("out of memory: the report above is incomplete");
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	}
 	if (cli_close_stdout() < 0)
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	return ret;
 }

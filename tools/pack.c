@@ -543,7 +543,7 @@ static char *options_text(const struct opts *o)
 		     "jpeg-check=%d\n"
 		     "jpeg-max-side=%u\n"
 		     "jpeg-quality=%d\n",
-		     SLAB_VERSION, (unsigned long long)o->page_size, o->nkeep ? fields : "*",
+		     SLAB_VERSION_STRING, (unsigned long long)o->page_size, o->nkeep ? fields : "*",
 		     (unsigned long long)o->max_sample, o->skip_bad ? "skip" : "fail",
 		     o->jpeg_check, o->jpeg_max_side, o->jpeg_max_side ? o->jpeg_quality : 0) < 0)
 		text = NULL;
@@ -621,7 +621,7 @@ int main(int argc, char **argv)
 	char *opt_text = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct cli_output output = { .fd = -1 };
-	int c, ret = EXIT_FAIL;
+	int c, ret = SLAB_EXIT_FAIL;
 	uint64_t v;
 
 	cli_init(argv[0]);
@@ -632,7 +632,7 @@ int main(int argc, char **argv)
 		case OPT_FIELDS:
 			if ((c = split_fields(&o, optarg)) == SLAB_ERR_NOMEM) {
 				cli_error("out of memory");
-				return EXIT_FAIL;
+				return SLAB_EXIT_FAIL;
 			}
 			if (c < 0)
 				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
@@ -709,14 +709,14 @@ int main(int argc, char **argv)
 		struct stat st;
 		if (strcmp(argv[i], "-") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
 			cli_error("'%s': is a directory", argv[i]);
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 	}
 	{
 		char *std_in[] = { (char *)"-" };
 		if (cli_check_output(o.output, optind < argc ? argv + optind : std_in,
 				     optind < argc ? argc - optind : 1) < 0)
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 	}
 
 	/* TurboJPEG reads these when encoding: the same options must give the same bytes. */
@@ -756,9 +756,9 @@ int main(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (cli_verbosity >= 1)
 		summary(&r, &in, cli_now() - r.start);
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 out:
-	if (ret != EXIT_OK && r.progress)
+	if (ret != SLAB_EXIT_OK && r.progress)
 		fputs("\n", stderr);
 	cli_output_abort(&output);
 	slab_writer_free(r.w);

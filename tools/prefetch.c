@@ -118,7 +118,7 @@ static int status(char **paths, int n, int json)
 {
 	uint64_t os = slab_pc_os_page();
 	struct res_total tot = { 0, 0, 0, 0 };
-	int ret = EXIT_OK, shown = 0;
+	int ret = SLAB_EXIT_OK, shown = 0;
 	struct json j;
 	char a[32], b[32];
 
@@ -137,13 +137,13 @@ static int status(char **paths, int n, int json)
 
 		if (!pc) {
 			cli_error("out of memory");
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 		if (slab_pc_open(pc, paths[i]) < 0 ||
 		    slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) < 0) {
 			cli_error("%s", slab_pc_error(pc));
 			slab_pc_close(pc);
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 			continue;       /* the other files still get their turn */
 		}
 		/* The last page may be partial: never more than the file. */
@@ -224,7 +224,7 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 static int warm(char **paths, int n)
 {
 	struct warm_progress w = { NULL, cli_now(), 0, 0 };
-	int progress = cli_progress_wanted(), ret = EXIT_OK, warmed = 0;
+	int progress = cli_progress_wanted(), ret = SLAB_EXIT_OK, warmed = 0;
 	char a[32];
 
 	for (int i = 0; i < n; i++) {
@@ -235,7 +235,7 @@ static int warm(char **paths, int n)
 
 		if (!pc) {
 			cli_error("out of memory");
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 		w.name = paths[i];
 		r = slab_pc_open(pc, paths[i]);
@@ -246,7 +246,7 @@ static int warm(char **paths, int n)
 		w.before += bytes;
 		if (r < 0) {
 			cli_error("%s", slab_pc_error(pc));
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 		} else {
 			warmed++;
 			cli_info("'%s': %s in %.2f s, %.1f MB/s", paths[i],
@@ -265,7 +265,7 @@ static int warm(char **paths, int n)
 
 static int evict(char **paths, int n)
 {
-	int ret = EXIT_OK;
+	int ret = SLAB_EXIT_OK;
 
 	for (int i = 0; i < n; i++) {
 		struct slab_pc *pc = slab_pc_new();
@@ -273,12 +273,12 @@ static int evict(char **paths, int n)
 
 		if (!pc) {
 			cli_error("out of memory");
-			return EXIT_FAIL;
+			return SLAB_EXIT_FAIL;
 		}
 		if (slab_pc_open(pc, paths[i]) < 0 ||
 		    slab_pc_advise(pc, 0, 0, SLAB_PC_DONTNEED) < 0) {
 			cli_error("%s", slab_pc_error(pc));
-			ret = EXIT_FAIL;
+			ret = SLAB_EXIT_FAIL;
 		} else if (cli_verbosity >= 2 &&
 			   slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) == 0) {
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
@@ -400,14 +400,14 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct slab_follow_item it;
 	struct slab_follow_stats st;
 	struct emitter em = { EMIT_NONE, NULL, NULL };
-	int progress = cli_progress_wanted(), ret = EXIT_FAIL, r, w = 0;
+	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
 	uint64_t written = 0, written_bytes = 0;
 	double start, last = 0;
 	char err[1024], a[32];
 
 	if (!files) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	if (slab_plan_read(po->plan_path, &plan, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
@@ -495,7 +495,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			 st.async ? "asynchronous" : "one at a time",
 			 cli_human_size(st.max_buffered, b, sizeof(b)));
 	}
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 out:
 	emitter_free(&em);
 	slab_follow_close(f);
@@ -595,7 +595,7 @@ int main(int argc, char **argv)
 		return cli_usage_error("too many files");
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0 ||
 	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)&po.plan_path, 1) < 0))
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	if (emit)
 		po.emit = emit_format && strcmp(emit_format, "raw") == 0 ? EMIT_RAW : EMIT_TAR;
 
@@ -615,6 +615,6 @@ int main(int argc, char **argv)
 		break;
 	}
 	if (cli_close_stdout() < 0)
-		ret = EXIT_FAIL;
+		ret = SLAB_EXIT_FAIL;
 	return ret;
 }

@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 	uint64_t v, start = 0, rank = 0, world = 1;
 	int c, text = 0, stats = 0, drop_set = 0, pad_set = 0, window_set = 0, memory_set = 0;
 	struct cli_output outf = { .fd = -1 };
-	int ret = EXIT_FAIL, nfiles = 0, failed = 0;
+	int ret = SLAB_EXIT_FAIL, nfiles = 0, failed = 0;
 	char err[1024];
 	double t0;
 
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EPOCH:
 			if (number("--epoch", optarg, 0, UINT64_MAX, &p.epoch) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") == 0)
@@ -242,15 +242,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RANK:
 			if (number("--rank", optarg, 0, UINT32_MAX - 1, &rank) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		case OPT_SEED:
 			if (number("--seed", optarg, 0, UINT64_MAX, &p.seed) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		case OPT_START:
 			if (number("--start", optarg, 0, UINT64_MAX, &start) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		case OPT_STATS:
 			stats = 1;
@@ -262,12 +262,12 @@ int main(int argc, char **argv)
 			return cli_version();
 		case OPT_WINDOW:
 			if (number("--window", optarg, 1, UINT64_MAX, &p.window) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			window_set = 1;
 			break;
 		case OPT_WORLD_SIZE:
 			if (number("--world-size", optarg, 1, UINT32_MAX, &world) < 0)
-				return EXIT_USAGE;
+				return SLAB_EXIT_USAGE;
 			break;
 		default:
 			return cli_try_help();
@@ -300,13 +300,13 @@ int main(int argc, char **argv)
 		p.flags |= SLAB_PLAN_PAD;
 
 	if (cli_check_output(output, argv + optind, argc - optind) < 0)
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	t0 = cli_now();
 	nfiles = argc - optind;
 	files = calloc((size_t)nfiles, sizeof(*files));
 	if (!files) {
 		cli_error("out of memory");
-		return EXIT_FAIL;
+		return SLAB_EXIT_FAIL;
 	}
 	/* Every file must open; each one that does not is reported. */
 	for (int i = 0; i < nfiles; i++) {
@@ -356,7 +356,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (cli_verbosity >= 1)
 		summary(plan, output ? (strcmp(output, "-") ? output : "(stdout)") : NULL, cli_now() - t0);
-	ret = EXIT_OK;
+	ret = SLAB_EXIT_OK;
 out:
 	cli_output_abort(&outf);
 	slab_plan_free(plan);

@@ -1,4 +1,4 @@
-/* fuzz_plan.c: libFuzzer target for the plan file reader (lib/plan.c, slab_plan_read): read
+/* fuzz_plan.c: libFuzzer target for the plan file reader (lib/dataset/plan.c, slab_plan_read): read
  * the input as a plan and, when it is accepted, write it back and read that again, which must
  * give the same plan byte for byte.
  *

@@ -1,4 +1,4 @@
-/* fuzz_reader.c: libFuzzer target for the .slab reader (lib/reader.c): open the input and, when
+/* fuzz_reader.c: libFuzzer target for the .slab reader (lib/dataset/reader.c): open the input and, when
  * it opens, call every lookup on it and touch every byte the reader hands out.
  *
  * Checksums stop random mutations at the door, so an input whose reserved header byte 40 is
@@ -114,8 +114,8 @@ static void exercise(struct slab *s)
 	struct slab_field fl;
 
 	sink += slab_page_size(s) + slab_page_count(s) + slab_data_offset(s) +
-		slab_table_offset(s) + slab_file_size(s) + slab_version_major(s) +
-		slab_version_minor(s) + strlen(slab_options(s)) + slab_base(s)[0];
+		slab_table_offset(s) + slab_file_size(s) + slab_format_major(s) +
+		slab_format_minor(s) + strlen(slab_options(s)) + slab_base(s)[0];
 	touch(slab_error(s), strlen(slab_error(s)));
 
 	for (unsigned f = 0; f < nf; f++) {

@@ -1,4 +1,4 @@
-/* fuzz_tarin.c: libFuzzer target for tar / WebDataset ingestion (lib/tarin.c over libarchive):
+/* fuzz_tarin.c: libFuzzer target for tar / WebDataset ingestion (lib/dataset/tarin.c over libarchive):
  * read every sample of the input, check what comes back hangs together, free everything. An
  * input of odd length is read keeping only some fields, as pack --fields does. */
 #include "tarin.h"

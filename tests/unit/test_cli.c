@@ -1,4 +1,4 @@
-/* test_cli.c: unit tests of lib/cli.c: size and number parsing at their edges, human sizes,
+/* test_cli.c: unit tests of lib/fe/cli.c: size and number parsing at their edges, human sizes,
  * message format and the close of stdout. */
 #include <errno.h>
 #include <fcntl.h>
@@ -261,7 +261,7 @@ test_messages(void)
 	CHECK_STR(capture_stderr(say_usage),
 		"pack: unknown option '--frob'\n"
 		"Try 'pack --help' for more information.\n");
-	CHECK(usage_ret == EXIT_USAGE);
+	CHECK(usage_ret == SLAB_EXIT_USAGE);
 
 	s = capture_stderr(say_long);
 	CHECK(s != NULL && strlen(s) == strlen("pack: ") + 2999 + 1);

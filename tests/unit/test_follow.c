@@ -1,4 +1,4 @@
-/* test_follow.c: unit tests of lib/follow.c: for plans in every mode, a hand-made plan with
+/* test_follow.c: unit tests of lib/dataset/follow.c: for plans in every mode, a hand-made plan with
  * repeats and empty samples, every look-ahead and both ways of reading (mapping, O_DIRECT
  * with and without AIO), each step hands out the plan's sample with its exact bytes, and
  * --release drops every page the plan touched exactly once; O_DIRECT buffers stay within

@@ -1,4 +1,4 @@
-/* test_jpeg.c: unit tests of lib/jpeg.c on JPEGs made in memory with TurboJPEG, and on the
+/* test_jpeg.c: unit tests of lib/dataset/jpeg.c on JPEGs made in memory with TurboJPEG, and on the
  * corpus JPEGs in $SLAB_CORPUS/jpeg/ when that variable is set. */
 #include <pthread.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* test_json.c: unit tests of lib/json.c: exact pretty-printed layout, string escaping and
+/* test_json.c: unit tests of lib/fe/json.c: exact pretty-printed layout, string escaping and
  * the replacement of invalid UTF-8, numbers. */
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* test_pagecache.c: unit tests of lib/pagecache.c on a file in the current folder:
+/* test_pagecache.c: unit tests of lib/dataset/pagecache.c on a file in the current folder:
  * cachestat and mincore agree, evict and warm move residency, ranges are clipped, O_DIRECT
  * reads give the bytes pread gives at any offset, and errors name the file. */
 #include "pagecache.h"

@@ -82,8 +82,8 @@
 #define SLAB_MAGIC              "\x89SLAB\r\n\x1a"
 #define SLAB_TABLE_MAGIC        "SLABTABL"
 #define SLAB_TRAILER_MAGIC      "SLABTAIL"
-#define SLAB_VERSION_MAJOR      1
-#define SLAB_VERSION_MINOR      0
+#define SLAB_FORMAT_MAJOR      1
+#define SLAB_FORMAT_MINOR      0
 #define SLAB_HEADER_SIZE        4096u
 #define SLAB_OPTIONS_OFFSET     64u
 #define SLAB_OPTIONS_MAX        (SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET - 1)

@@ -79,9 +79,9 @@ static int parse(struct slab *s)
 			    (unsigned long long)size);
 	s->major = slab_le16(h + 8);
 	s->minor = slab_le16(h + 10);
-	if (s->major != SLAB_VERSION_MAJOR)
+	if (s->major != SLAB_FORMAT_MAJOR)
 		return fail(s, SLAB_ERR_FORMAT, "format version %u.%u is not supported (this reader reads %u.x)",
-			    s->major, s->minor, SLAB_VERSION_MAJOR);
+			    s->major, s->minor, SLAB_FORMAT_MAJOR);
 	memcpy(hdr, h, sizeof(hdr));
 	memset(hdr + 36, 0, 4);
 	crc = slab_crc32c(0, hdr, sizeof(hdr));
@@ -294,8 +294,8 @@ uint64_t slab_page_count(const struct slab *s) { return s->npages; }
 uint64_t slab_data_offset(const struct slab *s) { return s->data_offset; }
 uint64_t slab_table_offset(const struct slab *s) { return s->table_offset; }
 uint64_t slab_file_size(const struct slab *s) { return s->size; }
-unsigned slab_version_major(const struct slab *s) { return s->major; }
-unsigned slab_version_minor(const struct slab *s) { return s->minor; }
+unsigned slab_format_major(const struct slab *s) { return s->major; }
+unsigned slab_format_minor(const struct slab *s) { return s->minor; }
 const char *slab_options(const struct slab *s) { return s->options; }
 const unsigned char *slab_base(const struct slab *s) { return s->base; }
 unsigned slab_field_count(const struct slab *s) { return s->nfields; }

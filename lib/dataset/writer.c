@@ -236,8 +236,8 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, SLAB_MAGIC, 8);
-	slab_put16(hdr + 8, SLAB_VERSION_MAJOR);
-	slab_put16(hdr + 10, SLAB_VERSION_MINOR);
+	slab_put16(hdr + 8, SLAB_FORMAT_MAJOR);
+	slab_put16(hdr + 10, SLAB_FORMAT_MINOR);
 	slab_put32(hdr + 12, SLAB_HEADER_SIZE);
 	slab_put64(hdr + 16, ps);
 	slab_put64(hdr + 24, w->data_offset);

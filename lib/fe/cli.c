@@ -36,12 +36,12 @@ std_fds_open(void)
 			continue;
 		nfd = open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
 		if (nfd < 0)
-			_exit(EXIT_FAIL);       /* no /dev/null: nothing safe is left to do */
+			_exit(SLAB_EXIT_FAIL);       /* no /dev/null: nothing safe is left to do */
 		if (nfd != fd) {
 			/* Not the lowest free number: only when a lower one was closed too, which
 			 * the loop has filled already. */
 			close(nfd);
-			_exit(EXIT_FAIL);
+			_exit(SLAB_EXIT_FAIL);
 		}
 	}
 }
@@ -740,19 +740,19 @@ cli_help(const char *usage, const char *help)
 {
 	fputs(usage, stdout);
 	fputs(help, stdout);
-	return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }
 
 int
 cli_version(void)
 {
-	printf("%s (slab) %s\n", progname, SLAB_VERSION);
-	return cli_close_stdout() < 0 ? EXIT_FAIL : EXIT_OK;
+	printf("%s (slab) %s\n", progname, SLAB_VERSION_STRING);
+	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }
 
 int
 cli_try_help(void)
 {
 	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
-	return EXIT_USAGE;
+	return SLAB_EXIT_USAGE;
 }

@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SLAB_VERSION "0.1.0"
+#include "slab.h"
+
 
 /* Exit codes shared by every tool. */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { SLAB_EXIT_OK = 0, SLAB_EXIT_FAIL = 1, SLAB_EXIT_USAGE = 2 };
 
 /* Set once from main: the name messages start with. */
 void cli_init(const char *progname);
@@ -34,7 +35,7 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A usage error: the message, then "Try 'tool --help' for more information.", returns
- * EXIT_USAGE for main to return. */
+ * SLAB_EXIT_USAGE for main to return. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "1048576", "64K", "2M", "1G", "1T" (binary multiples, optional trailing "B" or "iB").
@@ -54,7 +55,7 @@ double cli_now(void);
 int cli_progress_wanted(void);
 
 /* After getopt has said what is wrong: "Try 'tool --help' for more information." on stderr;
- * returns EXIT_USAGE. */
+ * returns SLAB_EXIT_USAGE. */
 int cli_try_help(void);
 
 /* --help: the usage and help texts on stdout; --version: "tool (slab) VERSION". Each returns
