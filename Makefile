@@ -78,7 +78,6 @@ LIB       := $(BUILD)/libslab.a
 TLIB      := $(BUILD)/libslab-tools.a
 SONAME    := libslab.so.$(VERSION_MAJOR)
 SHLIB     := $(BUILD)/libslab.so.$(VERSION)
-PCFILE    := $(BUILD)/slab.pc
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRCS:tools/%.c=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -97,8 +96,8 @@ FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/
 # them every time.
 .SECONDARY:
 
-## all: build the library (static, shared, slab.pc), the tools and the test programs (default)
-all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so $(PCFILE)
+## all: build the library (static and shared), the tools and the test programs (default)
+all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -139,10 +138,6 @@ $(SHLIB): $(SLAB_OBJS) lib/libslab.map
 
 $(BUILD)/libslab.so: $(SHLIB)
 	$(Q)ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $@
-
-$(PCFILE): lib/slab.pc.in lib/slab.h
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(BUILD)/bin/%: $(BUILD)/tools/%.o $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
@@ -216,7 +211,7 @@ fuzz:
 
 ## install: install the tools, man pages, slab.h, libslab.so*, libslab.a and slab.pc under
 ## DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR override the places)
-install: $(TOOLS) $(LIB) $(BUILD)/libslab.so $(PCFILE)
+install: $(TOOLS) $(LIB) $(BUILD)/libslab.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
@@ -225,7 +220,9 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so $(PCFILE)
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libslab.so
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)
-	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' lib/slab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
 	install -m 644 $(filter %.1,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man1
 	$(if $(filter %.3,$(MANPAGES)),install -m 644 $(filter %.3,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man3)
 	install -m 644 $(filter %.5,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man5

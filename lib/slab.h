@@ -11,10 +11,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 /* The library's version: these macros are the header's, slab_version() the one linked. */
@@ -34,10 +30,6 @@ extern "C" {
 #define SLAB_API __attribute__((visibility("default")))
 #else
 #define SLAB_API
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 /* The linked library's SLAB_VERSION_NUMBER, and its SLAB_VERSION_STRING. */
@@ -198,6 +190,61 @@ SLAB_API int slab_writer_finish(struct slab_writer *w);
 SLAB_API void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st);
 SLAB_API const char *slab_writer_error(const struct slab_writer *w);
 SLAB_API void slab_writer_free(struct slab_writer *w);
+
+/* ---- A dataset: several files as one ------------------------------------------------- */
+
+/* Files read as one dataset, numbered in the order given, as the tools and plans number them:
+ * a sample is (file, index) or a global index (file 0's samples first). */
+struct slab_dataset;
+struct slab_plan;
+struct slab_plan_params;
+struct slab_follow;
+struct slab_follow_options;
+
+/* A new, empty dataset; NULL only when out of memory. Free with slab_dataset_close(). */
+SLAB_API struct slab_dataset *slab_dataset_new(void);
+/* Open paths[0 .. n) (n >= 1), each as slab_open() does. On failure nothing stays open and
+ * slab_dataset_error() says why, naming the file. */
+SLAB_API int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n);
+/* Closes every file and frees; accepts NULL. */
+SLAB_API void slab_dataset_close(struct slab_dataset *d);
+/* The last error's text ("" when none). */
+SLAB_API const char *slab_dataset_error(const struct slab_dataset *d);
+
+SLAB_API size_t slab_dataset_files(const struct slab_dataset *d);
+/* File f's reader (for slab_sample(), slab_get(), its schema) and path; NULL past the end.
+ * The dataset owns them. */
+SLAB_API struct slab *slab_dataset_file(const struct slab_dataset *d, size_t file);
+SLAB_API const char *slab_dataset_path(const struct slab_dataset *d, size_t file);
+/* Samples in all files. */
+SLAB_API uint64_t slab_dataset_count(const struct slab_dataset *d);
+/* Global index -> (file, index), and back: 0, or SLAB_ERR_RANGE. */
+SLAB_API int slab_dataset_locate(const struct slab_dataset *d, uint64_t global, size_t *file,
+				 uint64_t *index);
+SLAB_API int slab_dataset_global(const struct slab_dataset *d, size_t file, uint64_t index,
+				 uint64_t *global);
+/* The sample with this key, through each file's hash index in file order (the first file
+ * holding it wins): 0 and (*file, *index), or SLAB_ERR_NOTFOUND. */
+SLAB_API int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_len,
+			       size_t *file, uint64_t *index);
+
+/* A plan over the dataset: made here (the function shuffle-plan uses, same parameters, same
+ * result), or read from a plan file and checked to belong to these files. Free with
+ * slab_plan_free(). */
+SLAB_API int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
+				    uint64_t start, struct slab_plan **out);
+SLAB_API int slab_dataset_plan_read(struct slab_dataset *d, const char *path,
+				    struct slab_plan **out);
+/* The plan's entries held (from its start position), and entry i as (file, index). */
+SLAB_API uint64_t slab_plan_count(const struct slab_plan *plan);
+SLAB_API int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file,
+			   uint64_t *index);
+/* Accepts NULL. */
+SLAB_API void slab_plan_free(struct slab_plan *plan);
+/* Walk a plan of this dataset with read-ahead (and release, or O_DIRECT) as prefetch --plan
+ * does: slab_follow_next() hands out each sample in plan order. */
+SLAB_API int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
+				 const struct slab_follow_options *o, struct slab_follow **out);
 
 #ifdef __cplusplus
 }

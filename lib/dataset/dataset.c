@@ -1,0 +1,229 @@
+/* dataset.c: several .slab files read as one dataset, numbered in the order given (as the
+ * tools and plans number them): global indexes, (file, index) pairs, key lookup across files,
+ * and plans and plan following over the same files. */
+#include "slab.h"
+#include "errfmt.h"
+#include "follow.h"
+#include "plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slab_dataset {
+	size_t n;
+	struct slab **files;
+	char **paths;
+	uint64_t *first;        /* global index of each file's sample 0; first[n]: the total */
+	char err[1024];
+};
+
+static int dataset_fail(struct slab_dataset *d, int code, const char *subject,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int dataset_fail(struct slab_dataset *d, int code, const char *subject,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	slab_verrf(d->err, sizeof(d->err), subject, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* The error of a call that failed on file f: its reader's text, which names the file. */
+static int file_fail(struct slab_dataset *d, size_t f, int code)
+{
+	snprintf(d->err, sizeof(d->err), "%s", slab_error(d->files[f]));
+	return code;
+}
+
+struct slab_dataset *slab_dataset_new(void)
+{
+	return calloc(1, sizeof(struct slab_dataset));
+}
+
+static void dataset_clear(struct slab_dataset *d)
+{
+	for (size_t f = 0; f < d->n; f++) {
+		slab_close(d->files[f]);
+		free(d->paths[f]);
+	}
+	free(d->files);
+	free(d->paths);
+	free(d->first);
+	d->files = NULL;
+	d->paths = NULL;
+	d->first = NULL;
+	d->n = 0;
+}
+
+int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n)
+{
+	int rc;
+
+	dataset_clear(d);
+	d->err[0] = '\0';
+	if (n == 0)
+		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "no files");
+	if (n > UINT32_MAX)
+		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "more than 2^32 - 1 files");
+	d->files = calloc(n, sizeof(*d->files));
+	d->paths = calloc(n, sizeof(*d->paths));
+	d->first = calloc(n + 1, sizeof(*d->first));
+	if (!d->files || !d->paths || !d->first) {
+		rc = dataset_fail(d, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
+		goto undo;
+	}
+	d->n = n;
+	for (size_t f = 0; f < n; f++) {
+		d->paths[f] = strdup(paths[f]);
+		d->files[f] = slab_new();
+		if (!d->paths[f] || !d->files[f]) {
+			rc = dataset_fail(d, SLAB_ERR_NOMEM, paths[f], "out of memory");
+			goto undo;
+		}
+		rc = slab_open(d->files[f], paths[f]);
+		if (rc < 0) {
+			file_fail(d, f, rc);
+			goto undo;
+		}
+		d->first[f + 1] = d->first[f] + slab_count(d->files[f]);
+	}
+	return 0;
+undo:
+	dataset_clear(d);
+	return rc;
+}
+
+void slab_dataset_close(struct slab_dataset *d)
+{
+	if (!d)
+		return;
+	dataset_clear(d);
+	free(d);
+}
+
+const char *slab_dataset_error(const struct slab_dataset *d)
+{
+	return d->err;
+}
+
+size_t slab_dataset_files(const struct slab_dataset *d)
+{
+	return d->n;
+}
+
+struct slab *slab_dataset_file(const struct slab_dataset *d, size_t file)
+{
+	return file < d->n ? d->files[file] : NULL;
+}
+
+const char *slab_dataset_path(const struct slab_dataset *d, size_t file)
+{
+	return file < d->n ? d->paths[file] : NULL;
+}
+
+uint64_t slab_dataset_count(const struct slab_dataset *d)
+{
+	return d->n ? d->first[d->n] : 0;
+}
+
+int slab_dataset_locate(const struct slab_dataset *d, uint64_t global, size_t *file,
+			uint64_t *index)
+{
+	size_t lo = 0, hi = d->n;
+
+	if (global >= slab_dataset_count(d))
+		return SLAB_ERR_RANGE;
+	/* The last file whose first index is <= global (files may be empty). */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->first[mid] <= global)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*file = lo;
+	*index = global - d->first[lo];
+	return 0;
+}
+
+int slab_dataset_global(const struct slab_dataset *d, size_t file, uint64_t index,
+			uint64_t *global)
+{
+	if (file >= d->n || index >= d->first[file + 1] - d->first[file])
+		return SLAB_ERR_RANGE;
+	*global = d->first[file] + index;
+	return 0;
+}
+
+int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_len,
+		      size_t *file, uint64_t *index)
+{
+	for (size_t f = 0; f < d->n; f++) {
+		int rc = slab_find(d->files[f], key, key_len, index);
+
+		if (rc == 0) {
+			*file = f;
+			return 0;
+		}
+		if (rc != SLAB_ERR_NOTFOUND)
+			return rc;
+	}
+	return SLAB_ERR_NOTFOUND;
+}
+
+/* ---- Plans over the dataset ----------------------------------------------------------- */
+
+int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
+			   uint64_t start, struct slab_plan **out)
+{
+	if (d->n == 0)
+		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "no files open");
+	if (slab_plan_make(d->files, (uint32_t)d->n, p, start, out, d->err, sizeof(d->err)) < 0)
+		return SLAB_ERR_INVAL;
+	return 0;
+}
+
+int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab_plan **out)
+{
+	struct slab_plan *plan;
+	char why[sizeof(d->err)];
+
+	if (slab_plan_read(path, &plan, d->err, sizeof(d->err)) < 0)
+		return SLAB_ERR_CORRUPT;
+	if (slab_plan_match(plan, d->files, (uint32_t)d->n, why, sizeof(why)) < 0) {
+		slab_plan_free(plan);
+		return dataset_fail(d, SLAB_ERR_INVAL, path, "%s", why);
+	}
+	*out = plan;
+	return 0;
+}
+
+uint64_t slab_plan_count(const struct slab_plan *plan)
+{
+	return plan->n;
+}
+
+int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file, uint64_t *index)
+{
+	if (i >= plan->n)
+		return SLAB_ERR_RANGE;
+	*file = plan->entries[i].file;
+	*index = plan->entries[i].sample;
+	return 0;
+}
+
+int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
+			const struct slab_follow_options *o, struct slab_follow **out)
+{
+	if (slab_follow_open(out, d->files, (const char *const *)d->paths, (uint32_t)d->n, plan,
+			     o, d->err, sizeof(d->err)) < 0)
+		return SLAB_ERR_INVAL;
+	return 0;
+}
