@@ -89,11 +89,9 @@ struct opts {
 	const char *output;             /* NULL or "-": standard output */
 };
 
-static void
-error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static void
-error(const char *fmt, ...)
+static void error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -107,11 +105,9 @@ error(const char *fmt, ...)
 	funlockfile(stderr);
 }
 
-static int
-usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static int
-usage_error(const char *fmt, ...)
+static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -124,8 +120,7 @@ usage_error(const char *fmt, ...)
 }
 
 /* Decimal digits only: strtoull alone would take signs, spaces and "0x". */
-static int
-parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -141,8 +136,7 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 }
 
 /* "1048576", "64K", "2M", "1G", binary multiples, with an optional "B" or "iB". */
-static int
-parse_size(const char *s, uint64_t *out)
+static int parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned shift = 0;
@@ -169,8 +163,7 @@ parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int
-parse_range(const char *s, uint64_t *lo, uint64_t *hi)
+static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 {
 	const char *colon = strchr(s, ':');
 	char first[64];
@@ -182,8 +175,7 @@ parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 	return parse_size(first, lo) == 0 && parse_size(colon + 1, hi) == 0 ? 0 : -1;
 }
 
-static uint64_t
-splitmix64(uint64_t *state)
+static uint64_t splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
 
@@ -193,14 +185,12 @@ splitmix64(uint64_t *state)
 }
 
 /* Uniform in [0, n), n > 0. The modulo bias is far below anything a test could see. */
-static uint64_t
-below(uint64_t *state, uint64_t n)
+static uint64_t below(uint64_t *state, uint64_t n)
 {
 	return splitmix64(state) % n;
 }
 
-static uint32_t
-isqrt(uint64_t n)
+static uint32_t isqrt(uint64_t n)
 {
 	/* sqrt() is exact-rounded, so this is the same everywhere; the loops fix its last bit. */
 	uint64_t r = (uint64_t)sqrt((double)n);
@@ -224,8 +214,7 @@ struct tables {
 	int8_t chroma[NOISE_LEN];
 };
 
-static void
-make_tables(struct tables *t, uint64_t seed)
+static void make_tables(struct tables *t, uint64_t seed)
 {
 	uint64_t st = seed ^ 0x6D6B7764735F6E73ull;     /* its own stream */
 
@@ -256,15 +245,13 @@ struct shape {
 	unsigned char col[3];
 };
 
-static unsigned char
-colour(uint64_t *st)
+static unsigned char colour(uint64_t *st)
 {
 	return (unsigned char)(NOISE_MAX + below(st, 256 - 2 * NOISE_MAX));
 }
 
-static void
-paint(const struct tables *tab, unsigned char *restrict pix, unsigned char *restrict row,
-      uint32_t w, uint32_t h, uint64_t seed)
+static void paint(const struct tables *tab, unsigned char *restrict pix,
+		  unsigned char *restrict row, uint32_t w, uint32_t h, uint64_t seed)
 {
 	uint64_t st = seed;
 	int c0[3], c1[3];
@@ -365,8 +352,7 @@ struct worker {
 };
 
 /* Paint and encode one w x h picture into wk->jpeg; its size, or 0 on failure. */
-static size_t
-make_jpeg(struct worker *wk, uint32_t w, uint32_t h, uint64_t seed)
+static size_t make_jpeg(struct worker *wk, uint32_t w, uint32_t h, uint64_t seed)
 {
 	size_t need = (size_t)w * h * 3 + (size_t)w * 3;
 	unsigned long bound = tjBufSize((int)w, (int)h, TJSAMP_420), size;
@@ -395,8 +381,7 @@ make_jpeg(struct worker *wk, uint32_t w, uint32_t h, uint64_t seed)
 	return size;
 }
 
-static uint32_t
-clamp_side(uint64_t v)
+static uint32_t clamp_side(uint64_t v)
 {
 	return (uint32_t)(v < MIN_SIDE ? MIN_SIDE : v > MAX_SIDE ? MAX_SIDE : v);
 }
@@ -406,9 +391,8 @@ clamp_side(uint64_t v)
  * this generator hardly depend on the picture, so the calibration gives the pixel count; a
  * miss is tried again with this picture's own ratio.
  */
-static size_t
-make_sized_jpeg(struct worker *wk, uint64_t target, uint64_t aspect_num, uint64_t aspect_den,
-		uint64_t seed, uint32_t *w, uint32_t *h)
+static size_t make_sized_jpeg(struct worker *wk, uint64_t target, uint64_t aspect_num,
+			      uint64_t aspect_den, uint64_t seed, uint32_t *w, uint32_t *h)
 {
 	const struct opts *o = wk->pool->o;
 	uint64_t pixels = (target - JPEG_OVERHEAD) * 1000 / wk->pool->milli_bpp;
@@ -454,8 +438,7 @@ make_sized_jpeg(struct worker *wk, uint64_t target, uint64_t aspect_num, uint64_
 }
 
 /* Bytes per pixel of a few pictures, for a first guess at the size of each sample. */
-static int
-calibrate(struct worker *wk)
+static int calibrate(struct worker *wk)
 {
 	uint64_t st = wk->pool->o->seed ^ 0x63616C6962726174ull, bytes = 0, pixels = 0;
 
@@ -471,8 +454,7 @@ calibrate(struct worker *wk)
 	return 0;
 }
 
-static int
-make_sample(struct worker *wk, uint64_t i, struct sample *s)
+static int make_sample(struct worker *wk, uint64_t i, struct sample *s)
 {
 	const struct opts *o = wk->pool->o;
 	/* The i-th draw of a splitmix64 stream, reached directly: the seed of sample i. */
@@ -518,8 +500,7 @@ make_sample(struct worker *wk, uint64_t i, struct sample *s)
 	return 0;
 }
 
-static void *
-work(void *arg)
+static void *work(void *arg)
 {
 	struct worker *wk = arg;
 	struct pool *p = wk->pool;
@@ -546,8 +527,7 @@ work(void *arg)
 	return NULL;
 }
 
-static unsigned
-cpu_count(void)
+static unsigned cpu_count(void)
 {
 	cpu_set_t set;
 	int n;
@@ -560,8 +540,7 @@ cpu_count(void)
 
 /* libarchive's text, and the system's when it has an errno it did not spell out. Only the
  * writing thread calls this. */
-static const char *
-archive_message(struct archive *a)
+static const char *archive_message(struct archive *a)
 {
 	static char buf[512];
 	const char *m = archive_error_string(a);
@@ -576,9 +555,8 @@ archive_message(struct archive *a)
 	return buf;
 }
 
-static int
-add_file(struct archive *a, struct archive_entry *e, const char *name, const void *data,
-	 size_t len)
+static int add_file(struct archive *a, struct archive_entry *e, const char *name, const void *data,
+		    size_t len)
 {
 	archive_entry_clear(e);
 	archive_entry_set_pathname(e, name);
@@ -596,8 +574,7 @@ add_file(struct archive *a, struct archive_entry *e, const char *name, const voi
 	return 0;
 }
 
-static int
-generate(const struct opts *o, int fd)
+static int generate(const struct opts *o, int fd)
 {
 	struct pool *p = calloc(1, sizeof(*p));
 	struct worker *wk = NULL;
@@ -723,8 +700,7 @@ out:
 	return ret;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct opts o = {
 		.count = DEFAULT_COUNT, .seed = 1, .quality = DEFAULT_QUALITY,

@@ -26,8 +26,7 @@ static const char *progname = "slab";
  * direction, so the descriptor is taken but using it fails as it did when it was closed
  * (writes to a closed stdout still report "Bad file descriptor").
  */
-static void
-std_fds_open(void)
+static void std_fds_open(void)
 {
 	for (int fd = 0; fd <= 2; fd++) {
 		int nfd;
@@ -46,8 +45,7 @@ std_fds_open(void)
 	}
 }
 
-void
-cli_init(const char *name)
+void cli_init(const char *name)
 {
 	const char *slash;
 
@@ -61,8 +59,7 @@ cli_init(const char *name)
 	progname = name;
 }
 
-const char *
-cli_progname(void)
+const char *cli_progname(void)
 {
 	return progname;
 }
@@ -71,8 +68,7 @@ cli_progname(void)
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 when the bytes there are
  * not one: overlong forms, surrogates and code points past U+10FFFF count as invalid. */
-static size_t
-utf8_len(const unsigned char *p, size_t n)
+static size_t utf8_len(const unsigned char *p, size_t n)
 {
 	uint32_t cp;
 	size_t len;
@@ -98,8 +94,7 @@ utf8_len(const unsigned char *p, size_t n)
 }
 
 /* The escape for byte c that cannot be shown as it is, into out (room for 5 bytes). */
-static size_t
-escape_byte(unsigned char c, char *out)
+static size_t escape_byte(unsigned char c, char *out)
 {
 	static const char named[] = "\\a\\b\\t\\n\\v\\f\\r";
 
@@ -121,8 +116,7 @@ escape_byte(unsigned char c, char *out)
  * name, other control bytes (C0, DEL, C1) and bytes that are not UTF-8 as \xHH. Printable
  * ASCII and valid UTF-8 pass unchanged. Returns the length of the escaped text.
  */
-static size_t
-escape_to(FILE *f, char *buf, const char *s, size_t len)
+static size_t escape_to(FILE *f, char *buf, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t out = 0, i = 0;
@@ -160,8 +154,7 @@ escape_to(FILE *f, char *buf, const char *s, size_t len)
 	return out;
 }
 
-size_t
-cli_fput_escaped(const char *s, size_t len, FILE *f)
+size_t cli_fput_escaped(const char *s, size_t len, FILE *f)
 {
 	return escape_to(f, NULL, s, len);
 }
@@ -170,8 +163,7 @@ cli_fput_escaped(const char *s, size_t len, FILE *f)
 
 static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-static void
-vmessage(const char *fmt, va_list ap)
+static void vmessage(const char *fmt, va_list ap)
 {
 	/* Formatted whole, then written at once: stderr is unbuffered, and lines from tools
 	 * running side by side in a pipeline should not interleave mid-line. */
@@ -202,8 +194,7 @@ vmessage(const char *fmt, va_list ap)
 		free(buf);
 }
 
-void
-cli_error(const char *fmt, ...)
+void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -212,8 +203,7 @@ cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-void
-cli_info(const char *fmt, ...)
+void cli_info(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -224,8 +214,7 @@ cli_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-int
-cli_usage_error(const char *fmt, ...)
+int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -240,8 +229,7 @@ cli_usage_error(const char *fmt, ...)
  * accepts leading blanks, a sign (and negates "-1" into a huge value) and sets errno
  * differently across libcs. -1 when there is no digit or the value overflows.
  */
-static int
-parse_digits(const char *s, const char **end, uint64_t *out)
+static int parse_digits(const char *s, const char **end, uint64_t *out)
 {
 	uint64_t n = 0;
 	const char *p;
@@ -260,8 +248,7 @@ parse_digits(const char *s, const char **end, uint64_t *out)
 	return 0;
 }
 
-int
-cli_parse_size(const char *s, uint64_t *out)
+int cli_parse_size(const char *s, uint64_t *out)
 {
 	const char *p;
 	uint64_t n;
@@ -291,8 +278,7 @@ cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int
-cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *p;
 	uint64_t n;
@@ -305,8 +291,7 @@ cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-const char *
-cli_human_size(uint64_t n, char *buf, size_t len)
+const char *cli_human_size(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	const size_t nunits = sizeof(units) / sizeof(units[0]);
@@ -327,8 +312,7 @@ cli_human_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
-double
-cli_now(void)
+double cli_now(void)
 {
 	struct timespec ts;
 
@@ -336,8 +320,7 @@ cli_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int
-cli_progress_wanted(void)
+int cli_progress_wanted(void)
 {
 	return isatty(STDERR_FILENO) && cli_verbosity >= 1;
 }
@@ -347,8 +330,7 @@ cli_progress_wanted(void)
  * only at flush or close, and a tool that exits 0 then has lost data silently. EPIPE is not an
  * error: the reader ("| head") has had enough. Call once, at the very end.
  */
-int
-cli_close_stdout(void)
+int cli_close_stdout(void)
 {
 	int entry_errno = errno;
 	int failed = 0, err = 0;
@@ -389,8 +371,7 @@ static struct sigaction saved_action[65];
 static volatile sig_atomic_t signals_caught;
 static int tmp_at_exit;         /* remove_tmp_at_exit() is registered */
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	char *tmp = tmp_path;
 
@@ -407,8 +388,7 @@ on_signal(int sig)
 
 /* libarchive calls exit(1) where an allocation fails inside it: the temporary file must
  * not outlive that exit either. */
-static void
-remove_tmp_at_exit(void)
+static void remove_tmp_at_exit(void)
 {
 	char *tmp = tmp_path;
 
@@ -422,8 +402,7 @@ remove_tmp_at_exit(void)
  * started (nohup, a shell's background job) stays ignored. SIGXFSZ is ignored so that a
  * file-size limit is a write error like a full disk.
  */
-static void
-catch_signals(void)
+static void catch_signals(void)
 {
 	static const int sigs[] = {
 		SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
@@ -464,8 +443,7 @@ catch_signals(void)
 
 /* The descriptor a path names when it is one of this process's own: /dev/stdin, /dev/stdout,
  * /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N with our PID. Else -1. */
-static int
-fd_alias(const char *p)
+static int fd_alias(const char *p)
 {
 	static const char *const std[] = { "/dev/stdin", "/dev/stdout", "/dev/stderr" };
 	char own[64];
@@ -493,8 +471,7 @@ fd_alias(const char *p)
  * own descriptors (/dev/stdout -> /proc/self/fd/1) means that descriptor. 1 with *fd; 0 with
  * *target (malloc'd, may not exist yet); -1 after printing why.
  */
-static int
-resolve_output(const char *path, char **target, int *fd)
+static int resolve_output(const char *path, char **target, int *fd)
 {
 	char *cur = strdup(path);
 
@@ -554,8 +531,7 @@ resolve_output(const char *path, char **target, int *fd)
 	return -1;
 }
 
-int
-cli_check_output(const char *output, char *const *inputs, int n)
+int cli_check_output(const char *output, char *const *inputs, int n)
 {
 	struct stat out, in;
 	char *target = NULL;
@@ -585,8 +561,7 @@ cli_check_output(const char *output, char *const *inputs, int n)
 	return 0;
 }
 
-int
-cli_output_open(struct cli_output *o, const char *path)
+int cli_output_open(struct cli_output *o, const char *path)
 {
 	const char *slash, *base;
 	struct stat st;
@@ -673,8 +648,7 @@ cli_output_open(struct cli_output *o, const char *path)
 	return 0;
 }
 
-int
-cli_output_commit(struct cli_output *o)
+int cli_output_commit(struct cli_output *o)
 {
 	const char *slash;
 	char *dir, *tmp;
@@ -718,8 +692,7 @@ cli_output_commit(struct cli_output *o)
 	return 0;
 }
 
-void
-cli_output_abort(struct cli_output *o)
+void cli_output_abort(struct cli_output *o)
 {
 	char *tmp = tmp_path;
 
@@ -735,23 +708,20 @@ cli_output_abort(struct cli_output *o)
 	o->target = NULL;
 }
 
-int
-cli_help(const char *usage, const char *help)
+int cli_help(const char *usage, const char *help)
 {
 	fputs(usage, stdout);
 	fputs(help, stdout);
 	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }
 
-int
-cli_version(void)
+int cli_version(void)
 {
 	printf("%s (slab) %s\n", progname, SLAB_VERSION_STRING);
 	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }
 
-int
-cli_try_help(void)
+int cli_try_help(void)
 {
 	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
 	return SLAB_EXIT_USAGE;

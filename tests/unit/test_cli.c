@@ -13,8 +13,7 @@
 #include "cli.h"
 #include "unit.h"
 
-static int
-size_is(const char *s, uint64_t want)
+static int size_is(const char *s, uint64_t want)
 {
 	uint64_t got = 12345;
 
@@ -29,8 +28,7 @@ size_is(const char *s, uint64_t want)
 	return 1;
 }
 
-static int
-size_bad(const char *s)
+static int size_bad(const char *s)
 {
 	uint64_t got = 12345;
 
@@ -38,24 +36,21 @@ size_bad(const char *s)
 	return cli_parse_size(s, &got) == -1 && got == 12345;
 }
 
-static int
-u64_is(const char *s, uint64_t min, uint64_t max, uint64_t want)
+static int u64_is(const char *s, uint64_t min, uint64_t max, uint64_t want)
 {
 	uint64_t got = 12345;
 
 	return cli_parse_u64(s, min, max, &got) == 0 && got == want;
 }
 
-static int
-u64_bad(const char *s, uint64_t min, uint64_t max)
+static int u64_bad(const char *s, uint64_t min, uint64_t max)
 {
 	uint64_t got = 12345;
 
 	return cli_parse_u64(s, min, max, &got) == -1 && got == 12345;
 }
 
-static void
-test_parse_size(void)
+static void test_parse_size(void)
 {
 	CHECK(size_is("0", 0));
 	CHECK(size_is("1", 1));
@@ -125,8 +120,7 @@ test_parse_size(void)
 	CHECK(size_bad(NULL));
 }
 
-static void
-test_parse_u64(void)
+static void test_parse_u64(void)
 {
 	CHECK(u64_is("0", 0, UINT64_MAX, 0));
 	CHECK(u64_is("42", 0, UINT64_MAX, 42));
@@ -155,8 +149,7 @@ test_parse_u64(void)
 	CHECK(u64_bad(NULL, 0, UINT64_MAX));
 }
 
-static void
-test_human_size(void)
+static void test_human_size(void)
 {
 	char buf[32];
 
@@ -179,8 +172,7 @@ test_human_size(void)
 }
 
 /* Runs fn with stderr sent to a temporary file and returns what it wrote. */
-static char *
-capture_stderr(void (*fn)(void))
+static char *capture_stderr(void (*fn)(void))
 {
 	static char text[4096];
 	FILE *tmp = tmpfile();
@@ -204,26 +196,22 @@ capture_stderr(void (*fn)(void))
 
 static int usage_ret;
 
-static void
-say_error(void)
+static void say_error(void)
 {
 	cli_error("'%s': truncated archive at offset %d", "shard-007.tar", 1048576);
 }
 
-static void
-say_info(void)
+static void say_info(void)
 {
 	cli_info("packed %d samples", 3);
 }
 
-static void
-say_usage(void)
+static void say_usage(void)
 {
 	usage_ret = cli_usage_error("unknown option '%s'", "--frob");
 }
 
-static void
-say_long(void)
+static void say_long(void)
 {
 	char big[3000];
 
@@ -232,8 +220,7 @@ say_long(void)
 	cli_error("%s", big);
 }
 
-static void
-test_messages(void)
+static void test_messages(void)
 {
 	char *s;
 
@@ -268,8 +255,7 @@ test_messages(void)
 	CHECK(s != NULL && strncmp(s, "pack: xxx", 9) == 0 && s[strlen(s) - 1] == '\n');
 }
 
-static void
-test_now(void)
+static void test_now(void)
 {
 	double a = cli_now(), b = cli_now();
 
@@ -281,8 +267,7 @@ test_now(void)
  * cli_close_stdout() in a child whose stdout is out_fd (closed when -1); the child's exit
  * status is 0 when the call returned 0. What it wrote to stderr lands in err.
  */
-static int
-close_in_child(int out_fd, const char *write_this, char *err, size_t errlen)
+static int close_in_child(int out_fd, const char *write_this, char *err, size_t errlen)
 {
 	FILE *tmp = tmpfile();
 	int status = -1;
@@ -315,8 +300,7 @@ close_in_child(int out_fd, const char *write_this, char *err, size_t errlen)
 	return WEXITSTATUS(status);
 }
 
-static void
-test_close_stdout(void)
+static void test_close_stdout(void)
 {
 	char err[256];
 	int fds[2], fd;
@@ -351,8 +335,7 @@ test_close_stdout(void)
 	close(fd);
 }
 
-int
-main(void)
+int main(void)
 {
 	test_parse_size();
 	test_parse_u64();

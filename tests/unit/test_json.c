@@ -13,8 +13,7 @@ static char *text;
 static size_t text_len;
 static FILE *mem;
 
-static void
-start(struct json *j)
+static void start(struct json *j)
 {
 	free(text);
 	text = NULL;
@@ -27,8 +26,7 @@ start(struct json *j)
 }
 
 /* Ends the document and returns all that was written. */
-static const char *
-finish(struct json *j)
+static const char *finish(struct json *j)
 {
 	json_finish(j);
 	fclose(mem);
@@ -37,8 +35,7 @@ finish(struct json *j)
 }
 
 /* One string value alone: its rendering, without the final newline. */
-static const char *
-str_n(const char *s, size_t len)
+static const char *str_n(const char *s, size_t len)
 {
 	static char buf[256];
 	struct json j;
@@ -57,14 +54,12 @@ str_n(const char *s, size_t len)
 	return buf;
 }
 
-static const char *
-str(const char *s)
+static const char *str(const char *s)
 {
 	return str_n(s, strlen(s));
 }
 
-static const char *
-dbl(double v)
+static const char *dbl(double v)
 {
 	static char buf[64];
 	struct json j;
@@ -77,8 +72,7 @@ dbl(double v)
 	return buf;
 }
 
-static void
-test_nested(void)
+static void test_nested(void)
 {
 	struct json j;
 
@@ -135,8 +129,7 @@ test_nested(void)
 	CHECK(j.depth == 0);
 }
 
-static void
-test_empty_and_top(void)
+static void test_empty_and_top(void)
 {
 	struct json j;
 
@@ -170,8 +163,7 @@ test_empty_and_top(void)
 	CHECK_STR(finish(&j), "\n");
 }
 
-static void
-test_escape(void)
+static void test_escape(void)
 {
 	struct json j;
 
@@ -192,8 +184,7 @@ test_escape(void)
 	CHECK_STR(finish(&j), "{\n  \"we\\\"ird\\n\": 1\n}\n");
 }
 
-static void
-test_utf8(void)
+static void test_utf8(void)
 {
 	/* Well-formed: passed through as it is. */
 	CHECK_STR(str("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
@@ -220,8 +211,7 @@ test_utf8(void)
 	CHECK_STR(str_n("\xc3\0", 2), "\"\\ufffd\\u0000\"");
 }
 
-static void
-test_double(void)
+static void test_double(void)
 {
 	CHECK_STR(dbl(0.0), "0");
 	CHECK_STR(dbl(-0.0), "-0");
@@ -249,8 +239,7 @@ test_double(void)
 	CHECK(strtod(dbl(1.7976931348623157e308), NULL) == 1.7976931348623157e308);
 }
 
-static void
-test_deep(void)
+static void test_deep(void)
 {
 	struct json j;
 	int i;
@@ -284,8 +273,7 @@ test_deep(void)
 	free(want);
 }
 
-int
-main(void)
+int main(void)
 {
 	test_nested();
 	test_empty_and_top();
