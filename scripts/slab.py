@@ -37,6 +37,7 @@ the pure reader checks in verify() unless check_table) is read in Python.
 import ctypes
 import ctypes.util
 import mmap
+import operator
 import os
 import stat
 import struct
@@ -513,7 +514,7 @@ class SlabFile:
 
     def __getitem__(self, i):
         """f[i]: sample i, counting from the end when negative."""
-        i = i.__index__()
+        i = operator.index(i)
         if i < 0:
             i += self.count
         return self.sample(i)
