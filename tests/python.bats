@@ -404,3 +404,27 @@ $2
 		"$SLAB_ROOT/scripts/slab.py" --verify small.slab
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152, verified"
 }
+
+# When libslab's verification fails, slab.py redoes it in Python for its message, leaving out
+# the CRCs of the samples libslab reported checked (through its progress calls, every 64 MiB):
+# those of samples that end at or before that offset, and no others.
+@test "slab.py: a verification redone in Python skips only the CRCs libslab reported checked" {
+	small_slab
+	python3 "$HELPERS/crafted.py" slab small.slab cases
+	SLAB_LIBRARY=none pyslab - <<'PY'
+import slab
+f = slab.SlabFile("cases/field-crc.slab")       # sample 0's txt, bytes 4097 to 4099, damaged
+s = f.sample(0)
+end = s.offset + s.size
+assert end == 4100, end
+f._py_verify(end)                               # sample 0 taken as checked: nothing else wrong
+for to in (0, end - 1):
+    try:
+        f._py_verify(to)
+    except slab.SlabError as e:
+        assert str(e) == ("cases/field-crc.slab: sample 0 field txt: checksum mismatch "
+                          "(bytes at offset 4097, size 3)"), str(e)
+    else:
+        raise SystemExit("_py_verify(%d) passed a damaged CRC" % to)
+PY
+}
