@@ -17,12 +17,32 @@ for tests, not for training).
 
 A damaged or crafted file raises SlabError, never another exception: the reader makes the
 numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
+
+libslab: when it finds libslab.so, the module makes the checks, lookups and the verification
+through it (ctypes), else in Python; results are the same either way. It looks, in order:
+  1. $SLAB_LIBRARY: a path to libslab.so; empty or "none" means pure Python;
+  2. next to this script in a build tree: <scripts>/../build/libslab.so;
+  3. installed: ctypes.util.find_library("slab"), then libslab.so.0.
+The first that loads, has major version 0 (LIBSLAB_MAJOR) and is not a sanitizer build is used;
+slab.backend says which ("libslab 0.1.0 (/path)" or "python") and slab.backend_reason why.
+
+The file is mapped once, by Python; libslab reads that mapping (slab_open_mem) through a
+buffer export held until close(), so the mapping cannot go away under it, and fields are
+memoryviews of Python's mapping, which refuses to close while one is alive. When libslab
+finds damage, the same access is made again in Python so that the message is the one the
+pure reader gives (a verification is redone in Python only from the last point libslab
+reported checked); a file libslab refuses but the pure reader opens (a table checksum, which
+the pure reader checks in verify() unless check_table) is read in Python.
 """
+import ctypes
+import ctypes.util
 import mmap
+import operator
 import os
 import stat
 import struct
 import sys
+import threading
 
 MAGIC = b"\x89SLAB\r\n\x1a"
 TABLE_MAGIC = b"SLABTABL"
@@ -71,6 +91,121 @@ def fnv1a64(data):
 
 class SlabError(Exception):
     """A file that is not a .slab, or a damaged one."""
+
+
+# ---- libslab through ctypes ------------------------------------------------------------------
+
+LIBSLAB_MAJOR = 0               # the slab.h major version this module is written against
+SLAB_ERR_NOTFOUND = -5
+
+
+class _CSample(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_void_p), ("key_len", ctypes.c_size_t), ("offset", ctypes.c_uint64),
+                ("size", ctypes.c_uint64), ("page", ctypes.c_uint64)]
+
+
+class _CField(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("offset", ctypes.c_uint64), ("size", ctypes.c_uint64),
+                ("crc", ctypes.c_uint32), ("width", ctypes.c_uint32), ("height", ctypes.c_uint32),
+                ("flags", ctypes.c_uint), ("subsamp", ctypes.c_uint), ("colorspace", ctypes.c_uint),
+                ("order", ctypes.c_uint)]
+
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's Py_buffer: the address of a read-only mmap, which ctypes' from_buffer refuses."""
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+
+_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p)
+_SANITIZERS = (b"__asan_init", b"__tsan_init", b"__msan_init")
+
+
+def _sanitizer_refusal(path):
+    """Why a library built with a sanitizer cannot be loaded here, or None: the ASan runtime
+    must come first in the process, and aborts it when loaded later."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None             # ctypes will say what is wrong
+    found = [n.decode() for n in _SANITIZERS if n in data]
+    if not found:
+        return None
+    try:
+        with open("/proc/self/maps") as fh:
+            maps = fh.read()
+    except OSError:
+        maps = ""
+    if any(r in maps for r in ("libasan", "libtsan", "libmsan")):
+        return None
+    return "built with a sanitizer (%s) whose runtime this process lacks" % found[0]
+
+
+def _load(path):
+    """(ctypes library, description) or raise OSError with the reason."""
+    why = _sanitizer_refusal(path)
+    if why:
+        raise OSError(why)
+    lib = ctypes.CDLL(path)
+    try:
+        lib.slab_version.restype = ctypes.c_uint
+        lib.slab_version_string.restype = ctypes.c_char_p
+        version = lib.slab_version()
+        if version // 10000 != LIBSLAB_MAJOR:
+            raise OSError("version %s, this module reads major version %d"
+                          % (lib.slab_version_string().decode(), LIBSLAB_MAJOR))
+        u64, vp = ctypes.c_uint64, ctypes.c_void_p
+        for name, res, args in (
+                ("slab_new", vp, []),
+                ("slab_open_mem", ctypes.c_int, [vp, vp, ctypes.c_size_t, ctypes.c_char_p]),
+                ("slab_close", None, [vp]),
+                ("slab_error", ctypes.c_char_p, [vp]),
+                ("slab_count", u64, [vp]),
+                ("slab_field_count", ctypes.c_uint, [vp]),
+                ("slab_sample", ctypes.c_int, [vp, u64, ctypes.POINTER(_CSample)]),
+                ("slab_get", ctypes.c_int, [vp, u64, ctypes.c_uint, ctypes.POINTER(_CField)]),
+                ("slab_find", ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
+                                             ctypes.POINTER(u64)]),
+                ("slab_verify", ctypes.c_int, [vp, _PROGRESS, vp])):
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+        buffers = (ctypes.pythonapi.PyObject_GetBuffer, ctypes.pythonapi.PyBuffer_Release)
+    except AttributeError as e:
+        raise OSError("not usable here: %s" % e)
+    buffers[0].argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+    buffers[0].restype = ctypes.c_int
+    buffers[1].argtypes = [ctypes.POINTER(_PyBuffer)]
+    buffers[1].restype = None
+    return lib, "libslab %s (%s)" % (lib.slab_version_string().decode(), path)
+
+
+def _find_library():
+    """(library or None, backend, reason) in the order the module docstring gives."""
+    env = os.environ.get("SLAB_LIBRARY")
+    if env is not None:
+        if env in ("", "none"):
+            return None, "python", "SLAB_LIBRARY=%s" % env
+        candidates = [("SLAB_LIBRARY", env)]
+    else:
+        here = os.path.dirname(os.path.realpath(__file__))
+        build = os.path.join(os.path.dirname(here), "build", "libslab.so")
+        candidates = [("build tree", build)] if os.path.exists(build) else []
+        found = ctypes.util.find_library("slab")
+        candidates += [("installed", found or "libslab.so.0")]
+    reasons = []
+    for where, path in candidates:
+        try:
+            lib, what = _load(path)
+            return lib, what, "%s: %s" % (where, path)
+        except OSError as e:
+            reasons.append("%s: %s: %s" % (where, path, e))
+    return None, "python", "; ".join(reasons)
+
+
+_lib, backend, backend_reason = _find_library()
 
 
 class Field:
@@ -134,6 +269,8 @@ class SlabFile:
     def __init__(self, path, check_table=False):
         self.path = path
         self._map = self._mv = None
+        self._c = self._cbuf = None
+        self._lock = threading.Lock()
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
         try:
             st = os.fstat(fd)
@@ -151,7 +288,12 @@ class SlabFile:
             os.close(fd)
         try:
             self._mv = memoryview(self._map)
-            self._open(len(self._map), check_table)
+            if _lib is not None and self._c_open():
+                # libslab made checks 1 to 25, the table checksum among them
+                self._open(len(self._map), False, trusted=True)
+                self._table_checked = True
+            else:
+                self._open(len(self._map), check_table)
         except BaseException:
             try:
                 self.close()
@@ -162,7 +304,34 @@ class SlabFile:
     def _error(self, fmt, *args):
         return SlabError("%s: %s" % (self.path, fmt % args if args else fmt))
 
-    def _open(self, size, check_table):
+    def _c_open(self):
+        """Open the mapping in libslab: True, or False (with nothing held) when libslab
+        refuses it, so that the pure reader opens it and gives its own message."""
+        buf = _PyBuffer()
+        if ctypes.pythonapi.PyObject_GetBuffer(self._map, ctypes.byref(buf), 0) != 0:
+            return False
+        h = _lib.slab_new()
+        if not h:
+            ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
+            return False
+        name = self._cname = os.fsencode(self.path)
+        if _lib.slab_open_mem(h, buf.buf, buf.len, name) < 0:
+            _lib.slab_close(h)
+            ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
+            return False
+        self._c, self._cbuf = h, buf
+        self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
+        return True
+
+    def _c_error(self):
+        """libslab's last message as a SlabError, its "'name': " put as this module puts it."""
+        msg = _lib.slab_error(self._c)
+        head = b"'" + self._cname + b"': "
+        if msg.startswith(head):
+            msg = msg[len(head):]
+        return self._error("%s", msg.decode("utf-8", "backslashreplace"))
+
+    def _open(self, size, check_table, trusted=False):
         m = self._mv
         # 1: the magic
         if bytes(m[:8]) != MAGIC:
@@ -180,7 +349,7 @@ class SlabFile:
         self.header_crc = struct.unpack_from("<I", m, 36)[0]
         header = bytearray(m[:HEADER_SIZE])
         header[36:40] = b"\0\0\0\0"
-        if crc32c(header) != self.header_crc:
+        if not trusted and crc32c(header) != self.header_crc:
             raise self._error("header checksum mismatch")
         # 5
         if hsize != HEADER_SIZE:
@@ -302,6 +471,11 @@ class SlabFile:
         return self.count
 
     def close(self):
+        with self._lock:
+            if self._c is not None:
+                _lib.slab_close(self._c)
+                ctypes.pythonapi.PyBuffer_Release(ctypes.byref(self._cbuf))
+                self._c = self._cbuf = None
         if self._mv is not None:
             self._mv.release()
         if self._map is not None:
@@ -338,12 +512,79 @@ class SlabFile:
         if not 0 <= i < self.count:
             raise IndexError(i)
 
+    def __getitem__(self, i):
+        """f[i]: sample i, counting from the end when negative."""
+        i = operator.index(i)
+        if i < 0:
+            i += self.count
+        return self.sample(i)
+
+    # With libslab, an access that meets damage is made again by the pure code, which raises
+    # its own message; only when it finds nothing is libslab's raised.
+
+    def _handle(self):
+        """The libslab handle, or None on the pure path (and once closed: the pure code then
+        meets the released mapping). Call with self._lock held."""
+        return self._c
+
+    def _c_record(self, i):
+        """Sample i through libslab: (offset, size, key bytes, page), or None when libslab
+        finds damage (the caller then asks the pure code, for its message)."""
+        smp = self._csmp
+        if _lib.slab_sample(self._c, i, smp) < 0:
+            return None
+        ko = smp.key - self._cbuf.buf
+        return smp.offset, smp.size, bytes(self._mv[ko:ko + smp.key_len]), smp.page
+
     def key(self, i):
         self._check_index(i)
+        with self._lock:
+            if self._handle() is not None:
+                r = self._c_record(i)
+                if r is not None:
+                    return r[2].decode("utf-8", "surrogateescape")
+                err = self._c_error()
+            else:
+                err = None
+        if err is not None:
+            self._record(i)
+            raise err
         return self._record(i)[2].decode("utf-8", "surrogateescape")
 
     def sample(self, i):
         self._check_index(i)
+        with self._lock:
+            if self._handle() is not None:
+                s = self._c_sample(i)
+                if s is not None:
+                    return s
+                err = self._c_error()
+            else:
+                err = None
+        if err is not None:
+            self._py_sample(i)
+            raise err
+        return self._py_sample(i)
+
+    def _c_sample(self, i):
+        r = self._c_record(i)
+        if r is None:
+            return None
+        offset, size, key, page = r
+        m, fld, h, get = self._mv, self._cfld, self._c, _lib.slab_get
+        fields = []
+        for f, name in enumerate(self.names):
+            got = get(h, i, f, fld)
+            if got < 0:
+                return None
+            if got:
+                o = fld.offset
+                fields.append(Field(name, m[o:o + fld.size], o, fld.crc, fld.width, fld.height,
+                                    fld.flags, fld.order))
+        fields.sort(key=lambda x: x.order)
+        return Sample(key.decode("utf-8", "surrogateescape"), None, i, offset, size, page, fields)
+
+    def _py_sample(self, i):
         m = self._mv
         offset, size, key, page = self._record(i)
         fields = []
@@ -374,7 +615,21 @@ class SlabFile:
 
     def find(self, key):
         """The index of the sample with this key, through the file's hash index, or None."""
-        return self._find(key.encode("utf-8", "surrogateescape"))
+        kb = key.encode("utf-8", "surrogateescape")
+        with self._lock:
+            if self._handle() is not None:
+                r = _lib.slab_find(self._c, kb, len(kb), self._cidx)
+                if r == 0:
+                    return self._cidx.value
+                if r == SLAB_ERR_NOTFOUND:
+                    return None
+                err = self._c_error()
+            else:
+                err = None
+        found = self._find(kb)
+        if err is not None:
+            raise err
+        return found
 
     def _check_zero(self, start, end, i):
         # 34: padding is zero
@@ -388,6 +643,27 @@ class SlabFile:
     def verify(self):
         """Check the whole file, as inspect --verify does (slab(5), checks 31 to 41, and the
         table CRC if open did not check it); raise SlabError at the first problem."""
+        with self._lock:
+            if self._handle() is not None:
+                done = [0]
+
+                def progress(n, _total, _arg):
+                    done[0] = n
+                # the GIL is released during the call; the lock keeps close() waiting
+                if _lib.slab_verify(self._c, _PROGRESS(progress), None) == 0:
+                    return
+                err = self._c_error()
+            else:
+                err = None
+        if err is None:
+            self._py_verify()
+            return
+        # libslab checked the samples that end before data offset + done whole, each CRC
+        # included: Python redoes the rest, every check but those CRCs, for its message
+        self._py_verify(self.data_offset + done[0])
+        raise err
+
+    def _py_verify(self, checked_to=0):
         if not self._table_checked:
             self._check_table_crc()
         m = self._mv
@@ -422,8 +698,9 @@ class SlabFile:
                                           who, self.names[f])
                     continue
                 foff, fsize, crc, _w, _h, _flags, order = r
-                # 35: the field's CRC
-                if crc32c(m[foff:foff + fsize]) != crc:
+                # 35: the field's CRC (unless libslab checked it)
+                if ((size == 0 or offset + size > checked_to)
+                        and crc32c(m[foff:foff + fsize]) != crc):
                     raise self._error("sample %d field %s: checksum mismatch (bytes at offset %d, size %d)",
                                       i, self.names[f], foff, fsize)
                 spans.append((foff, order, f, fsize))
@@ -606,11 +883,28 @@ def read_plan(path, dataset=None):
     return entries
 
 
+USAGE = "usage: slab.py [--verify] FILE..."
+HELP = USAGE + """
+
+Print each .slab file's summary; with --verify, check the whole file as inspect --verify
+does, every CRC-32C included.
+
+libslab.so, when found, makes the checks (much faster); else Python does. Looked for in this
+order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), <scripts>/../build/libslab.so,
+installed (find_library("slab"), libslab.so.0). A library of another major version than %d,
+or built with a sanitizer, is passed over.
+"""
+
+
 def main(argv):
+    if "--help" in argv or "-h" in argv:
+        print(HELP % LIBSLAB_MAJOR, end="")
+        print("Reading through: %s (%s)" % (backend, backend_reason))
+        return 0
     verify = "--verify" in argv
     paths = [a for a in argv if a != "--verify"]
     if not paths:
-        print("usage: slab.py [--verify] FILE...", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     status = 0
     for p in paths:

@@ -1,11 +1,35 @@
 #!/usr/bin/env bats
 # scripts/slab.py, the standard-library Python reader written from man/slab.5: it must agree
-# with inspect on every field of every sample.
+# with inspect on every field of every sample. It reads through libslab.so (ctypes) when it
+# finds one, else in Python: the tests that read run both ways, SLAB_LIBRARY naming the
+# build's library, then SLAB_LIBRARY=none.
 
 load test_helper/common
 
 pyslab() {
 	PYTHONPATH="$SLAB_ROOT/scripts" python3 "$@"
+}
+
+# The build's library, when this python3 can load it: an AddressSanitizer build's cannot
+# (its runtime must come first in the process), so there only the pure path is tested.
+LIBSLAB="$SLAB_BUILD/libslab.so"
+if [ ! -f "$LIBSLAB" ] || grep -qa __asan_init "$LIBSLAB"; then
+	LIBSLAB=
+fi
+BACKENDS="${LIBSLAB:+$LIBSLAB }none"
+
+need_libslab() {
+	[ -n "$LIBSLAB" ] || skip "no libslab.so this python3 can load in $SLAB_BUILD (a sanitizer build)"
+}
+
+# The backend slab.py must report under SLAB_LIBRARY=$1.
+check_backend() {
+	SLAB_LIBRARY=$1 pyslab - <<'PY'
+import os, slab
+lib = os.environ["SLAB_LIBRARY"]
+want = "python" if lib == "none" else "libslab 0.1.0 (%s)" % lib
+assert slab.backend == want, (slab.backend, slab.backend_reason)
+PY
 }
 
 @test "slab.py: every field of every sample equals inspect --get" {
@@ -17,7 +41,9 @@ pyslab() {
 			inspect --get "#$idx" --field "$name" a.slab > "want.$idx.$name"
 		done
 	done
-	pyslab - <<'PY'
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib pyslab - <<'PY'
 import os, slab
 ds = slab.Dataset("a.slab")
 assert len(ds) == 40
@@ -32,6 +58,7 @@ for i in range(len(ds)):
 want_files = [f for f in os.listdir(".") if f.startswith("want.")]
 assert seen == len(want_files), (seen, len(want_files))
 PY
+	done
 }
 
 @test "slab.py: several files are one dataset, in the order given; keys, JPEG sizes" {
@@ -39,7 +66,9 @@ PY
 	mkwds --count 7 --seed 2 --prefix other -o b.tar
 	pack -q -o a.slab a.tar
 	pack -q -o b.slab b.tar
-	pyslab - <<'PY'
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib pyslab - <<'PY'
 import json, slab
 ds = slab.Dataset(["a.slab", "b.slab"])
 assert len(ds) == 12
@@ -57,10 +86,14 @@ try:
 except KeyError:
     pass
 PY
+	done
 }
 
 @test "slab.py --verify checks every CRC; damaged files raise SlabError" {
 	small_slab
+	for lib in $BACKENDS; do
+	export SLAB_LIBRARY=$lib
+	check_backend "$lib"
 	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" --verify small.slab
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152, verified"
 	cp small.slab bad.slab
@@ -77,6 +110,7 @@ PY
 	echo "a text file, not a slab" > t.slab
 	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" t.slab
 	assert_equal "$stderr" "slab.py: t.slab: not a slab file (bad magic number)"
+	done
 }
 
 @test "slab.py: CRC-32C and FNV-1a check values" {
@@ -92,7 +126,9 @@ PY
 	shuffle-plan -q --seed 5 --epoch 2 --window 3 --rank 1 --world-size 2 -o p.plan a.slab b.slab
 	shuffle-plan -q --seed 5 --epoch 2 --window 3 --rank 1 --world-size 2 --format text \
 		a.slab b.slab > want.txt
-	pyslab - <<'PY'
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib pyslab - <<'PY'
 import slab
 ds = slab.Dataset(["a.slab", "b.slab"])
 got = slab.read_plan("p.plan", ds)
@@ -109,6 +145,7 @@ for other in (["b.slab", "a.slab"], ["a.slab"], ["a.slab", "a.slab"]):
     else:
         raise SystemExit("read_plan accepted a plan made for other files: %s" % other)
 PY
+	done
 }
 
 # Crafted and damaged variants of small.slab for the checks of slab(5), WHAT A READER CHECKS
@@ -116,11 +153,15 @@ PY
 # and nothing else, on open or on an access (every sample and key, find, verify), with or
 # without check_table, and its first message is the one of the check under test; slab.py
 # --verify exits 1; and inspect --verify refuses the file too, with the message of its own
-# check (except where the C reader does not make the check yet: see below).
+# check (except where the C reader does not make the check yet: see below). Through libslab,
+# the damage libslab finds is met again by the pure code, so the messages are the pure
+# reader's, the same both ways (messages.c and messages.py).
 @test "slab.py: every crafted or damaged file raises SlabError at the check slab(5) names, as inspect refuses it" {
 	small_slab
 	python3 "$HELPERS/crafted.py" slab small.slab cases
-	pyslab - <<'PY'
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib pyslab - <<'PY'
 import contextlib, io, subprocess, traceback, slab
 
 KEYS = ["d/a", "d/b", "d/c", "no such key"]
@@ -157,10 +198,12 @@ def first_error(path, check_table):
 
 cases = [line.rstrip("\n").split("\t") for line in open("cases/cases.tsv")]
 assert len(cases) > 80, len(cases)
+messages = open("messages." + ("py" if slab.backend == "python" else "c"), "w")
 for name, check, want, cmsg in cases:
     path = "cases/%s.slab" % name
     for check_table in (False, True):
         got = first_error(path, check_table)
+        messages.write("%s %s: %s\n" % (path, check_table, got))
         if got is None:
             problems.append("%s (check %s): no SlabError (check_table=%s)" % (path, check, check_table))
         elif not got.startswith("%s: %s" % (path, want)):
@@ -180,6 +223,9 @@ for name, check, want, cmsg in cases:
                         % (path, check, r.returncode, r.stderr, cmsg))
 assert not problems, "\n".join(problems)
 PY
+	done
+	[ -z "$LIBSLAB" ] || diff messages.c messages.py
+	[ "$(wc -l < messages.py)" -gt 160 ]
 }
 
 @test "slab.py: read_plan raises SlabError on a damaged plan, where prefetch refuses it too" {
@@ -211,5 +257,174 @@ for name, want in cases:
     if r.returncode != 1 or want not in r.stderr:
         problems.append("%s: prefetch exited %d: %r" % (path, r.returncode, r.stderr))
 assert not problems, "\n".join(problems)
+PY
+}
+
+# Everything a reader sees of a dataset, printed by slab.py; the same through libslab and in
+# Python.
+@test "slab.py: the same keys, fields, bytes, order, by_key, find and read_plan through libslab and in Python" {
+	need_libslab
+	mkwds --count 9 --seed 7 -o a.tar
+	mktar --seed 8 --samples 30 --max-size 9000 -o b.tar
+	pack -q --page-size 8K -o a.slab a.tar
+	pack -q --page-size 4K -o b.slab b.tar
+	shuffle-plan -q --seed 2 -o p.plan a.slab b.slab
+	cat > dump.py <<'PY'
+import hashlib, slab
+ds = slab.Dataset(["a.slab", "b.slab"])
+print(slab.backend.split()[0], len(ds), [(f.names, f.page_size, f.page_count, f.options)
+                                        for f in ds.files])
+for i in range(len(ds)):
+    s = ds[i]
+    print(i, s.key, s.file, s.index, s.offset, s.size, s.page)
+    for name in s.fields:
+        f = s.field(name)
+        print("  ", name, f.offset, len(f.data), f.data.readonly, f.crc, f.width, f.height,
+              f.flags, f.order, hashlib.sha256(f.data).hexdigest())
+    assert ds.by_key(s.key).index == s.index
+    print("  find", ds.files[s.file].find(s.key), ds.files[s.file].key(s.index))
+for k in ("sample000003", "nope", "", "a/../b"):
+    print("find", k, [f.find(k) for f in ds.files])
+print(slab.read_plan("p.plan", ds))
+PY
+	SLAB_LIBRARY=$LIBSLAB pyslab dump.py > c.txt
+	SLAB_LIBRARY=none pyslab dump.py > py.txt
+	run -0 head -c 7 c.txt
+	assert_output "libslab"
+	run -0 head -c 6 py.txt
+	assert_output "python"
+	diff <(tail -n +2 c.txt) <(tail -n +2 py.txt)
+	[ "$(grep -c "^   " py.txt)" -gt 40 ]
+}
+
+@test "slab.py: SlabFile f[i], len(f), negative indexes, IndexError past the end" {
+	mkwds --count 5 --seed 1 -o a.tar
+	pack -q -o a.slab a.tar
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib pyslab - <<'PY'
+import slab
+f = slab.SlabFile("a.slab")
+assert len(f) == 5
+assert [f[i].key for i in range(5)] == ["sample%06d" % i for i in range(5)]
+assert f[-1].key == "sample000004" and f[-5].key == "sample000000" and f[-1].index == 4
+assert f[2]["cls"].tobytes() == f.sample(2)["cls"].tobytes()
+for bad in (5, -6, 1 << 70):
+    try:
+        f[bad]
+    except IndexError:
+        pass
+    else:
+        raise SystemExit("f[%d] did not raise IndexError" % bad)
+for bad in ("0", 1.0, slice(0, 2)):
+    try:
+        f[bad]
+    except TypeError:
+        pass
+    else:
+        raise SystemExit("f[%r] did not raise TypeError" % (bad,))
+f.close()
+PY
+	done
+}
+
+# The lookup order of slab.py's docstring: SLAB_LIBRARY, then <scripts>/../build/libslab.so,
+# then installed. A copy of the script in a tree of its own, with the build's library in
+# its build/.
+@test "slab.py: finds libslab through SLAB_LIBRARY, then in the build tree; reads through it" {
+	need_libslab
+	small_slab
+	mkdir -p tree/scripts tree/build
+	cp "$SLAB_ROOT/scripts/slab.py" tree/scripts/
+	cp "$LIBSLAB" tree/build/libslab.so
+	run -0 env -u SLAB_LIBRARY PYTHONPATH=tree/scripts python3 -c \
+		'import slab; print(slab.backend); print(slab.backend_reason)'
+	assert_output "libslab 0.1.0 ($PWD/tree/build/libslab.so)
+build tree: $PWD/tree/build/libslab.so"
+	run -0 env SLAB_LIBRARY="$LIBSLAB" PYTHONPATH=tree/scripts python3 -c \
+		'import slab; print(slab.backend); print(slab.backend_reason)'
+	assert_output "libslab 0.1.0 ($LIBSLAB)
+SLAB_LIBRARY: $LIBSLAB"
+	# the handle is libslab's, and the library is in the process
+	SLAB_LIBRARY=$LIBSLAB pyslab - <<'PY'
+import os, slab
+f = slab.SlabFile("small.slab")
+assert f._c is not None and f.sample(0).key == "d/a"
+assert os.environ["SLAB_LIBRARY"] in open("/proc/self/maps").read()
+f.close()
+assert f._c is None
+PY
+	run -0 env SLAB_LIBRARY="$LIBSLAB" PYTHONPATH=tree/scripts python3 tree/scripts/slab.py --help
+	assert_line "Reading through: libslab 0.1.0 ($LIBSLAB) (SLAB_LIBRARY: $LIBSLAB)"
+}
+
+# Libraries slab.py must pass over, each time reading in Python: none at the path, not a
+# library, another major version, one without the reader's functions, a sanitizer build
+# (loading one would abort python3), and SLAB_LIBRARY empty or none.
+@test "slab.py: a missing, foreign or other-version library falls back to Python with the reason" {
+	small_slab
+	cat > v1.c <<'C'
+unsigned slab_version(void) { return 10203; }
+const char *slab_version_string(void) { return "1.2.3"; }
+C
+	cat > nofn.c <<'C'
+unsigned slab_version(void) { return 100; }
+const char *slab_version_string(void) { return "0.1.0"; }
+C
+	cat > asan.c <<'C'
+void __asan_init(void) { }
+unsigned slab_version(void) { return 100; }
+C
+	for c in v1 nofn asan; do
+		cc -shared -fPIC -o "lib$c.so" "$c.c"
+	done
+	echo "not a library" > text.so
+	check() {   # SLAB_LIBRARY, the reason slab.py must give
+		run -0 env SLAB_LIBRARY="$1" PYTHONPATH="$SLAB_ROOT/scripts" python3 -c '
+import slab
+print(slab.backend)
+print(slab.backend_reason)
+f = slab.SlabFile("small.slab")
+print(len(f), f[0].key, f._c)'
+		assert_output "python
+$2
+3 d/a None"
+	}
+	check "$PWD/none.so" "SLAB_LIBRARY: $PWD/none.so: $PWD/none.so: cannot open shared object file: No such file or directory"
+	run -0 env SLAB_LIBRARY="$PWD/text.so" PYTHONPATH="$SLAB_ROOT/scripts" python3 -c \
+		'import slab; print(slab.backend, slab.backend_reason)'
+	assert_output --partial "python SLAB_LIBRARY: $PWD/text.so: $PWD/text.so: "
+	check "$PWD/libv1.so" "SLAB_LIBRARY: $PWD/libv1.so: version 1.2.3, this module reads major version 0"
+	check "$PWD/libnofn.so" "SLAB_LIBRARY: $PWD/libnofn.so: not usable here: $PWD/libnofn.so: undefined symbol: slab_new"
+	check "$PWD/libasan.so" "SLAB_LIBRARY: $PWD/libasan.so: built with a sanitizer (__asan_init) whose runtime this process lacks"
+	check none "SLAB_LIBRARY=none"
+	check "" "SLAB_LIBRARY="
+	# the same file read in Python: the verification and its output
+	run -0 env SLAB_LIBRARY="$PWD/libv1.so" PYTHONPATH="$SLAB_ROOT/scripts" python3 \
+		"$SLAB_ROOT/scripts/slab.py" --verify small.slab
+	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152, verified"
+}
+
+# When libslab's verification fails, slab.py redoes it in Python for its message, leaving out
+# the CRCs of the samples libslab reported checked (through its progress calls, every 64 MiB):
+# those of samples that end at or before that offset, and no others.
+@test "slab.py: a verification redone in Python skips only the CRCs libslab reported checked" {
+	small_slab
+	python3 "$HELPERS/crafted.py" slab small.slab cases
+	SLAB_LIBRARY=none pyslab - <<'PY'
+import slab
+f = slab.SlabFile("cases/field-crc.slab")       # sample 0's txt, bytes 4097 to 4099, damaged
+s = f.sample(0)
+end = s.offset + s.size
+assert end == 4100, end
+f._py_verify(end)                               # sample 0 taken as checked: nothing else wrong
+for to in (0, end - 1):
+    try:
+        f._py_verify(to)
+    except slab.SlabError as e:
+        assert str(e) == ("cases/field-crc.slab: sample 0 field txt: checksum mismatch "
+                          "(bytes at offset 4097, size 3)"), str(e)
+    else:
+        raise SystemExit("_py_verify(%d) passed a damaged CRC" % to)
 PY
 }
