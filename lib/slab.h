@@ -49,7 +49,8 @@ SLAB_API const char *slab_version_string(void);
  * stands for the first version's size, so `= { 0 }` with the fields wanted keeps working).
  * The library reads only the fields the caller's version has, and fills only those.
  *
- * Threads. The library has no global mutable state. On one open reader (struct slab) every
+ * Threads. The library keeps no global mutable state (past a hash key drawn once, under
+ * pthread_once), so different handles are independent. On one open reader (struct slab) every
  * call that only reads (slab_count ... slab_base, slab_field_*, slab_sample, slab_get,
  * slab_find, slab_key_safe, slab_check_key(s), slab_sample_fields, slab_file_identity, and
  * slab_verify) may run from many threads at once: the success path writes nothing in the
@@ -58,10 +59,11 @@ SLAB_API const char *slab_version_string(void);
  * possibly garbled: the return code is always exact, and a thread that needs the text of its
  * own failure uses a reader of its own (opening a file twice maps it twice, sharing the page
  * cache). slab_open*() and slab_close() must not overlap any other call on that reader.
- * Writers, plans being made or read, and plan walks (struct slab_follow) are used by one
- * thread at a time each: one handle per thread, or a lock around each call; different
- * handles are independent. A plan that is made (slab_plan_make/read done) may be read by
- * many threads and many walks at once, as may the readers a walk uses.
+ * Writers, plans being made, read, matched or measured, and plan walks (struct slab_follow)
+ * are used by one thread at a time each: one handle per thread, or a lock around each call.
+ * A plan once made or read may be read through its accessors (slab_plan_params ...
+ * slab_plan_file_ids) and walked by many walks in many threads at once, as may the readers
+ * the walks use.
  */
 
 /* Return codes: 0 is success, errors are negative; the text is on the context. */

@@ -314,7 +314,7 @@ static int hold(struct slab_follow *f, uint32_t id)
 		uint32_t *h = holder_slot(f, x->file, b, 1);
 
 		if (!h)
-			return b < slab_table_offset(s) ? -1 : 0;
+			return b < slab_table_offset(s) ? SLAB_ERR_NOMEM : 0;
 		if (*h == NO_EXTENT)
 			f->nheld[f->page_base[x->file] + (b - slab_data_offset(s)) / slab_page_size(s)]++;
 		*h = id;

@@ -85,6 +85,7 @@ static int writer_fail(struct slab_writer *w, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Room for need elements in *p. 0 or SLAB_ERR_NOMEM. */
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 {
 	uint64_t n = *cap ? *cap : 64;
@@ -95,10 +96,10 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	while (n < need)
 		n *= 2;
 	if (n > SIZE_MAX / elem)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	q = realloc(*p, (size_t)(n * elem));
 	if (!q)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	*p = q;
 	*cap = n;
 	return 0;
