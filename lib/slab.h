@@ -36,6 +36,36 @@ extern "C" {
 SLAB_API unsigned slab_version(void);
 SLAB_API const char *slab_version_string(void);
 
+/*
+ * Errors. Every call that can fail returns 0 (or a count, or 1 for "present", where its
+ * contract says so) or one of the negative codes below. The detail (the file, the offset, the
+ * key, the system's reason) is kept on the handle the call was made on and read with that
+ * handle's *_error() accessor: slab_error(), slab_writer_error(), slab_plan_error(),
+ * slab_follow_error(). The text is "" until a call fails; a call that succeeds leaves it
+ * as it was. Messages name their subject first, "'shard-007.slab': ...".
+ *
+ * Structs the caller allocates and the library reads or fills (options, statistics) may grow
+ * in later versions: their first member is `size_t size`, to be set to sizeof the struct (0
+ * stands for the first version's size, so `= { 0 }` with the fields wanted keeps working).
+ * The library reads only the fields the caller's version has, and fills only those.
+ *
+ * Threads. The library keeps no global mutable state (past a hash key drawn once, under
+ * pthread_once), so different handles are independent. On one open reader (struct slab) every
+ * call that only reads (slab_count ... slab_base, slab_field_*, slab_sample, slab_get,
+ * slab_find, slab_key_safe, slab_check_key(s), slab_sample_fields, slab_file_identity, and
+ * slab_verify) may run from many threads at once: the success path writes nothing in the
+ * handle, and the mapping is read-only. A failing call writes the handle's error text, so
+ * when calls fail in several threads at once, slab_error() returns the text of one of them,
+ * possibly garbled: the return code is always exact, and a thread that needs the text of its
+ * own failure uses a reader of its own (opening a file twice maps it twice, sharing the page
+ * cache). slab_open*() and slab_close() must not overlap any other call on that reader.
+ * Writers, plans being made, read, matched or measured, and plan walks (struct slab_follow)
+ * are used by one thread at a time each: one handle per thread, or a lock around each call.
+ * A plan once made or read may be read through its accessors (slab_plan_params ...
+ * slab_plan_file_ids) and walked by many walks in many threads at once, as may the readers
+ * the walks use.
+ */
+
 /* Return codes: 0 is success, errors are negative; the text is on the context. */
 enum {
 	SLAB_OK = 0,
@@ -54,6 +84,18 @@ enum {
 
 struct slab;
 
+/* The flags of a field (struct slab_field, struct slab_writer_field). */
+#define SLAB_FIELD_PRESENT      0x01u
+#define SLAB_FIELD_JPEG         0x02u   /* width, height, subsampling, colour space are valid */
+#define SLAB_FIELD_TRANSCODED   0x04u   /* bytes were re-encoded by pack --jpeg-max-side */
+
+/* A JPEG field's chroma subsampling and colour space, numbered as TurboJPEG's TJSAMP_* and
+ * TJCS_*. */
+enum { SLAB_SAMP_444, SLAB_SAMP_422, SLAB_SAMP_420, SLAB_SAMP_GRAY, SLAB_SAMP_440,
+       SLAB_SAMP_411, SLAB_SAMP_UNKNOWN = 255 };
+enum { SLAB_CS_RGB, SLAB_CS_YCBCR, SLAB_CS_GRAY, SLAB_CS_CMYK, SLAB_CS_YCCK,
+       SLAB_CS_UNKNOWN = 255 };
+
 /* One field of one sample. data points into the read-only mapping and lives until
  * slab_close(); nothing is copied. */
 struct slab_field {
@@ -62,8 +104,8 @@ struct slab_field {
 	uint64_t size;
 	uint32_t crc;           /* stored CRC32C */
 	uint32_t width, height; /* JPEG dimensions when flags & SLAB_FIELD_JPEG */
-	unsigned flags;         /* SLAB_FIELD_* from format.h */
-	unsigned subsamp, colorspace;
+	unsigned flags;         /* SLAB_FIELD_* */
+	unsigned subsamp, colorspace;   /* SLAB_SAMP_*, SLAB_CS_* */
 	unsigned order;         /* position of the field in its sample in the source tar */
 };
 
@@ -108,7 +150,7 @@ SLAB_API const unsigned char *slab_base(const struct slab *s);
 /* The schema: field names, sorted, NUL-terminated. */
 SLAB_API unsigned slab_field_count(const struct slab *s);
 SLAB_API const char *slab_field_name(const struct slab *s, unsigned f);
-/* The field id of a name, or -1. */
+/* The field id of a name, or SLAB_ERR_NOTFOUND (negative). */
 SLAB_API int slab_field_lookup(const struct slab *s, const char *name);
 
 /* Sample i's key, place and size. 0, SLAB_ERR_RANGE or SLAB_ERR_CORRUPT. */
@@ -140,11 +182,206 @@ SLAB_API int slab_check_keys(struct slab *s);
 SLAB_API int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
 		void *arg);
 
+/* The fields sample i has, in the order they had in the packed input: ids[k] the field id and
+ * fl[k] the field, for k below the count returned; both arrays hold slab_field_count(s)
+ * entries. bytes, when not NULL, holds the sample's bytes as read elsewhere (e.g. with
+ * O_DIRECT: the slab_sample() size bytes from its offset), and each fl[k].data then points
+ * into it; a field outside the sample's range is SLAB_ERR_CORRUPT. NULL: the mapping. Checks
+ * the key too (slab_check_key), since whatever writes the sample out names it by its key.
+ * The count, or a negative error in slab_error(). */
+SLAB_API int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes,
+				unsigned *ids, struct slab_field *fl);
+
+/* What ties a plan to its files: their content, not their names. */
+struct slab_file_id {
+	uint64_t file_size;
+	uint64_t samples;
+	uint32_t header_crc;
+	uint32_t table_crc;
+};
+
+/* The identity of an open file. */
+SLAB_API void slab_file_identity(const struct slab *s, struct slab_file_id *id);
+
+/* ---- Plans: epoch orderings over a dataset of .slab files ------------------------------- */
+
+/*
+ * A plan is the order one rank reads a dataset of one or more .slab files in, for one epoch:
+ * (file, sample) entries, files numbered in the order given. shuffle-plan(1) makes and
+ * writes them, prefetch(1) follows them; the algorithm is in shuffle-plan(1), the file in
+ * slab-plan(5). A plan handle holds one plan, made or read, and the error of its last
+ * failed call.
+ */
+struct slab_plan;
+
+enum slab_plan_mode { SLAB_PLAN_SEQUENTIAL, SLAB_PLAN_RANDOM, SLAB_PLAN_QUASI };
+
+#define SLAB_PLAN_PAD     0x1u  /* ranks are filled up by repeating samples (else drop-last) */
+#define SLAB_PLAN_MEMORY  0x2u  /* window is a budget in bytes, not in pages */
+
+/* One step of a plan: sample `sample` of file `file` (indexes from 0). */
+struct slab_plan_entry {
+	uint32_t file;
+	uint32_t sample;
+};
+
+struct slab_plan_params {
+	size_t size;            /* sizeof(struct slab_plan_params), or 0 */
+	enum slab_plan_mode mode;
+	uint64_t seed;
+	uint64_t epoch;
+	uint32_t rank;          /* < world */
+	uint32_t world;         /* >= 1 */
+	uint64_t window;        /* quasi: live pages (or bytes with SLAB_PLAN_MEMORY), >= 1;
+				 * recorded but unused by the other modes */
+	unsigned flags;         /* SLAB_PLAN_* */
+};
+
+/* A new, empty plan handle; NULL only when out of memory. Free with slab_plan_free(). */
+SLAB_API struct slab_plan *slab_plan_new(void);
+
+/* Compute the plan of rank p->rank over the files, from position start on (start may equal
+ * the plan's length: no entries), into plan, replacing what it held (kept on failure). A
+ * pure function of the files' identities and the parameters. The dataset may hold at most
+ * 2^32 - 1 samples. 0, or SLAB_ERR_INVAL (parameters out of range), SLAB_ERR_RANGE (start
+ * past the end), SLAB_ERR_CORRUPT (a file's table), SLAB_ERR_NOMEM; slab_plan_error() says
+ * why. */
+SLAB_API int slab_plan_make(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
+			    const struct slab_plan_params *p, uint64_t start);
+
+/* Read and check a plan file, "-" for standard input (checksums, sizes, header consistency,
+ * entry ranges against its own identities) into plan, replacing what it held (kept on
+ * failure). 0, or SLAB_ERR_IO, SLAB_ERR_FORMAT, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM with the
+ * reason, naming the path, in slab_plan_error(). */
+SLAB_API int slab_plan_read(struct slab_plan *plan, const char *path);
+
+/* Write the plan file to fd (a file or a pipe: it never seeks). 0, or SLAB_ERR_IO (errno
+ * is the write's, EPIPE when the reader went away) or SLAB_ERR_NOMEM. */
+SLAB_API int slab_plan_write(struct slab_plan *plan, int fd);
+
+/* Does the plan belong to these files (same count, same identities)? 0, or SLAB_ERR_INVAL
+ * with the first difference in slab_plan_error(). */
+SLAB_API int slab_plan_match(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles);
+
+/* Its parameters (the ones it was made with, or read from its file); size is set. */
+SLAB_API const struct slab_plan_params *slab_plan_params(const struct slab_plan *plan);
+/* The entries it holds: slab_plan_count() of them, positions slab_plan_start() on of the
+ * rank's whole plan of slab_plan_length() entries; they live until the plan is made, read
+ * or freed again. */
+SLAB_API const struct slab_plan_entry *slab_plan_entries(const struct slab_plan *plan);
+SLAB_API uint64_t slab_plan_count(const struct slab_plan *plan);
+SLAB_API uint64_t slab_plan_start(const struct slab_plan *plan);
+SLAB_API uint64_t slab_plan_length(const struct slab_plan *plan);
+/* Samples in the dataset, all ranks together. */
+SLAB_API uint64_t slab_plan_total(const struct slab_plan *plan);
+/* The files it is for: slab_plan_file_count() identities. */
+SLAB_API uint32_t slab_plan_file_count(const struct slab_plan *plan);
+SLAB_API const struct slab_file_id *slab_plan_file_ids(const struct slab_plan *plan);
+
+/* Measures of a plan's entries over its files (shuffle-plan --stats; shuffle-plan(1),
+ * STATISTICS). A sample's page is the one holding its first byte; a sample larger than a page
+ * counts all its pages. */
+struct slab_plan_stats {
+	size_t size;                    /* sizeof(struct slab_plan_stats), or 0 */
+	uint64_t samples;
+	uint64_t distinct_pages;
+	uint64_t page_switches;         /* consecutive entries on different pages */
+	double mean_run;                /* samples / (page_switches + 1) */
+	uint64_t max_live_pages;        /* most pages between their first and last use at once */
+	uint64_t max_live_bytes;
+	double displacement;            /* mean |i / (length-1) - g / (total-1)| over the entries:
+					 * i the position in the rank's plan, g the sample's index
+					 * in file order; 0 for sequential, ~1/3 for random */
+	double same_page_neighbours;    /* fraction of consecutive pairs on one page */
+};
+
+/* 0 and *st, or a negative error in slab_plan_error(). The files must be the plan's
+ * (slab_plan_match). */
+SLAB_API int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
+			     struct slab_plan_stats *st);
+
+SLAB_API const char *slab_plan_error(const struct slab_plan *plan);
+/* Accepts NULL. */
+SLAB_API void slab_plan_free(struct slab_plan *plan);
+
+/* ---- Following a plan: read-ahead and release -------------------------------------------- */
+
+/*
+ * A walk of a plan over its .slab files, sample by sample, keeping the next pages of the plan
+ * on their way into the page cache (WILLNEED) and, on request, dropping each page once its
+ * last use in the plan has passed, so a dataset larger than memory streams through a bounded
+ * amount of it. Or read with O_DIRECT, several reads in flight through Linux AIO, and keep
+ * the cache out of it. What prefetch(1) does, for any program.
+ */
+struct slab_follow;
+
+struct slab_follow_options {
+	size_t size;            /* sizeof(struct slab_follow_options), or 0 */
+	uint64_t ahead;         /* .slab pages of look-ahead, >= 1 (0 is taken as 1) */
+	int release;            /* drop each page after its last use in the plan */
+	int direct;             /* O_DIRECT into aligned buffers instead of the mapping */
+	int direct_sync;        /* direct reads one at a time, without AIO (tests, comparison) */
+};
+
+/* One step of the walk. */
+struct slab_follow_item {
+	uint64_t pos;           /* position in the plan (slab_plan_start() + entry index) */
+	uint32_t file;
+	uint64_t index;         /* sample index in its file */
+	struct slab_sample sample;
+	/* The sample's sample.size bytes (from sample.offset): into the mapping, or into a
+	 * buffer with direct. Valid until the next slab_follow_next() or slab_follow_close(). */
+	const unsigned char *bytes;
+	int direct;             /* bytes are a copy, not the mapping */
+};
+
+struct slab_follow_stats {
+	size_t size;            /* sizeof(struct slab_follow_stats), or 0 */
+	uint64_t samples;       /* steps taken */
+	uint64_t bytes;         /* sample bytes handed out */
+	uint64_t distinct_pages;        /* .slab pages the plan touches */
+	uint64_t advised;       /* WILLNEED calls (runs of samples, or whole pages) */
+	uint64_t whole_pages;   /* pages read whole: all their uses were near (quasi order) */
+	uint64_t released;      /* pages dropped after their last use */
+	uint64_t max_window;    /* most distinct pages in the window at once */
+	uint64_t direct_reads;  /* O_DIRECT reads (each a run of adjacent samples) */
+	uint64_t direct_bytes;  /* bytes they read */
+	uint64_t max_buffered;  /* most bytes held in read buffers at once: at most ahead x
+				 * the largest page size, or one larger sample alone */
+	int async;              /* direct reads went through Linux AIO, several in flight */
+};
+
+/* A new walk, not yet open; NULL only when out of memory. Free with slab_follow_close(). */
+SLAB_API struct slab_follow *slab_follow_new(void);
+
+/* Prepare a walk of plan over files[0..nfiles) (paths[] are their names, opened again for
+ * advice and O_DIRECT). The plan must match the files (slab_plan_match); the files, paths
+ * and plan must outlive the walk. One pass over the plan finds each page's last use. 0, or
+ * a negative error with the reason (naming the file where it helps) in slab_follow_error(). */
+SLAB_API int slab_follow_open(struct slab_follow *f, struct slab *const *files,
+			      const char *const *paths, uint32_t nfiles,
+			      const struct slab_plan *plan, const struct slab_follow_options *o);
+
+/* The next sample: releases what the previous one used last, moves the look-ahead window,
+ * reads the sample (direct) or hands out its place in the mapping. 1 and *it, 0 at the
+ * end, or a negative error with the reason in slab_follow_error(). */
+SLAB_API int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it);
+
+/* Make sure the sample's bytes are in memory: one byte per OS page is read through the
+ * mapping (direct items are read already). */
+SLAB_API void slab_follow_touch(const struct slab_follow_item *it);
+
+SLAB_API void slab_follow_stats(const struct slab_follow *f, struct slab_follow_stats *st);
+SLAB_API const char *slab_follow_error(const struct slab_follow *f);
+/* Accepts NULL. Does not close the files. */
+SLAB_API void slab_follow_close(struct slab_follow *f);
+
 /* ---- Writing ---------------------------------------------------------------------------- */
 
 struct slab_writer;
 
 struct slab_writer_options {
+	size_t size;            /* sizeof(struct slab_writer_options), or 0 */
 	uint64_t page_size;     /* power of two in [4096, 1 GiB]; 0 means the default 2 MiB */
 	const char *options;    /* "key=value\n" text recorded in the header; may be NULL */
 	uint64_t writeback;     /* when fd is a file: start writeback every this many bytes
@@ -153,7 +390,7 @@ struct slab_writer_options {
 };
 
 /* One field handed to slab_writer_add(). */
-struct slab_field_in {
+struct slab_writer_field {
 	const char *name;
 	const void *data;
 	uint64_t size;
@@ -163,6 +400,7 @@ struct slab_field_in {
 };
 
 struct slab_writer_stats {
+	size_t size;            /* sizeof(struct slab_writer_stats), or 0 */
 	uint64_t samples;
 	uint64_t fields;        /* distinct field names */
 	uint64_t pages;
@@ -173,16 +411,19 @@ struct slab_writer_stats {
 /* A new writer; NULL when out of memory. Free with slab_writer_free(). */
 SLAB_API struct slab_writer *slab_writer_new(void);
 
-/* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages.
- * Writes the header. */
+/* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages;
+ * o may be NULL (the defaults). Writes the header. 0, SLAB_ERR_INVAL (page size, options
+ * text), SLAB_ERR_NOMEM or SLAB_ERR_IO. */
 SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		     const struct slab_writer_options *o);
 
 /* Append one sample. Its fields are laid back to back in the order given. Refused without
  * writing anything with SLAB_ERR_DUPKEY (key seen before) or SLAB_ERR_DUPFIELD (a name
- * twice), so the caller may skip the sample and go on. Other errors are final. */
+ * twice), so the caller may skip the sample and go on; their text names the sample, not the
+ * output. Other errors are final: SLAB_ERR_INVAL (an empty field name, or one longer than
+ * 65535 bytes, more than 255 fields, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
 SLAB_API int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
-		    const struct slab_field_in *fields, size_t nfields);
+		    const struct slab_writer_field *fields, size_t nfields);
 
 /* Write the table and the trailer. The fd is left open (the caller fsyncs and closes). */
 SLAB_API int slab_writer_finish(struct slab_writer *w);
@@ -196,10 +437,6 @@ SLAB_API void slab_writer_free(struct slab_writer *w);
 /* Files read as one dataset, numbered in the order given, as the tools and plans number them:
  * a sample is (file, index) or a global index (file 0's samples first). */
 struct slab_dataset;
-struct slab_plan;
-struct slab_plan_params;
-struct slab_follow;
-struct slab_follow_options;
 
 /* A new, empty dataset; NULL only when out of memory. Free with slab_dataset_close(). */
 SLAB_API struct slab_dataset *slab_dataset_new(void);
@@ -228,21 +465,22 @@ SLAB_API int slab_dataset_global(const struct slab_dataset *d, size_t file, uint
 SLAB_API int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_len,
 			       size_t *file, uint64_t *index);
 
-/* A plan over the dataset: made here (the function shuffle-plan uses, same parameters, same
- * result), or read from a plan file and checked to belong to these files. Free with
- * slab_plan_free(). */
+/* A new plan over the dataset in *out: made (slab_plan_make(), what shuffle-plan uses: same
+ * parameters, same result), or read from a plan file and checked to belong to these files
+ * (slab_plan_read() and slab_plan_match()). Free with slab_plan_free(). On failure the plan's
+ * error is the dataset's. */
 SLAB_API int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
 				    uint64_t start, struct slab_plan **out);
 SLAB_API int slab_dataset_plan_read(struct slab_dataset *d, const char *path,
 				    struct slab_plan **out);
-/* The plan's entries held (from its start position), and entry i as (file, index). */
-SLAB_API uint64_t slab_plan_count(const struct slab_plan *plan);
+/* Entry i of those the plan holds (i < slab_plan_count()) as (file, index): 0, or
+ * SLAB_ERR_RANGE. */
 SLAB_API int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file,
 			   uint64_t *index);
-/* Accepts NULL. */
-SLAB_API void slab_plan_free(struct slab_plan *plan);
-/* Walk a plan of this dataset with read-ahead (and release, or O_DIRECT) as prefetch --plan
- * does: slab_follow_next() hands out each sample in plan order. */
+/* A new walk of a plan of this dataset in *out (slab_follow_new() and slab_follow_open() over
+ * the dataset's files): slab_follow_next() hands out each sample in plan order, with
+ * read-ahead (and release, or O_DIRECT) as prefetch --plan does. Close it with
+ * slab_follow_close() before the dataset. */
 SLAB_API int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
 				 const struct slab_follow_options *o, struct slab_follow **out);
 

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		goto fail;
 	for (uint64_t i = 0; i < count; i++) {
 		char key[32], v = (char)('0' + i % 10);
-		struct slab_field_in f = { .name = "cls", .data = &v, .size = 1 };
+		struct slab_writer_field f = { .name = "cls", .data = &v, .size = 1 };
 		int n = snprintf(key, sizeof(key), "t%010llu", (unsigned long long)i);
 		if (slab_writer_add(w, key, (size_t)n, &f, 1) < 0)
 			goto fail;

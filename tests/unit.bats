@@ -18,3 +18,4 @@ run_unit() {
 @test "unit: page cache residency, advice, warming, O_DIRECT reads (test_pagecache)" { run_unit test_pagecache; }
 @test "unit: following a plan: window, release, O_DIRECT with and without AIO (test_follow)" { run_unit test_follow; }
 @test "unit: several files as one dataset: numbering, keys, plans (test_dataset)" { run_unit test_dataset; }
+@test "unit: error codes and texts, sized structs, two writers finishing at once (test_errors)" { run_unit test_errors; }

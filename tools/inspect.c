@@ -449,7 +449,7 @@ static int verify(struct slab *s, const char *path)
 static int tar_all(char **paths, int n)
 {
 	struct slab **sets = calloc((size_t)n, sizeof(*sets));
-	char err[1024];
+	struct slab_tarout *t = NULL;
 	int ret = SLAB_EXIT_FAIL, i;
 
 	if (!sets) {
@@ -467,12 +467,18 @@ static int tar_all(char **paths, int n)
 			goto out;
 		}
 	}
-	if (slab_tar_export(sets, (size_t)n, STDOUT_FILENO, err, sizeof(err)) < 0) {
-		cli_error("tar output: %s", err);
+	t = slab_tarout_new();
+	if (!t) {
+		cli_error("tar output: out of memory");
+		goto out;
+	}
+	if (slab_tarout_export(t, STDOUT_FILENO, sets, (size_t)n) < 0) {
+		cli_error("tar output: %s", slab_tarout_error(t));
 		goto out;
 	}
 	ret = SLAB_EXIT_OK;
 out:
+	slab_tarout_free(t);
 	for (i = 0; i < n; i++)
 		slab_close(sets[i]);
 	free(sets);

@@ -94,9 +94,9 @@ struct opts {
 /* ---- per-sample work: JPEG checks and re-encoding, on worker threads ---------------------- */
 
 struct job {
-	struct slab_in_sample *s;
+	struct slab_tarin_sample *s;
 	const char *input;
-	struct slab_field_in *fin;
+	struct slab_writer_field *fin;
 	void **owned;                   /* re-encoded buffers */
 	int bad;
 	char reason[512];
@@ -112,17 +112,17 @@ static void job_clear(struct job *jb)
 			free(jb->owned[i]);
 	free(jb->owned);
 	free(jb->fin);
-	slab_in_sample_free(jb->s);
+	slab_tarin_sample_free(jb->s);
 	memset(jb, 0, sizeof(*jb));
 }
 
 static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 {
-	struct slab_in_sample *s = jb->s;
+	struct slab_tarin_sample *s = jb->s;
 
 	if (s->bad) {
 		jb->bad = 1;
-		snprintf(jb->reason, sizeof(jb->reason), "%s", s->reason);
+		snprintf(jb->reason, sizeof(jb->reason), "%s", slab_tarin_sample_error(s));
 		return;
 	}
 	jb->fin = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->fin));
@@ -133,7 +133,7 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 		return;
 	}
 	for (size_t i = 0; i < s->nfields; i++) {
-		struct slab_field_in *f = &jb->fin[i];
+		struct slab_writer_field *f = &jb->fin[i];
 		const unsigned char *data = s->data + s->fields[i].offset;
 		size_t size = (size_t)s->fields[i].size;
 		struct slab_jpeg_info info;
@@ -159,7 +159,7 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 				f->flags |= SLAB_FIELD_TRANSCODED;
 				r = 0;
 			}
-		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == -1) {
+		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == SLAB_ERR_CORRUPT) {
 			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated. */
 			continue;
 		}
@@ -277,7 +277,7 @@ static void show_progress(struct run *r, int force)
 /* Write a processed sample. 0, or -1 when the pack must stop. */
 static int emit(struct run *r, struct job *jb)
 {
-	struct slab_in_sample *s = jb->s;
+	struct slab_tarin_sample *s = jb->s;
 	int rc;
 
 	if (jb->bad < 0) {
@@ -423,7 +423,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			goto out;
 		}
 		for (;;) {
-			struct slab_in_sample *s;
+			struct slab_tarin_sample *s;
 			struct job *jb;
 
 			rc = slab_tarin_next(t, &s);
@@ -449,7 +449,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 					break;
 			if (rc < 0) {
 				pthread_mutex_unlock(&p.mu);
-				slab_in_sample_free(s);
+				slab_tarin_sample_free(s);
 				break;
 			}
 			jb = &p.ring[p.tail % p.cap];
@@ -615,7 +615,7 @@ int main(int argc, char **argv)
 		.memory = 1ull << 30,
 		.jpeg_quality = 90,
 	};
-	struct slab_writer_options wo;
+	struct slab_writer_options wo = { .size = sizeof(wo) };
 	struct slab_tarin_stats in;
 	struct run r;
 	char *opt_text = NULL;

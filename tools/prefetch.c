@@ -2,10 +2,8 @@
  * resident, warm or evict them, or follow a plan: keep its next pages on their way into the
  * cache, drop those behind, and stream its samples in plan order to standard output. */
 #include "cli.h"
-#include "follow.h"
 #include "json.h"
 #include "pagecache.h"
-#include "plan.h"
 #include "rawout.h"
 #include "slab.h"
 #include "tarout.h"
@@ -116,7 +114,7 @@ static void status_row(const char *res, uint64_t pages, const char *size, double
 
 static int status(char **paths, int n, int json)
 {
-	uint64_t os = slab_pc_os_page();
+	uint64_t os = slab_pagecache_os_page();
 	struct res_total tot = { 0, 0, 0, 0 };
 	int ret = SLAB_EXIT_OK, shown = 0;
 	struct json j;
@@ -131,26 +129,26 @@ static int status(char **paths, int n, int json)
 		printf("%10s %10s %10s %8s %s\n", "RES", "PAGES", "SIZE", "PERCENT", "FILE");
 	}
 	for (int i = 0; i < n; i++) {
-		struct slab_pc *pc = slab_pc_new();
-		struct slab_pc_residency r;
+		struct slab_pagecache *pc = slab_pagecache_new();
+		struct slab_pagecache_residency r;
 		uint64_t bytes;
 
 		if (!pc) {
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
-		if (slab_pc_open(pc, paths[i]) < 0 ||
-		    slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) < 0) {
-			cli_error("%s", slab_pc_error(pc));
-			slab_pc_close(pc);
+		if (slab_pagecache_open(pc, paths[i]) < 0 ||
+		    slab_pagecache_residency(pc, 0, 0, SLAB_PAGECACHE_AUTO, &r) < 0) {
+			cli_error("%s", slab_pagecache_error(pc));
+			slab_pagecache_close(pc);
 			ret = SLAB_EXIT_FAIL;
 			continue;       /* the other files still get their turn */
 		}
 		/* The last page may be partial: never more than the file. */
 		bytes = r.resident * os;
-		if (bytes > slab_pc_size(pc))
-			bytes = slab_pc_size(pc);
-		tot.size += slab_pc_size(pc);
+		if (bytes > slab_pagecache_size(pc))
+			bytes = slab_pagecache_size(pc);
+		tot.size += slab_pagecache_size(pc);
 		tot.pages += r.pages;
 		tot.resident += r.resident;
 		tot.bytes += bytes;
@@ -158,7 +156,7 @@ static int status(char **paths, int n, int json)
 		if (json) {
 			json_object_begin(&j, NULL);
 			json_string(&j, "file", paths[i]);
-			json_u64(&j, "size", slab_pc_size(pc));
+			json_u64(&j, "size", slab_pagecache_size(pc));
 			json_u64(&j, "pages", r.pages);
 			json_u64(&j, "resident_pages", r.resident);
 			json_u64(&j, "resident_bytes", bytes);
@@ -167,16 +165,16 @@ static int status(char **paths, int n, int json)
 			else
 				json_u64(&j, "dirty_pages", r.dirty);
 			json_double(&j, "percent", percent(r.resident, r.pages));
-			json_string(&j, "method", r.method == SLAB_PC_MINCORE ? "mincore" : "cachestat");
+			json_string(&j, "method", r.method == SLAB_PAGECACHE_MINCORE ? "mincore" : "cachestat");
 			json_object_end(&j);
 		} else {
 			status_row(cli_human_size(bytes, a, sizeof(a)), r.resident,
-				   cli_human_size(slab_pc_size(pc), b, sizeof(b)),
+				   cli_human_size(slab_pagecache_size(pc), b, sizeof(b)),
 				   percent(r.resident, r.pages), paths[i]);
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
 				cli_info("'%s': %llu dirty pages", paths[i], (unsigned long long)r.dirty);
 		}
-		slab_pc_close(pc);
+		slab_pagecache_close(pc);
 	}
 	if (json) {
 		json_array_end(&j);
@@ -228,7 +226,7 @@ static int warm(char **paths, int n)
 	char a[32];
 
 	for (int i = 0; i < n; i++) {
-		struct slab_pc *pc = slab_pc_new();
+		struct slab_pagecache *pc = slab_pagecache_new();
 		uint64_t bytes = 0;
 		double t0 = cli_now();
 		int r;
@@ -238,14 +236,14 @@ static int warm(char **paths, int n)
 			return SLAB_EXIT_FAIL;
 		}
 		w.name = paths[i];
-		r = slab_pc_open(pc, paths[i]);
+		r = slab_pagecache_open(pc, paths[i]);
 		if (r == 0)
-			r = slab_pc_warm(pc, 0, progress ? warm_progress : NULL, &w, &bytes);
+			r = slab_pagecache_warm(pc, 0, progress ? warm_progress : NULL, &w, &bytes);
 		if (progress)
 			fputs("\r\033[K", stderr);
 		w.before += bytes;
 		if (r < 0) {
-			cli_error("%s", slab_pc_error(pc));
+			cli_error("%s", slab_pagecache_error(pc));
 			ret = SLAB_EXIT_FAIL;
 		} else {
 			warmed++;
@@ -253,7 +251,7 @@ static int warm(char **paths, int n)
 				 cli_human_size(bytes, a, sizeof(a)), cli_now() - t0,
 				 rate(bytes, cli_now() - t0));
 		}
-		slab_pc_close(pc);
+		slab_pagecache_close(pc);
 	}
 	if (cli_verbosity >= 1 && warmed) {
 		double secs = cli_now() - w.start;
@@ -268,19 +266,19 @@ static int evict(char **paths, int n)
 	int ret = SLAB_EXIT_OK;
 
 	for (int i = 0; i < n; i++) {
-		struct slab_pc *pc = slab_pc_new();
-		struct slab_pc_residency r;
+		struct slab_pagecache *pc = slab_pagecache_new();
+		struct slab_pagecache_residency r;
 
 		if (!pc) {
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
-		if (slab_pc_open(pc, paths[i]) < 0 ||
-		    slab_pc_advise(pc, 0, 0, SLAB_PC_DONTNEED) < 0) {
-			cli_error("%s", slab_pc_error(pc));
+		if (slab_pagecache_open(pc, paths[i]) < 0 ||
+		    slab_pagecache_advise(pc, 0, 0, SLAB_PAGECACHE_DONTNEED) < 0) {
+			cli_error("%s", slab_pagecache_error(pc));
 			ret = SLAB_EXIT_FAIL;
 		} else if (cli_verbosity >= 2 &&
-			   slab_pc_residency(pc, 0, 0, SLAB_PC_AUTO, &r) == 0) {
+			   slab_pagecache_residency(pc, 0, 0, SLAB_PAGECACHE_AUTO, &r) == 0) {
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
 				cli_info("'%s': evicted, %llu of %llu pages still resident (%llu dirty: written back first, drop them with a second --evict)",
 					 paths[i], (unsigned long long)r.resident,
@@ -289,7 +287,7 @@ static int evict(char **paths, int n)
 				cli_info("'%s': evicted, %llu of %llu pages still resident", paths[i],
 					 (unsigned long long)r.resident, (unsigned long long)r.pages);
 		}
-		slab_pc_close(pc);
+		slab_pagecache_close(pc);
 	}
 	return ret;
 }
@@ -398,19 +396,19 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct slab **files = calloc((size_t)n, sizeof(*files));
 	struct slab_follow *f = NULL;
 	struct slab_follow_item it;
-	struct slab_follow_stats st;
+	struct slab_follow_stats st = { .size = sizeof(st) };
 	struct emitter em = { EMIT_NONE, NULL, NULL };
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
 	uint64_t written = 0, written_bytes = 0;
 	double start, last = 0;
-	char err[1024], a[32];
+	char a[32];
 
-	if (!files) {
+	if (!files || !(plan = slab_plan_new()) || !(f = slab_follow_new())) {
 		cli_error("out of memory");
-		return SLAB_EXIT_FAIL;
+		goto out;
 	}
-	if (slab_plan_read(po->plan_path, &plan, err, sizeof(err)) < 0) {
-		cli_error("%s", err);
+	if (slab_plan_read(plan, po->plan_path) < 0) {
+		cli_error("%s", slab_plan_error(plan));
 		goto out;
 	}
 	/* Every file must open before anything is read or written. */
@@ -427,19 +425,20 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			goto out;
 		}
 	}
-	if (slab_plan_match(plan, files, (uint32_t)n, err, sizeof(err)) < 0) {
-		cli_error("'%s': plan does not belong to these files: %s", po->plan_path, err);
+	if (slab_plan_match(plan, files, (uint32_t)n) < 0) {
+		cli_error("'%s': plan does not belong to these files: %s", po->plan_path,
+			  slab_plan_error(plan));
 		goto out;
 	}
-	if (slab_follow_open(&f, files, (const char *const *)paths, (uint32_t)n, plan, &po->fo,
-			     err, sizeof(err)) < 0) {
-		cli_error("%s", err);
+	if (slab_follow_open(f, files, (const char *const *)paths, (uint32_t)n, plan,
+			     &po->fo) < 0) {
+		cli_error("%s", slab_follow_error(f));
 		goto out;
 	}
 	if (po->emit != EMIT_NONE) {
 		/* A reader that stops early is not an error: the write says EPIPE, we stop. */
 		signal(SIGPIPE, SIG_IGN);
-		if (emitter_open(&em, po->emit, plan->n) < 0)
+		if (emitter_open(&em, po->emit, slab_plan_count(plan)) < 0)
 			goto out;
 	}
 	start = cli_now();
@@ -453,7 +452,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		if (progress && cli_now() - last >= 0.25) {
 			last = cli_now();
 			slab_follow_stats(f, &st);
-			plan_progress(&st, plan->n, last - start);
+			plan_progress(&st, slab_plan_count(plan), last - start);
 		}
 	}
 	if (r == 0 && po->emit != EMIT_NONE)
@@ -471,7 +470,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	slab_follow_stats(f, &st);
 	if (w == 1)
 		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
-			 (unsigned long long)written, (unsigned long long)plan->n);
+			 (unsigned long long)written, (unsigned long long)slab_plan_count(plan));
 	if (po->emit != EMIT_NONE) {
 		/* What reached the reader: not the sample being written when it went away, nor
 		 * what the walk had read ahead. */
@@ -499,7 +498,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 out:
 	emitter_free(&em);
 	slab_follow_close(f);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; files && i < n; i++)
 		slab_close(files[i]);
 	free(files);
 	slab_plan_free(plan);
@@ -509,7 +508,8 @@ out:
 int main(int argc, char **argv)
 {
 	enum mode mode = MODE_STATUS;
-	struct plan_opts po = { NULL, EMIT_NONE, { DEFAULT_AHEAD, 0, 0, 0 } };
+	struct plan_opts po = { NULL, EMIT_NONE,
+				{ .size = sizeof(po.fo), .ahead = DEFAULT_AHEAD } };
 	const char *emit_format = NULL;
 	int json = 0, emit = 0, ahead_set = 0, nmodes = 0, c, ret;
 	uint64_t v;

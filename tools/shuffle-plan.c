@@ -4,7 +4,6 @@
  * it is. */
 #include "cli.h"
 #include "io.h"
-#include "plan.h"
 #include "slab.h"
 
 #include <errno.h>
@@ -112,6 +111,8 @@ static char *put_u32(char *p, uint32_t v)
 static int write_text(const struct slab_plan *plan, int fd)
 {
 	enum { SIZE = 1 << 16, LINE = 22 };
+	const struct slab_plan_entry *e = slab_plan_entries(plan);
+	uint64_t n = slab_plan_count(plan);
 	char *buf = malloc(SIZE), *p;
 	int ret = -1;
 
@@ -120,15 +121,15 @@ static int write_text(const struct slab_plan *plan, int fd)
 		return -1;
 	}
 	p = buf;
-	for (uint64_t i = 0; i < plan->n; i++) {
+	for (uint64_t i = 0; i < n; i++) {
 		if (p - buf > SIZE - LINE) {
 			if (slab_write_full(fd, buf, (size_t)(p - buf)) < 0)
 				goto out;
 			p = buf;
 		}
-		p = put_u32(p, plan->entries[i].file);
+		p = put_u32(p, e[i].file);
 		*p++ = ' ';
-		p = put_u32(p, plan->entries[i].sample);
+		p = put_u32(p, e[i].sample);
 		*p++ = '\n';
 	}
 	if (slab_write_full(fd, buf, (size_t)(p - buf)) < 0)
@@ -153,8 +154,9 @@ static void print_stats(const struct slab_plan_stats *st)
 
 static void summary(const struct slab_plan *plan, const char *target, double secs)
 {
-	const struct slab_plan_params *p = &plan->p;
-	uint64_t all = plan->length * p->world;
+	const struct slab_plan_params *p = slab_plan_params(plan);
+	uint64_t length = slab_plan_length(plan), total = slab_plan_total(plan);
+	uint64_t all = length * p->world;
 	char window[64] = "", from[64] = "", hs[32];
 
 	if (p->mode == SLAB_PLAN_QUASI) {
@@ -163,15 +165,15 @@ static void summary(const struct slab_plan *plan, const char *target, double sec
 		else
 			snprintf(window, sizeof(window), " window %llu pages,", (unsigned long long)p->window);
 	}
-	if (plan->start)
+	if (slab_plan_start(plan))
 		snprintf(from, sizeof(from), " from position %llu of %llu",
-			 (unsigned long long)plan->start, (unsigned long long)plan->length);
+			 (unsigned long long)slab_plan_start(plan), (unsigned long long)length);
 	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu samples%s (dataset %llu), %s %llu %s, %.3f s",
 		  target ? "'" : "", target ? target : "", target ? "': " : "", mode_names[p->mode],
 		  window, (unsigned long long)p->seed, (unsigned long long)p->epoch, p->rank, p->world,
-		  (unsigned long long)plan->n, from, (unsigned long long)plan->total,
+		  (unsigned long long)slab_plan_count(plan), from, (unsigned long long)total,
 		  p->flags & SLAB_PLAN_PAD ? "pad:" : "drop-last:",
-		  (unsigned long long)(p->flags & SLAB_PLAN_PAD ? all - plan->total : plan->total - all),
+		  (unsigned long long)(p->flags & SLAB_PLAN_PAD ? all - total : total - all),
 		  p->flags & SLAB_PLAN_PAD ? "repeated" : "dropped", secs);
 }
 
@@ -186,16 +188,16 @@ static int number(const char *opt, const char *arg, uint64_t min, uint64_t max, 
 
 int main(int argc, char **argv)
 {
-	struct slab_plan_params p = { .mode = SLAB_PLAN_QUASI, .world = 1, .window = 64 };
+	struct slab_plan_params p = { .size = sizeof(p), .mode = SLAB_PLAN_QUASI, .world = 1,
+				      .window = 64 };
 	const char *output = NULL;
 	struct slab **files = NULL;
 	struct slab_plan *plan = NULL;
-	struct slab_plan_stats st;
+	struct slab_plan_stats st = { .size = sizeof(st) };
 	uint64_t v, start = 0, rank = 0, world = 1;
 	int c, text = 0, stats = 0, drop_set = 0, pad_set = 0, window_set = 0, memory_set = 0;
 	struct cli_output outf = { .fd = -1 };
 	int ret = SLAB_EXIT_FAIL, nfiles = 0, failed = 0;
-	char err[1024];
 	double t0;
 
 	cli_init(argv[0]);
@@ -328,12 +330,17 @@ int main(int argc, char **argv)
 	}
 	if (failed)
 		goto out;
-	if (slab_plan_make(files, (uint32_t)nfiles, &p, start, &plan, err, sizeof(err)) < 0) {
-		cli_error("%s", err);
+	plan = slab_plan_new();
+	if (!plan) {
+		cli_error("out of memory");
 		goto out;
 	}
-	if (stats && slab_plan_stats(plan, files, (uint32_t)nfiles, &st, err, sizeof(err)) < 0) {
-		cli_error("%s", err);
+	if (slab_plan_make(plan, files, (uint32_t)nfiles, &p, start) < 0) {
+		cli_error("%s", slab_plan_error(plan));
+		goto out;
+	}
+	if (stats && slab_plan_stats(plan, files, (uint32_t)nfiles, &st) < 0) {
+		cli_error("%s", slab_plan_error(plan));
 		goto out;
 	}
 	if (output) {

@@ -1,5 +1,6 @@
 /* io.c: write(2) until everything is written: the one loop every writer in slab needs. */
 #include "io.h"
+#include "slab.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -14,7 +15,7 @@ int slab_write_full(int fd, const void *buf, uint64_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;
+			return SLAB_ERR_IO;
 		}
 		p += n;
 		len -= (uint64_t)n;

@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-/* Write all len bytes of buf to fd, retrying after EINTR and short writes. 0, or -1 with errno
- * set (EPIPE when the reader went away). */
+/* Write all len bytes of buf to fd, retrying after EINTR and short writes. 0, or SLAB_ERR_IO
+ * with errno set (EPIPE when the reader went away): no context, errno is the detail. */
 int slab_write_full(int fd, const void *buf, uint64_t len);
 
 #endif

@@ -2,13 +2,11 @@
  * tools and plans number them): global indexes, (file, index) pairs, key lookup across files,
  * and plans and plan following over the same files. */
 #include "slab.h"
-#include "errfmt.h"
-#include "follow.h"
+#include "error.h"
 #include "plan.h"
 
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,28 +15,13 @@ struct slab_dataset {
 	struct slab **files;
 	char **paths;
 	uint64_t *first;        /* global index of each file's sample 0; first[n]: the total */
-	char err[1024];
+	struct slab_err err;
 };
-
-static int dataset_fail(struct slab_dataset *d, int code, const char *subject,
-			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dataset_fail(struct slab_dataset *d, int code, const char *subject,
-			const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	slab_verrf(d->err, sizeof(d->err), subject, fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 /* The error of a call that failed on file f: its reader's text, which names the file. */
 static int file_fail(struct slab_dataset *d, size_t f, int code)
 {
-	snprintf(d->err, sizeof(d->err), "%s", slab_error(d->files[f]));
-	return code;
+	return slab_fail_from(&d->err, code, slab_error(d->files[f]));
 }
 
 struct slab_dataset *slab_dataset_new(void)
@@ -66,16 +49,16 @@ int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n
 	int rc;
 
 	dataset_clear(d);
-	d->err[0] = '\0';
+	d->err.text[0] = '\0';
 	if (n == 0)
-		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "no files");
+		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "no files");
 	if (n > UINT32_MAX)
-		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "more than 2^32 - 1 files");
+		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "more than 2^32 - 1 files");
 	d->files = calloc(n, sizeof(*d->files));
 	d->paths = calloc(n, sizeof(*d->paths));
 	d->first = calloc(n + 1, sizeof(*d->first));
 	if (!d->files || !d->paths || !d->first) {
-		rc = dataset_fail(d, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
+		rc = slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
 		goto undo;
 	}
 	d->n = n;
@@ -83,7 +66,7 @@ int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n
 		d->paths[f] = strdup(paths[f]);
 		d->files[f] = slab_new();
 		if (!d->paths[f] || !d->files[f]) {
-			rc = dataset_fail(d, SLAB_ERR_NOMEM, paths[f], "out of memory");
+			rc = slab_fail(&d->err, SLAB_ERR_NOMEM, paths[f], "out of memory");
 			goto undo;
 		}
 		rc = slab_open(d->files[f], paths[f]);
@@ -109,7 +92,7 @@ void slab_dataset_close(struct slab_dataset *d)
 
 const char *slab_dataset_error(const struct slab_dataset *d)
 {
-	return d->err;
+	return d->err.text;
 }
 
 size_t slab_dataset_files(const struct slab_dataset *d)
@@ -180,34 +163,50 @@ int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_
 
 /* ---- Plans over the dataset ----------------------------------------------------------- */
 
+/* A plan handle's failure, taken over by the dataset; the plan is freed. */
+static int plan_fail(struct slab_dataset *d, struct slab_plan *plan, int rc)
+{
+	slab_fail_from(&d->err, rc, slab_plan_error(plan));
+	slab_plan_free(plan);
+	return rc;
+}
+
 int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
 			   uint64_t start, struct slab_plan **out)
 {
+	struct slab_plan *plan;
+	int rc;
+
 	if (d->n == 0)
-		return dataset_fail(d, SLAB_ERR_INVAL, "(dataset)", "no files open");
-	if (slab_plan_make(d->files, (uint32_t)d->n, p, start, out, d->err, sizeof(d->err)) < 0)
-		return SLAB_ERR_INVAL;
+		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "no files open");
+	plan = slab_plan_new();
+	if (!plan)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
+	rc = slab_plan_make(plan, d->files, (uint32_t)d->n, p, start);
+	if (rc < 0)
+		return plan_fail(d, plan, rc);
+	*out = plan;
 	return 0;
 }
 
 int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab_plan **out)
 {
-	struct slab_plan *plan;
-	char why[sizeof(d->err)];
+	struct slab_plan *plan = slab_plan_new();
+	int rc;
 
-	if (slab_plan_read(path, &plan, d->err, sizeof(d->err)) < 0)
-		return SLAB_ERR_CORRUPT;
-	if (slab_plan_match(plan, d->files, (uint32_t)d->n, why, sizeof(why)) < 0) {
+	if (!plan)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, path, "out of memory");
+	rc = slab_plan_read(plan, path);
+	if (rc < 0)
+		return plan_fail(d, plan, rc);
+	rc = slab_plan_match(plan, d->files, (uint32_t)d->n);
+	if (rc < 0) {
+		slab_fail(&d->err, rc, path, "%s", slab_plan_error(plan));
 		slab_plan_free(plan);
-		return dataset_fail(d, SLAB_ERR_INVAL, path, "%s", why);
+		return rc;
 	}
 	*out = plan;
 	return 0;
-}
-
-uint64_t slab_plan_count(const struct slab_plan *plan)
-{
-	return plan->n;
 }
 
 int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file, uint64_t *index)
@@ -222,8 +221,17 @@ int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file, uint64
 int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
 			const struct slab_follow_options *o, struct slab_follow **out)
 {
-	if (slab_follow_open(out, d->files, (const char *const *)d->paths, (uint32_t)d->n, plan,
-			     o, d->err, sizeof(d->err)) < 0)
-		return SLAB_ERR_INVAL;
+	struct slab_follow *f = slab_follow_new();
+	int rc;
+
+	if (!f)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
+	rc = slab_follow_open(f, d->files, (const char *const *)d->paths, (uint32_t)d->n, plan, o);
+	if (rc < 0) {
+		slab_fail_from(&d->err, rc, slab_follow_error(f));
+		slab_follow_close(f);
+		return rc;
+	}
+	*out = f;
 	return 0;
 }

@@ -7,14 +7,14 @@
  * bytes a buffer holds already shares it, and the buffers stay within ahead pages. A page is
  * dropped once the consumer is past its last use, found in one pass over the plan beforehand
  * (a quasi-random plan comes back to a page several times). */
-#include "follow.h"
+#include "error.h"
 #include "pagecache.h"
 #include "plan.h"
+#include "sized.h"
 #include "slab.h"
 
 #include <errno.h>
 #include <linux/aio_abi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +52,7 @@ struct extent {
 
 struct slab_follow {
 	struct slab *const *files;
-	struct slab_pc **pcs;
+	struct slab_pagecache **pcs;
 	uint32_t nfiles;
 	const struct slab_plan *plan;
 	struct slab_follow_options o;
@@ -97,21 +97,12 @@ struct slab_follow {
 	uint32_t inflight;
 
 	struct slab_follow_stats st;
-	char err[1024];
+	struct slab_err err;
 };
 
-static int fail(struct slab_follow *f, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct slab_follow *f, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(f->err, sizeof(f->err), fmt, ap);
-	va_end(ap);
-	return code;
-}
+/* The sizes of the first versions of the caller's structs (sized.h). */
+#define FOLLOW_OPTIONS_FIRST sizeof(struct slab_follow_options)
+#define FOLLOW_STATS_FIRST sizeof(struct slab_follow_stats)
 
 /* Where entry e is: its sample, and the global pages [*g, *g + *k) its bytes lie in (none
  * for an empty sample). */
@@ -123,11 +114,11 @@ static int locate(struct slab_follow *f, uint64_t e, struct slab_sample *smp, ui
 	uint64_t ps, d;
 
 	if (en->file >= f->nfiles)
-		return fail(f, SLAB_ERR_RANGE, "plan entry %llu names file %u of %u",
+		return slab_fail(&f->err, SLAB_ERR_RANGE, NULL, "plan entry %llu names file %u of %u",
 			    (unsigned long long)e, en->file, f->nfiles);
 	s = f->files[en->file];
 	if (slab_sample(s, en->sample, smp) < 0)
-		return fail(f, SLAB_ERR_CORRUPT, "%s", slab_error(s));
+		return slab_fail_from(&f->err, SLAB_ERR_CORRUPT, slab_error(s));
 	ps = slab_page_size(s);
 	d = slab_data_offset(s);
 	*g = f->page_base[en->file] + (smp->offset - d) / ps;
@@ -182,12 +173,12 @@ static void aio_off(struct slab_follow *f)
 
 static int direct_error(struct slab_follow *f, const struct extent *x, int e)
 {
-	const char *name = slab_pc_name(f->pcs[x->file]);
+	const char *name = slab_pagecache_name(f->pcs[x->file]);
 
 	if (e == EINVAL)
-		return fail(f, SLAB_ERR_INVAL, "'%s': the filesystem refused an O_DIRECT read at offset %llu",
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "'%s': the filesystem refused an O_DIRECT read at offset %llu",
 			    name, (unsigned long long)x->lo);
-	return fail(f, SLAB_ERR_IO, "'%s': read error at offset %llu: %s", name,
+	return slab_fail(&f->err, SLAB_ERR_IO, NULL, "'%s': read error at offset %llu: %s", name,
 		    (unsigned long long)x->lo, strerror(e));
 }
 
@@ -208,7 +199,7 @@ static int pump(struct slab_follow *f)
 		memset(&cbs[n], 0, sizeof(cbs[n]));
 		cbs[n].aio_data = id;
 		cbs[n].aio_lio_opcode = IOCB_CMD_PREAD;
-		cbs[n].aio_fildes = (uint32_t)slab_pc_direct_fd(f->pcs[x->file]);
+		cbs[n].aio_fildes = (uint32_t)slab_pagecache_direct_fd(f->pcs[x->file]);
 		cbs[n].aio_buf = (uint64_t)(uintptr_t)x->buf;
 		cbs[n].aio_nbytes = x->hi - x->lo;
 		cbs[n].aio_offset = (int64_t)x->lo;
@@ -236,10 +227,10 @@ static int read_now(struct slab_follow *f, uint32_t id)
 {
 	struct extent *x = &f->ext[id];
 	const unsigned char *data;
-	int r = slab_pc_direct_read(f->pcs[x->file], x->lo, x->hi - x->lo, x->buf, x->cap, &data);
+	int r = slab_pagecache_direct_read(f->pcs[x->file], x->lo, x->hi - x->lo, x->buf, x->cap, &data);
 
 	if (r < 0)
-		return fail(f, r, "%s", slab_pc_error(f->pcs[x->file]));
+		return slab_fail_from(&f->err, r, slab_pagecache_error(f->pcs[x->file]));
 	x->state = EXT_READY;
 	return 0;
 }
@@ -254,7 +245,7 @@ static int reap(struct slab_follow *f)
 		n = sys_io_getevents(f->ctx, 1, AIO_DEPTH, ev);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return fail(f, SLAB_ERR_IO, "io_getevents: %s", strerror(errno));
+		return slab_fail(&f->err, SLAB_ERR_IO, NULL, "io_getevents: %s", strerror(errno));
 	for (long i = 0; i < n; i++) {
 		uint32_t id = (uint32_t)ev[i].data;
 		struct extent *x = &f->ext[id];
@@ -298,12 +289,12 @@ static uint32_t *holder_slot(struct slab_follow *f, uint32_t file, uint64_t off,
 	if (!f->holder[g]) {
 		if (!make)
 			return NULL;
-		f->holder[g] = malloc((size_t)(ps / SLAB_PC_ALIGN) * sizeof(**f->holder));
+		f->holder[g] = malloc((size_t)(ps / SLAB_PAGECACHE_ALIGN) * sizeof(**f->holder));
 		if (!f->holder[g])
 			return NULL;
-		memset(f->holder[g], 0xff, (size_t)(ps / SLAB_PC_ALIGN) * sizeof(**f->holder));
+		memset(f->holder[g], 0xff, (size_t)(ps / SLAB_PAGECACHE_ALIGN) * sizeof(**f->holder));
 	}
-	return &f->holder[g][d % ps / SLAB_PC_ALIGN];
+	return &f->holder[g][d % ps / SLAB_PAGECACHE_ALIGN];
 }
 
 static uint32_t holder_of(struct slab_follow *f, uint32_t file, uint64_t off)
@@ -318,12 +309,12 @@ static int hold(struct slab_follow *f, uint32_t id)
 {
 	const struct extent *x = &f->ext[id];
 
-	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PC_ALIGN) {
+	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PAGECACHE_ALIGN) {
 		struct slab *s = f->files[x->file];
 		uint32_t *h = holder_slot(f, x->file, b, 1);
 
 		if (!h)
-			return b < slab_table_offset(s) ? -1 : 0;
+			return b < slab_table_offset(s) ? SLAB_ERR_NOMEM : 0;
 		if (*h == NO_EXTENT)
 			f->nheld[f->page_base[x->file] + (b - slab_data_offset(s)) / slab_page_size(s)]++;
 		*h = id;
@@ -335,7 +326,7 @@ static void unhold(struct slab_follow *f, uint32_t id)
 {
 	const struct extent *x = &f->ext[id];
 
-	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PC_ALIGN) {
+	for (uint64_t b = x->lo; b < x->hi; b += SLAB_PAGECACHE_ALIGN) {
 		struct slab *s = f->files[x->file];
 		uint32_t *h = holder_slot(f, x->file, b, 0);
 		uint64_t g;
@@ -354,7 +345,7 @@ static void unhold(struct slab_follow *f, uint32_t id)
 /* A live extent holding all of [lo, hi) of file, or NO_EXTENT. */
 static uint32_t covering(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi)
 {
-	uint32_t id[2] = { holder_of(f, file, lo), holder_of(f, file, hi - SLAB_PC_ALIGN) };
+	uint32_t id[2] = { holder_of(f, file, lo), holder_of(f, file, hi - SLAB_PAGECACHE_ALIGN) };
 
 	for (int i = 0; i < 2; i++)
 		if (id[i] != NO_EXTENT && f->ext[id[i]].lo <= lo && hi <= f->ext[id[i]].hi)
@@ -369,7 +360,7 @@ static uint32_t covering(struct slab_follow *f, uint32_t file, uint64_t lo, uint
 static int covering2(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi,
 		     uint32_t *a, uint32_t *b)
 {
-	uint32_t x = holder_of(f, file, lo), y = holder_of(f, file, hi - SLAB_PC_ALIGN);
+	uint32_t x = holder_of(f, file, lo), y = holder_of(f, file, hi - SLAB_PAGECACHE_ALIGN);
 
 	if (x == NO_EXTENT || y == NO_EXTENT || x == y || f->ext[x].hi < f->ext[y].lo)
 		return 0;
@@ -394,11 +385,11 @@ static int extent_new(struct slab_follow *f)
 			uint32_t *ids;
 
 			if (!n)
-				return fail(f, SLAB_ERR_NOMEM, "out of memory");
+				return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 			f->ext = n;
 			ids = realloc(f->free_ids, (size_t)slots * sizeof(*ids));
 			if (!ids)
-				return fail(f, SLAB_ERR_NOMEM, "out of memory");
+				return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 			f->free_ids = ids;
 			f->slots = slots;
 		}
@@ -410,11 +401,11 @@ static int extent_new(struct slab_follow *f)
 	/* A kept buffer is used again when it fits and is not more than twice the size. */
 	if (x->cap < len || x->cap / 2 > len) {
 		free(x->buf);
-		x->buf = slab_pc_alloc((size_t)len);
+		x->buf = slab_pagecache_alloc((size_t)len);
 		x->cap = x->buf ? (size_t)len : 0;
 		if (!x->buf) {
 			f->free_ids[f->nfree++] = id;
-			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+			return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		}
 	}
 	x->file = f->run_file;
@@ -427,7 +418,7 @@ static int extent_new(struct slab_follow *f)
 		x->buf = NULL;
 		x->cap = 0;
 		f->free_ids[f->nfree++] = id;
-		return fail(f, SLAB_ERR_NOMEM, "out of memory");
+		return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	}
 	for (uint64_t e = f->run_first; e < f->run_end; e++)
 		if (f->ext_of[e] == NO_EXTENT - 1)
@@ -489,7 +480,7 @@ static void page_range(const struct slab_follow *f, uint64_t g, uint32_t *file, 
 
 static int close_run(struct slab_follow *f)
 {
-	struct slab_pc *pc;
+	struct slab_pagecache *pc;
 
 	if (!f->run_open)
 		return 0;
@@ -498,22 +489,22 @@ static int close_run(struct slab_follow *f)
 		return extent_new(f);
 	pc = f->pcs[f->run_file];
 	f->st.advised++;
-	if (slab_pc_advise(pc, f->run_lo, f->run_hi - f->run_lo, SLAB_PC_WILLNEED) < 0)
-		return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(pc));
+	if (slab_pagecache_advise(pc, f->run_lo, f->run_hi - f->run_lo, SLAB_PAGECACHE_WILLNEED) < 0)
+		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
 	return 0;
 }
 
 /* The 4 KiB blocks [*lo, *hi) holding a sample. */
 static void blocks(const struct slab_sample *smp, uint64_t *lo, uint64_t *hi)
 {
-	*lo = smp->offset / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
-	*hi = (smp->offset + smp->size + SLAB_PC_ALIGN - 1) / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+	*lo = smp->offset / SLAB_PAGECACHE_ALIGN * SLAB_PAGECACHE_ALIGN;
+	*hi = (smp->offset + smp->size + SLAB_PAGECACHE_ALIGN - 1) / SLAB_PAGECACHE_ALIGN * SLAB_PAGECACHE_ALIGN;
 }
 
 /* Can the blocks [lo, hi) of file join the run being gathered? */
 static int joins_run(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t hi)
 {
-	uint64_t gap = f->o.direct ? DIRECT_GAP : SLAB_PC_ALIGN;
+	uint64_t gap = f->o.direct ? DIRECT_GAP : SLAB_PAGECACHE_ALIGN;
 	uint64_t max = f->o.direct ? DIRECT_RUN_MAX : UINT64_MAX;
 
 	if (!f->run_open || file != f->run_file || lo < f->run_lo || lo > f->run_hi + gap ||
@@ -521,7 +512,7 @@ static int joins_run(struct slab_follow *f, uint32_t file, uint64_t lo, uint64_t
 		return 0;
 	/* Not across blocks a live extent holds: they would be read and buffered twice. */
 	if (f->o.direct)
-		for (uint64_t b = f->run_hi; b < lo; b += SLAB_PC_ALIGN)
+		for (uint64_t b = f->run_hi; b < lo; b += SLAB_PAGECACHE_ALIGN)
 			if (holder_of(f, file, b) != NO_EXTENT)
 				return 0;
 	return 1;
@@ -578,8 +569,8 @@ static int enter(struct slab_follow *f, uint64_t e)
 			f->whole[g] = 1;
 			f->st.advised++;
 			f->st.whole_pages++;
-			if (slab_pc_advise(f->pcs[pf], plo, phi - plo, SLAB_PC_WILLNEED) < 0)
-				return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(f->pcs[pf]));
+			if (slab_pagecache_advise(f->pcs[pf], plo, phi - plo, SLAB_PAGECACHE_WILLNEED) < 0)
+				return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(f->pcs[pf]));
 		}
 		if (f->whole[g])
 			return 0;       /* on its way with its page */
@@ -637,9 +628,9 @@ static int inside_window(struct slab_follow *f, uint64_t e)
  * mapped pages whatever fadvise says), then from the cache. */
 static int release(struct slab_follow *f, uint64_t g)
 {
-	uint64_t lo, hi, os = slab_pc_os_page(), alo, ahi;
+	uint64_t lo, hi, os = slab_pagecache_os_page(), alo, ahi;
 	uint32_t file;
-	struct slab_pc *pc;
+	struct slab_pagecache *pc;
 
 	page_range(f, g, &file, &lo, &hi);
 	pc = f->pcs[file];
@@ -648,8 +639,8 @@ static int release(struct slab_follow *f, uint64_t g)
 	if (!f->o.direct && ahi > alo)
 		(void)madvise((void *)(uintptr_t)(slab_base(f->files[file]) + alo),
 			      (size_t)(ahi - alo), MADV_DONTNEED);
-	if (slab_pc_advise(pc, lo, hi - lo, SLAB_PC_DONTNEED) < 0)
-		return fail(f, SLAB_ERR_IO, "%s", slab_pc_error(pc));
+	if (slab_pagecache_advise(pc, lo, hi - lo, SLAB_PAGECACHE_DONTNEED) < 0)
+		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
 	f->st.released++;
 	return 0;
 }
@@ -678,23 +669,32 @@ static int leave(struct slab_follow *f, uint64_t e)
 	return 0;
 }
 
-int slab_follow_open(struct slab_follow **out, struct slab *const *files,
-		     const char *const *paths, uint32_t nfiles, const struct slab_plan *plan,
-		     const struct slab_follow_options *o, char *err, size_t errlen)
+static void follow_clear(struct slab_follow *f);
+
+struct slab_follow *slab_follow_new(void)
 {
 	struct slab_follow *f = calloc(1, sizeof(*f));
-	int ret = -1;
 
-	*out = NULL;
-	if (!f) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	if (f)
+		f->q_head = f->q_tail = NO_EXTENT;
+	return f;
+}
+
+int slab_follow_open(struct slab_follow *f, struct slab *const *files,
+		     const char *const *paths, uint32_t nfiles, const struct slab_plan *plan,
+		     const struct slab_follow_options *opt)
+{
+	const struct slab_follow_options *o = &f->o;
+	int ret;
+
+	if (f->plan)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "plan walk already open");
+	if (slab_sized_in(&f->o, sizeof(f->o), opt, FOLLOW_OPTIONS_FIRST) < 0)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
+				 "walk options of %zu bytes: no such version", opt->size);
 	f->files = files;
 	f->nfiles = nfiles;
 	f->plan = plan;
-	f->o = *o;
-	f->q_head = f->q_tail = NO_EXTENT;
 	if (f->o.ahead == 0)
 		f->o.ahead = 1;
 	f->pcs = calloc(nfiles ? nfiles : 1, sizeof(*f->pcs));
@@ -705,21 +705,21 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 		struct slab *s = files[i];
 		uint64_t data = slab_table_offset(s) - slab_data_offset(s);
 
-		f->pcs[i] = slab_pc_new();
+		f->pcs[i] = slab_pagecache_new();
 		if (!f->pcs[i])
 			goto nomem;
-		if (slab_pc_open(f->pcs[i], paths[i]) < 0) {
-			snprintf(err, errlen, "%s", slab_pc_error(f->pcs[i]));
+		if ((ret = slab_pagecache_open(f->pcs[i], paths[i])) < 0) {
+			slab_fail_from(&f->err, ret, slab_pagecache_error(f->pcs[i]));
 			goto out;
 		}
 		/* The name may have been given a new file since slab_open mapped the old one. */
-		if (slab_pc_size(f->pcs[i]) != slab_file_size(s)) {
-			snprintf(err, errlen, "'%s': the file changed while it was being opened",
-				 paths[i]);
+		if (slab_pagecache_size(f->pcs[i]) != slab_file_size(s)) {
+			ret = slab_fail(&f->err, SLAB_ERR_IO, paths[i],
+					"the file changed while it was being opened");
 			goto out;
 		}
-		if (o->direct && slab_pc_direct_open(f->pcs[i]) < 0) {
-			snprintf(err, errlen, "%s", slab_pc_error(f->pcs[i]));
+		if (o->direct && (ret = slab_pagecache_direct_open(f->pcs[i])) < 0) {
+			slab_fail_from(&f->err, ret, slab_pagecache_error(f->pcs[i]));
 			goto out;
 		}
 		/* Faults then read only the page they need: read-around would bring back pages
@@ -743,10 +743,8 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 	for (uint64_t e = 0; e < plan->n; e++) {
 		struct slab_sample smp;
 		uint64_t g, k;
-		if (locate(f, e, &smp, &g, &k) < 0) {
-			snprintf(err, errlen, "%s", f->err);
+		if ((ret = locate(f, e, &smp, &g, &k)) < 0)
 			goto out;
-		}
 		for (uint64_t p = g; p < g + k; p++) {
 			if (f->last[p] == NONE)
 				f->st.distinct_pages++;
@@ -772,14 +770,12 @@ int slab_follow_open(struct slab_follow **out, struct slab *const *files,
 		f->ctx_ok = f->aio = !o->direct_sync && sys_io_setup(AIO_DEPTH, &f->ctx) == 0;
 		f->st.async = f->aio;
 	}
-	*out = f;
-	f = NULL;
-	ret = 0;
-	goto out;
+	return 0;
 nomem:
-	snprintf(err, errlen, "out of memory");
+	ret = slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 out:
-	slab_follow_close(f);
+	/* Back to a walk not yet open: what was made is freed, the error stays. */
+	follow_clear(f);
 	return ret;
 }
 
@@ -792,7 +788,7 @@ static int put_together(struct slab_follow *f, const struct extent *x, const str
 	if (f->bounce_cap < smp->size) {
 		unsigned char *b = realloc(f->bounce, (size_t)smp->size);
 		if (!b)
-			return fail(f, SLAB_ERR_NOMEM, "out of memory");
+			return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		f->bounce = b;
 		f->bounce_cap = (size_t)smp->size;
 	}
@@ -867,33 +863,36 @@ void slab_follow_touch(const struct slab_follow_item *it)
 
 	if (it->direct)
 		return;
-	for (uint64_t o = 0; o < it->sample.size; o += SLAB_PC_ALIGN)
+	for (uint64_t o = 0; o < it->sample.size; o += SLAB_PAGECACHE_ALIGN)
 		x ^= it->bytes[o];
 	if (it->sample.size)
 		x ^= it->bytes[it->sample.size - 1];
-	touch_sink = x;
+	/* Many threads may touch at once: the store is atomic, and its value is never read. */
+	__atomic_store_n(&touch_sink, x, __ATOMIC_RELAXED);
 }
 
 void slab_follow_stats(const struct slab_follow *f, struct slab_follow_stats *st)
 {
-	*st = f->st;
+	struct slab_follow_stats full = f->st;
+
+	full.size = sizeof(full);
+	slab_sized_out(st, &full, sizeof(full), FOLLOW_STATS_FIRST);
 }
 
 const char *slab_follow_error(const struct slab_follow *f)
 {
-	return f->err;
+	return f->err.text;
 }
 
-void slab_follow_close(struct slab_follow *f)
+/* Free all a walk holds but its error text, and make it a walk not yet open. */
+static void follow_clear(struct slab_follow *f)
 {
-	if (!f)
-		return;
 	/* The kernel may still be writing into the buffers: it waits for them here. */
 	if (f->ctx_ok)
 		sys_io_destroy(f->ctx);
 	if (f->pcs)
 		for (uint32_t i = 0; i < f->nfiles; i++)
-			slab_pc_close(f->pcs[i]);
+			slab_pagecache_close(f->pcs[i]);
 	for (uint32_t i = 0; i < f->next; i++)
 		free(f->ext[i].buf);
 	free(f->ext);
@@ -912,5 +911,19 @@ void slab_follow_close(struct slab_follow *f)
 	free(f->count);
 	free(f->whole);
 	free(f->counted);
+	{
+		struct slab_err keep = f->err;
+
+		memset(f, 0, sizeof(*f));
+		f->err = keep;
+		f->q_head = f->q_tail = NO_EXTENT;
+	}
+}
+
+void slab_follow_close(struct slab_follow *f)
+{
+	if (!f)
+		return;
+	follow_clear(f);
 	free(f);
 }

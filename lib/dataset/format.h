@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "slab.h"
+
 /*
  * File:    [header 4096 B][data pages ...][table][trailer 64 B]
  * All integers are little-endian. Offsets are absolute file offsets unless said otherwise.
@@ -96,15 +98,8 @@
 #define SLAB_MAX_PAGE_SIZE      (1ull << 30)
 #define SLAB_DEFAULT_PAGE_SIZE  (2ull << 20)
 
-#define SLAB_FIELD_PRESENT      0x01u
-#define SLAB_FIELD_JPEG         0x02u   /* width, height, subsampling, colour space are valid */
-#define SLAB_FIELD_TRANSCODED   0x04u   /* bytes were re-encoded by pack --jpeg-max-side */
-
-/* Same numbering as TurboJPEG's TJSAMP_* and TJCS_*. */
-enum { SLAB_SAMP_444, SLAB_SAMP_422, SLAB_SAMP_420, SLAB_SAMP_GRAY, SLAB_SAMP_440,
-       SLAB_SAMP_411, SLAB_SAMP_UNKNOWN = 255 };
-enum { SLAB_CS_RGB, SLAB_CS_YCBCR, SLAB_CS_GRAY, SLAB_CS_CMYK, SLAB_CS_YCCK,
-       SLAB_CS_UNKNOWN = 255 };
+/* The field flags (SLAB_FIELD_*), JPEG subsampling (SLAB_SAMP_*) and colour space
+ * (SLAB_CS_*) stored in a field record are public: slab.h. */
 
 static inline uint16_t slab_le16(const unsigned char *p)
 {

@@ -1,13 +1,13 @@
 /* jpeg.c: JPEG header parsing, full-decode checks and area-averaging downscale re-encode,
  * on top of TurboJPEG 2.1. All state lives in the context, so one context per thread is safe. */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
 
+#include "error.h"
 #include "format.h"
 #include "jpeg.h"
 #include "slab.h"
@@ -29,7 +29,7 @@ struct span {
 struct slab_jpeg {
 	tjhandle dec;
 	tjhandle enc;           /* made by the first fit() that re-encodes */
-	char err[512];
+	struct slab_err err;
 	struct buf pix;         /* decoded pixels */
 	struct buf small;       /* resized pixels */
 	struct buf vrow;        /* uint32_t: decoded rows summed vertically for one output row */
@@ -37,24 +37,9 @@ struct slab_jpeg {
 	struct buf weights;     /* uint32_t */
 };
 
-static void
-set_error(struct slab_jpeg *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void
-set_error(struct slab_jpeg *j, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(j->err, sizeof(j->err), fmt, ap);
-	va_end(ap);
-}
-
 /* TurboJPEG's text for the last failure of handle h, without the trailing newline some
  * libjpeg messages carry. */
-static const char *
-tj_message(tjhandle h, char *tmp, size_t len)
+static const char *tj_message(tjhandle h, char *tmp, size_t len)
 {
 	const char *m = tjGetErrorStr2(h);
 	size_t n;
@@ -70,14 +55,12 @@ tj_message(tjhandle h, char *tmp, size_t len)
  * JERR_OUT_OF_MEMORY, "Insufficient memory (case N)", or TurboJPEG's own "tjX(): Memory
  * allocation failure". Out of memory says nothing about the JPEG: it must not be taken for a
  * corrupt one. */
-static int
-tj_nomem(const char *msg)
+static int tj_nomem(const char *msg)
 {
 	return strstr(msg, "Insufficient memory") || strstr(msg, "Memory allocation failure");
 }
 
-static int
-reserve(struct buf *b, size_t need)
+static int reserve(struct buf *b, size_t need)
 {
 	void *p;
 
@@ -85,7 +68,7 @@ reserve(struct buf *b, size_t need)
 		return 0;
 	p = realloc(b->p, need);
 	if (!p)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	b->p = p;
 	b->cap = need;
 	return 0;
@@ -95,8 +78,7 @@ reserve(struct buf *b, size_t need)
  * rest of a long run. */
 #define KEEP_MAX (64u << 20)
 
-static void
-trim(struct buf *b)
+static void trim(struct buf *b)
 {
 	if (b->cap > KEEP_MAX) {
 		free(b->p);
@@ -106,8 +88,7 @@ trim(struct buf *b)
 }
 
 /* a * b * c, or 0 when it does not fit a size_t. */
-static size_t
-mul3(size_t a, size_t b, size_t c)
+static size_t mul3(size_t a, size_t b, size_t c)
 {
 	if (a == 0 || b == 0 || c == 0)
 		return 0;
@@ -116,8 +97,7 @@ mul3(size_t a, size_t b, size_t c)
 	return a * b * c;
 }
 
-struct slab_jpeg *
-slab_jpeg_new(void)
+struct slab_jpeg *slab_jpeg_new(void)
 {
 	struct slab_jpeg *j = calloc(1, sizeof(*j));
 
@@ -128,12 +108,11 @@ slab_jpeg_new(void)
 		free(j);
 		return NULL;
 	}
-	snprintf(j->err, sizeof(j->err), "no error");
+	slab_fail(&j->err, 0, NULL, "no error");
 	return j;
 }
 
-void
-slab_jpeg_free(struct slab_jpeg *j)
+void slab_jpeg_free(struct slab_jpeg *j)
 {
 	if (!j)
 		return;
@@ -149,14 +128,12 @@ slab_jpeg_free(struct slab_jpeg *j)
 	free(j);
 }
 
-const char *
-slab_jpeg_error(const struct slab_jpeg *j)
+const char *slab_jpeg_error(const struct slab_jpeg *j)
 {
-	return j ? j->err : "no JPEG context";
+	return j ? j->err.text : "no JPEG context";
 }
 
-int
-slab_jpeg_is_jpeg_field(const char *name)
+int slab_jpeg_is_jpeg_field(const char *name)
 {
 	static const char *const names[] = { "jpg", "jpeg" };
 
@@ -184,8 +161,7 @@ slab_jpeg_is_jpeg_field(const char *name)
 
 /* The sample precision from the first SOF marker, or -1 when none is found. Only used to
  * explain a refusal: libjpeg-turbo 2.1 decodes 8-bit JPEGs only. */
-static int
-sof_precision(const unsigned char *p, size_t len)
+static int sof_precision(const unsigned char *p, size_t len)
 {
 	size_t i = 2;
 
@@ -220,8 +196,7 @@ sof_precision(const unsigned char *p, size_t len)
  * A new handle is the only way back. When even that fails, the calls that follow fail
  * cleanly on the NULL handle until one succeeds.
  */
-static void
-reset_decoder(struct slab_jpeg *j)
+static void reset_decoder(struct slab_jpeg *j)
 {
 	if (j->dec)
 		tjDestroy(j->dec);
@@ -235,9 +210,8 @@ reset_decoder(struct slab_jpeg *j)
  * or the subsampling is none it has a name for (SLAB_SAMP_UNKNOWN). The values start as
  * impossible ones so a failure before they are written cannot pass for either.
  */
-static int
-read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info,
-	    int *warned)
+static int read_header(struct slab_jpeg *j, const void *buf, size_t len,
+		       struct slab_jpeg_info *info, int *warned)
 {
 	const unsigned char *p = buf;
 	int w = 0, h = 0, samp = INT_MIN, cs = INT_MIN, prec;
@@ -245,16 +219,13 @@ read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_i
 
 	*warned = 0;
 	if (!j->dec && !(j->dec = tjInitDecompress())) {
-		set_error(j, "out of memory making a JPEG decoder");
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory making a JPEG decoder");
 	}
 	if (!buf || len == 0) {
-		set_error(j, "not a JPEG: no data");
-		return -1;
+		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "not a JPEG: no data");
 	}
 	if (len > ULONG_MAX) {
-		set_error(j, "JPEG too large: %zu bytes", len);
-		return -1;
+		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "JPEG too large: %zu bytes", len);
 	}
 	if (tjDecompressHeader3(j->dec, p, (unsigned long)len, &w, &h, &samp, &cs) != 0) {
 		int filled = w >= 1 && h >= 1 && cs >= 0 && cs <= TJCS_YCCK &&
@@ -263,22 +234,21 @@ read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_i
 		if (!filled) {
 			tj_message(j->dec, msg, sizeof(msg));
 			reset_decoder(j);
-			if (tj_nomem(msg)) {
-				set_error(j, "out of memory reading a JPEG header: %s", msg);
-				return SLAB_ERR_NOMEM;
-			}
+			if (tj_nomem(msg))
+				return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL,
+						 "out of memory reading a JPEG header: %s", msg);
 			if (len < 3 || p[0] != 0xFF || p[1] != 0xD8 || p[2] != 0xFF)
-				set_error(j, "not a JPEG: %s", msg);
-			else if ((prec = sof_precision(p, len)) > 0 && prec != 8)
-				set_error(j, "unsupported JPEG: %d-bit samples, only 8-bit JPEGs "
-					  "can be decoded", prec);
-			else
-				set_error(j, "bad JPEG header: %s", msg);
-			return -1;
+				return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "not a JPEG: %s", msg);
+			if ((prec = sof_precision(p, len)) > 0 && prec != 8)
+				return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL,
+						 "unsupported JPEG: %d-bit samples, only 8-bit JPEGs "
+						 "can be decoded", prec);
+			return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "bad JPEG header: %s", msg);
 		}
 		if (tjGetErrorCode(j->dec) == TJERR_WARNING) {
 			*warned = 1;
-			set_error(j, "corrupt JPEG: %s", tj_message(j->dec, msg, sizeof(msg)));
+			slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s",
+				  tj_message(j->dec, msg, sizeof(msg)));
 		}
 	}
 	info->width = (uint32_t)w;
@@ -288,16 +258,14 @@ read_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_i
 	return 0;
 }
 
-int
-slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info)
+int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info)
 {
 	int warned;
 
 	return read_header(j, buf, len, info, &warned);
 }
 
-static int
-pixel_format(const struct slab_jpeg_info *info)
+static int pixel_format(const struct slab_jpeg_info *info)
 {
 	switch (info->colorspace) {
 	case SLAB_CS_GRAY:
@@ -312,35 +280,31 @@ pixel_format(const struct slab_jpeg_info *info)
 }
 
 /* Decode into j->pix at w x h, which must be the size of one of TurboJPEG's scaling factors. */
-static int
-decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h, int pf, int flags)
+static int decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h, int pf, int flags)
 {
 	size_t need = mul3((size_t)w, (size_t)h, (size_t)tjPixelSize[pf]);
 	char msg[256];
 
 	/* need is 0 for a 0x0 picture too: a JPEG at fault, not memory. */
 	if (need == 0) {
-		set_error(j, "cannot decode a %dx%d JPEG", w, h);
-		return -1;
+		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "cannot decode a %dx%d JPEG", w, h);
 	}
 	if (reserve(&j->pix, need) < 0) {
-		set_error(j, "out of memory decoding a %dx%d JPEG", w, h);
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a %dx%d JPEG",
+				 w, h);
 	}
 	if (tjDecompress2(j->dec, buf, (unsigned long)len, j->pix.p, w, 0, h, pf, flags) != 0) {
 		tj_message(j->dec, msg, sizeof(msg));
 		if (tj_nomem(msg)) {
-			set_error(j, "out of memory decoding a JPEG: %s", msg);
-			return SLAB_ERR_NOMEM;
+			return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s",
+					 msg);
 		}
-		set_error(j, "corrupt JPEG: %s", msg);
-		return -1;
+		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s", msg);
 	}
 	return 0;
 }
 
-int
-slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
+int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 {
 	struct slab_jpeg_info info;
 	int warned, ret;
@@ -349,7 +313,7 @@ slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 	if (ret < 0)
 		return ret;
 	if (warned)
-		return -1;
+		return SLAB_ERR_CORRUPT;       /* the text says why already */
 	/*
 	 * libjpeg finds corruption only in the markers and the entropy-coded data, which it
 	 * decodes in full, every coefficient of every block, at any output scale; the IDCT,
@@ -365,15 +329,13 @@ slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 	return ret;
 }
 
-static uint32_t
-min_u32(uint32_t a, uint32_t b)
+static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
 }
 
 /* round(side * max_side / longer), at least 1. */
-static uint32_t
-scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
+static uint32_t scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
 {
 	uint64_t v = ((uint64_t)side * max_side * 2 + longer) / ((uint64_t)longer * 2);
 
@@ -390,9 +352,8 @@ scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
  * numbers: every output's weights add up to side * num, and the result is the same on any
  * machine. Writes m spans and at most n + m weights.
  */
-static void
-make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side, tjscalingfactor f,
-	   uint32_t m)
+static void make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side,
+		       tjscalingfactor f, uint32_t m)
 {
 	uint64_t out_unit = (uint64_t)side * (uint32_t)f.num;
 	uint64_t in_unit = (uint64_t)(uint32_t)f.denom * m;
@@ -421,8 +382,7 @@ make_spans(struct span *sp, uint32_t *wt, size_t *woff, uint32_t side, tjscaling
 /* (n + d / 2) / d, exactly, without a 64-bit division per sample: a floating-point
  * estimate, then whole-number corrections, so the result is exact whatever the rounding of
  * the estimate. n < 2^52 and d < 2^50 here, well inside a double's exact range. */
-static unsigned char
-div_round(uint64_t n, uint64_t d, double inv)
+static unsigned char div_round(uint64_t n, uint64_t d, double inv)
 {
 	uint64_t q;
 
@@ -437,9 +397,9 @@ div_round(uint64_t n, uint64_t d, double inv)
 
 /* One output row from one row of vertical sums: the horizontal box filter. Inlined with c
  * a constant so the channel loops unroll. */
-static inline void
-filter_row(unsigned char *dst, const uint32_t *vrow, const struct span *xs, const uint32_t *wt,
-	   uint32_t tw, unsigned c, uint64_t total, double inv)
+static inline void filter_row(unsigned char *dst, const uint32_t *vrow, const struct span *xs,
+			      const uint32_t *wt, uint32_t tw, unsigned c, uint64_t total,
+			      double inv)
 {
 	for (uint32_t x = 0; x < tw; x++) {
 		const uint32_t *v = vrow + (size_t)xs[x].first * c;
@@ -457,9 +417,8 @@ filter_row(unsigned char *dst, const uint32_t *vrow, const struct span *xs, cons
 
 /* Box-filter j->pix (sw x sh, c channels, the JPEG's w x h decoded at scaling f) down to
  * j->small (tw x th). */
-static int
-resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t sw,
-       uint32_t sh, uint32_t tw, uint32_t th, unsigned c)
+static int resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t sw,
+		  uint32_t sh, uint32_t tw, uint32_t th, unsigned c)
 {
 	size_t srclen = (size_t)sw * c, rowlen = (size_t)tw * c;
 	size_t nspans = (size_t)tw + th, nweights = (size_t)sw + tw + sh + th;
@@ -474,8 +433,8 @@ resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t 
 	    reserve(&j->vrow, mul3(srclen, sizeof(uint32_t), 1)) < 0 ||
 	    reserve(&j->spans, mul3(nspans, sizeof(struct span), 1)) < 0 ||
 	    reserve(&j->weights, mul3(nweights, sizeof(uint32_t), 1)) < 0) {
-		set_error(j, "out of memory resizing to %ux%u", (unsigned)tw, (unsigned)th);
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing to %ux%u",
+				 (unsigned)tw, (unsigned)th);
 	}
 	xs = j->spans.p;
 	ys = xs + tw;
@@ -520,9 +479,8 @@ resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f, uint32_t 
 	return 0;
 }
 
-int
-slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
-	      int quality, void **out, size_t *outlen, struct slab_jpeg_info *info)
+int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
+		  int quality, void **out, size_t *outlen, struct slab_jpeg_info *info)
 {
 	struct slab_jpeg_info in;
 	const tjscalingfactor *sf;
@@ -530,17 +488,18 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 	unsigned char *jbuf = NULL;
 	unsigned long jsize = 0;
 	uint32_t longer, tw, th, sw, sh;
-	int warned, nsf, pf, samp, r, ret = -1;
+	int warned, nsf, pf, samp, r, ret = SLAB_ERR_CORRUPT;
 	char msg[256];
 
 	*out = NULL;
 	*outlen = 0;
 	if (quality < 1 || quality > 100) {
-		set_error(j, "JPEG quality %d out of range 1..100", quality);
+		ret = slab_fail(&j->err, SLAB_ERR_INVAL, NULL, "JPEG quality %d out of range 1..100",
+				quality);
 		goto out;
 	}
 	if (max_side < 1) {
-		set_error(j, "maximum side must be at least 1");
+		ret = slab_fail(&j->err, SLAB_ERR_INVAL, NULL, "maximum side must be at least 1");
 		goto out;
 	}
 	if ((r = read_header(j, buf, len, &in, &warned)) < 0) {
@@ -594,24 +553,22 @@ slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_sid
 	else
 		samp = TJSAMP_420;
 	if (!j->enc && !(j->enc = tjInitCompress())) {
-		set_error(j, "out of memory making a JPEG encoder");
-		ret = SLAB_ERR_NOMEM;
+		ret = slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory making a JPEG encoder");
 		goto out;
 	}
 	if (tjCompress2(j->enc, j->small.p, (int)tw, 0, (int)th, pf, &jbuf, &jsize, samp, quality,
 			TJFLAG_ACCURATEDCT) != 0) {
 		tj_message(j->enc, msg, sizeof(msg));
-		set_error(j, "%s: %s", tj_nomem(msg) ? "out of memory encoding a JPEG" :
-			  "JPEG encoding failed", msg);
-		if (tj_nomem(msg))
-			ret = SLAB_ERR_NOMEM;
+		ret = slab_fail(&j->err, tj_nomem(msg) ? SLAB_ERR_NOMEM : SLAB_ERR_CORRUPT, NULL,
+				"%s: %s", tj_nomem(msg) ? "out of memory encoding a JPEG" :
+				"JPEG encoding failed", msg);
 		goto out;
 	}
 	/* Copied so the caller can free() it: TurboJPEG's buffers belong to tjFree(). */
 	*out = malloc(jsize);
 	if (!*out) {
-		set_error(j, "out of memory for a %lu-byte JPEG", jsize);
-		ret = SLAB_ERR_NOMEM;
+		ret = slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory for a %lu-byte JPEG",
+				jsize);
 		goto out;
 	}
 	memcpy(*out, jbuf, jsize);

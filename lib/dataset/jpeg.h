@@ -11,7 +11,7 @@ struct slab_jpeg;
 struct slab_jpeg_info {
 	uint32_t width;
 	uint32_t height;
-	int subsamp;            /* SLAB_SAMP_* (format.h) */
+	int subsamp;            /* SLAB_SAMP_* (slab.h) */
 	int colorspace;         /* SLAB_CS_* */
 };
 
@@ -27,20 +27,23 @@ int slab_jpeg_is_jpeg_field(const char *name);
 
 /*
  * Every function below that can fail returns SLAB_ERR_NOMEM (slab.h) when memory ran out,
- * which says nothing about the JPEG, and -1 when the JPEG itself is at fault.
+ * which says nothing about the JPEG, SLAB_ERR_CORRUPT when the JPEG itself is at fault, or
+ * SLAB_ERR_INVAL for a bad argument; slab_jpeg_error() says why.
  */
 
-/* Parse the header only. 0 and *info filled, or -1. */
+/* Parse the header only. 0 and *info filled, or a negative error. */
 int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info);
 
-/* Decode the whole image (and throw the pixels away): 0 when it decodes cleanly, -1 when it is
- * corrupt, truncated or of a kind the decoder refuses (warnings count as corrupt). */
+/* Decode the whole image (and throw the pixels away): 0 when it decodes cleanly,
+ * SLAB_ERR_CORRUPT when it is corrupt, truncated or of a kind the decoder refuses (warnings
+ * count as corrupt). */
 int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len);
 
 /* When the longer side exceeds max_side, decode, downscale to fit max_side (aspect kept, each
  * side rounded, at least 1) with an area-averaging filter, and re-encode at quality (1..100)
  * with the input's subsampling. Returns 1 with *out (malloc'd, caller frees), *outlen and *info
- * of the new image; 0 when the image already fits (*out NULL, *info of the input); -1 on error.
+ * of the new image; 0 when the image already fits (*out NULL, *info of the input); a negative
+ * error.
  * The result depends only on the input bytes and parameters, never on the thread. */
 int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
 		  int quality, void **out, size_t *outlen, struct slab_jpeg_info *info);

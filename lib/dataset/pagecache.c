@@ -2,11 +2,10 @@
  * mincore(2), posix_fadvise advice, sequential warming, and O_DIRECT reads. */
 #include "pagecache.h"
 #include "slab.h"
-#include "errfmt.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,69 +36,61 @@ struct cachestat {
 /* mincore looks at this much of the file per mapping: a bounded vector, a bounded mapping. */
 #define MINCORE_WINDOW (1ull << 30)
 
-struct slab_pc {
+struct slab_pagecache {
 	char *name;
 	int fd;
 	int dfd;                /* O_DIRECT, or -1 */
 	uint64_t size;
-	char err[512];
+	struct slab_err err;
 };
 
-static int fail(struct slab_pc *p, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct slab_pc *p, int code, const char *fmt, ...)
+/* What messages name: the file, once there is one. */
+static const char *who(const struct slab_pagecache *p)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	slab_verrf(p->err, sizeof(p->err), p->name ? p->name : "(file)", fmt, ap);
-	va_end(ap);
-	return code;
+	return p->name ? p->name : "(file)";
 }
 
-uint64_t slab_pc_os_page(void)
+uint64_t slab_pagecache_os_page(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 
 	return ps > 0 ? (uint64_t)ps : 4096;
 }
 
-struct slab_pc *slab_pc_new(void)
+struct slab_pagecache *slab_pagecache_new(void)
 {
-	struct slab_pc *p = calloc(1, sizeof(*p));
+	struct slab_pagecache *p = calloc(1, sizeof(*p));
 
 	if (p)
 		p->fd = p->dfd = -1;
 	return p;
 }
 
-int slab_pc_open(struct slab_pc *p, const char *path)
+int slab_pagecache_open(struct slab_pagecache *p, const char *path)
 {
 	struct stat st;
 
 	if (p->fd >= 0)
-		return fail(p, SLAB_ERR_INVAL, "already open");
+		return slab_fail(&p->err, SLAB_ERR_INVAL, who(p), "already open");
 	free(p->name);
 	p->name = strdup(path);
 	if (!p->name) {
-		snprintf(p->err, sizeof(p->err), "'%s': out of memory", path);
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&p->err, SLAB_ERR_NOMEM, path, "out of memory");
 	}
 	p->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (p->fd < 0)
-		return fail(p, SLAB_ERR_IO, "%s", strerror(errno));
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "%s", strerror(errno));
 	if (fstat(p->fd, &st) < 0)
-		return fail(p, SLAB_ERR_IO, "%s", strerror(errno));
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "%s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
-		return fail(p, SLAB_ERR_IO, "is a directory");
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "is a directory");
 	if (!S_ISREG(st.st_mode))
-		return fail(p, SLAB_ERR_IO, "not a regular file");
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "not a regular file");
 	p->size = (uint64_t)st.st_size;
 	return 0;
 }
 
-void slab_pc_close(struct slab_pc *p)
+void slab_pagecache_close(struct slab_pagecache *p)
 {
 	if (!p)
 		return;
@@ -111,33 +102,33 @@ void slab_pc_close(struct slab_pc *p)
 	free(p);
 }
 
-const char *slab_pc_error(const struct slab_pc *p)
+const char *slab_pagecache_error(const struct slab_pagecache *p)
 {
-	return p->err;
+	return p->err.text;
 }
 
-uint64_t slab_pc_size(const struct slab_pc *p)
+uint64_t slab_pagecache_size(const struct slab_pagecache *p)
 {
 	return p->size;
 }
 
-int slab_pc_fd(const struct slab_pc *p)
+int slab_pagecache_fd(const struct slab_pagecache *p)
 {
 	return p->fd;
 }
 
-int slab_pc_direct_fd(const struct slab_pc *p)
+int slab_pagecache_direct_fd(const struct slab_pagecache *p)
 {
 	return p->dfd;
 }
 
-const char *slab_pc_name(const struct slab_pc *p)
+const char *slab_pagecache_name(const struct slab_pagecache *p)
 {
 	return p->name ? p->name : "";
 }
 
 /* [off, off + len) clipped to the file, len 0 meaning to the end; 0 when empty. */
-static uint64_t clip(const struct slab_pc *p, uint64_t off, uint64_t len)
+static uint64_t clip(const struct slab_pagecache *p, uint64_t off, uint64_t len)
 {
 	if (off >= p->size)
 		return 0;
@@ -146,27 +137,27 @@ static uint64_t clip(const struct slab_pc *p, uint64_t off, uint64_t len)
 	return len;
 }
 
-static int residency_mincore(struct slab_pc *p, uint64_t lo, uint64_t hi,
-			     struct slab_pc_residency *out)
+static int residency_mincore(struct slab_pagecache *p, uint64_t lo, uint64_t hi,
+			     struct slab_pagecache_residency *out)
 {
-	uint64_t ps = slab_pc_os_page();
+	uint64_t ps = slab_pagecache_os_page();
 	unsigned char *vec = malloc((size_t)(MINCORE_WINDOW / ps));
 
 	if (!vec)
-		return fail(p, SLAB_ERR_NOMEM, "out of memory");
+		return slab_fail(&p->err, SLAB_ERR_NOMEM, who(p), "out of memory");
 	for (uint64_t w = lo; w < hi; w += MINCORE_WINDOW) {
 		size_t len = (size_t)(hi - w < MINCORE_WINDOW ? hi - w : MINCORE_WINDOW);
 		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, p->fd, (off_t)w);
 
 		if (m == MAP_FAILED) {
 			free(vec);
-			return fail(p, SLAB_ERR_IO, "mmap: %s", strerror(errno));
+			return slab_fail(&p->err, SLAB_ERR_IO, who(p), "mmap: %s", strerror(errno));
 		}
 		if (mincore(m, len, vec) < 0) {
 			int e = errno;
 			munmap(m, len);
 			free(vec);
-			return fail(p, SLAB_ERR_IO, "mincore: %s", strerror(e));
+			return slab_fail(&p->err, SLAB_ERR_IO, who(p), "mincore: %s", strerror(e));
 		}
 		for (size_t i = 0; i < (len + ps - 1) / ps; i++)
 			out->resident += vec[i] & 1;
@@ -174,14 +165,14 @@ static int residency_mincore(struct slab_pc *p, uint64_t lo, uint64_t hi,
 	}
 	free(vec);
 	out->dirty = UINT64_MAX;
-	out->method = SLAB_PC_MINCORE;
+	out->method = SLAB_PAGECACHE_MINCORE;
 	return 0;
 }
 
-int slab_pc_residency(struct slab_pc *p, uint64_t off, uint64_t len, enum slab_pc_method how,
-		      struct slab_pc_residency *out)
+int slab_pagecache_residency(struct slab_pagecache *p, uint64_t off, uint64_t len, enum slab_pagecache_method how,
+		      struct slab_pagecache_residency *out)
 {
-	uint64_t ps = slab_pc_os_page(), lo, hi;
+	uint64_t ps = slab_pagecache_os_page(), lo, hi;
 
 	memset(out, 0, sizeof(*out));
 	out->method = how;
@@ -193,7 +184,7 @@ int slab_pc_residency(struct slab_pc *p, uint64_t off, uint64_t len, enum slab_p
 	hi = (off + len + ps - 1) / ps * ps;
 	out->pages = (hi - lo) / ps;
 #ifdef __NR_cachestat
-	if (how == SLAB_PC_AUTO) {
+	if (how == SLAB_PAGECACHE_AUTO) {
 		struct cachestat_range r = { lo, hi - lo };
 		struct cachestat cs;
 
@@ -204,31 +195,31 @@ int slab_pc_residency(struct slab_pc *p, uint64_t off, uint64_t len, enum slab_p
 			return 0;
 		}
 		if (errno != ENOSYS && errno != EPERM && errno != EOPNOTSUPP)
-			return fail(p, SLAB_ERR_IO, "cachestat: %s", strerror(errno));
+			return slab_fail(&p->err, SLAB_ERR_IO, who(p), "cachestat: %s", strerror(errno));
 	}
 #endif
 	return residency_mincore(p, lo, hi, out);
 }
 
-int slab_pc_advise(struct slab_pc *p, uint64_t off, uint64_t len, enum slab_pc_advice advice)
+int slab_pagecache_advise(struct slab_pagecache *p, uint64_t off, uint64_t len, enum slab_pagecache_advice advice)
 {
 	int a, r;
 
 	switch (advice) {
-	case SLAB_PC_WILLNEED:   a = POSIX_FADV_WILLNEED; break;
-	case SLAB_PC_DONTNEED:   a = POSIX_FADV_DONTNEED; break;
-	case SLAB_PC_SEQUENTIAL: a = POSIX_FADV_SEQUENTIAL; break;
+	case SLAB_PAGECACHE_WILLNEED:   a = POSIX_FADV_WILLNEED; break;
+	case SLAB_PAGECACHE_DONTNEED:   a = POSIX_FADV_DONTNEED; break;
+	case SLAB_PAGECACHE_SEQUENTIAL: a = POSIX_FADV_SEQUENTIAL; break;
 	default:
-		return fail(p, SLAB_ERR_INVAL, "unknown advice %d", (int)advice);
+		return slab_fail(&p->err, SLAB_ERR_INVAL, who(p), "unknown advice %d", (int)advice);
 	}
 	/* posix_fadvise returns the error instead of setting errno. */
 	r = posix_fadvise(p->fd, (off_t)off, (off_t)len, a);
 	if (r != 0)
-		return fail(p, SLAB_ERR_IO, "posix_fadvise: %s", strerror(r));
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "posix_fadvise: %s", strerror(r));
 	return 0;
 }
 
-int slab_pc_warm(struct slab_pc *p, uint64_t chunk,
+int slab_pagecache_warm(struct slab_pagecache *p, uint64_t chunk,
 		 void (*progress)(uint64_t done, uint64_t total, void *arg), void *arg,
 		 uint64_t *bytes)
 {
@@ -241,7 +232,7 @@ int slab_pc_warm(struct slab_pc *p, uint64_t chunk,
 		chunk = 4ull << 20;
 	buf = malloc((size_t)chunk);
 	if (!buf)
-		return fail(p, SLAB_ERR_NOMEM, "out of memory");
+		return slab_fail(&p->err, SLAB_ERR_NOMEM, who(p), "out of memory");
 	/* Advice only: a filesystem that ignores it is still read. */
 	(void)posix_fadvise(p->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	while (done < total) {
@@ -256,7 +247,7 @@ int slab_pc_warm(struct slab_pc *p, uint64_t chunk,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = fail(p, SLAB_ERR_IO, "read error at offset %llu: %s",
+			ret = slab_fail(&p->err, SLAB_ERR_IO, who(p), "read error at offset %llu: %s",
 				   (unsigned long long)done, strerror(errno));
 			break;
 		}
@@ -271,52 +262,52 @@ int slab_pc_warm(struct slab_pc *p, uint64_t chunk,
 	return ret;
 }
 
-int slab_pc_direct_open(struct slab_pc *p)
+int slab_pagecache_direct_open(struct slab_pagecache *p)
 {
 	if (p->dfd >= 0)
 		return 0;
 	if (!p->name)
-		return fail(p, SLAB_ERR_INVAL, "not open");
+		return slab_fail(&p->err, SLAB_ERR_INVAL, who(p), "not open");
 	p->dfd = open(p->name, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (p->dfd < 0 && errno == EINVAL)
-		return fail(p, SLAB_ERR_INVAL, "the filesystem does not support O_DIRECT");
+		return slab_fail(&p->err, SLAB_ERR_INVAL, who(p), "the filesystem does not support O_DIRECT");
 	if (p->dfd < 0)
-		return fail(p, SLAB_ERR_IO, "%s", strerror(errno));
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "%s", strerror(errno));
 	return 0;
 }
 
-size_t slab_pc_direct_span(uint64_t len)
+size_t slab_pagecache_direct_span(uint64_t len)
 {
-	return (size_t)((len + 2 * SLAB_PC_ALIGN - 2) / SLAB_PC_ALIGN * SLAB_PC_ALIGN);
+	return (size_t)((len + 2 * SLAB_PAGECACHE_ALIGN - 2) / SLAB_PAGECACHE_ALIGN * SLAB_PAGECACHE_ALIGN);
 }
 
-void *slab_pc_alloc(size_t n)
+void *slab_pagecache_alloc(size_t n)
 {
 	void *m = NULL;
 
-	if (posix_memalign(&m, SLAB_PC_ALIGN, n ? n : SLAB_PC_ALIGN) != 0)
+	if (posix_memalign(&m, SLAB_PAGECACHE_ALIGN, n ? n : SLAB_PAGECACHE_ALIGN) != 0)
 		return NULL;
 	return m;
 }
 
-int slab_pc_direct_read(struct slab_pc *p, uint64_t off, uint64_t len, unsigned char *buf,
+int slab_pagecache_direct_read(struct slab_pagecache *p, uint64_t off, uint64_t len, unsigned char *buf,
 			size_t cap, const unsigned char **data)
 {
 	uint64_t start, end, span, done = 0;
 
 	if (p->dfd < 0)
-		return fail(p, SLAB_ERR_INVAL, "not open for O_DIRECT");
+		return slab_fail(&p->err, SLAB_ERR_INVAL, who(p), "not open for O_DIRECT");
 	if (off > p->size || len > p->size - off)
-		return fail(p, SLAB_ERR_RANGE, "%llu bytes at offset %llu are past the end of the file",
+		return slab_fail(&p->err, SLAB_ERR_RANGE, who(p), "%llu bytes at offset %llu are past the end of the file",
 			    (unsigned long long)len, (unsigned long long)off);
-	*data = buf + off % SLAB_PC_ALIGN;
+	*data = buf + off % SLAB_PAGECACHE_ALIGN;
 	if (len == 0)
 		return 0;
-	start = off / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
-	end = (off + len + SLAB_PC_ALIGN - 1) / SLAB_PC_ALIGN * SLAB_PC_ALIGN;
+	start = off / SLAB_PAGECACHE_ALIGN * SLAB_PAGECACHE_ALIGN;
+	end = (off + len + SLAB_PAGECACHE_ALIGN - 1) / SLAB_PAGECACHE_ALIGN * SLAB_PAGECACHE_ALIGN;
 	span = end - start;
-	if (span > cap || ((uintptr_t)buf % SLAB_PC_ALIGN) != 0)
-		return fail(p, SLAB_ERR_RANGE, "direct read of %llu bytes does not fit its buffer",
+	if (span > cap || ((uintptr_t)buf % SLAB_PAGECACHE_ALIGN) != 0)
+		return slab_fail(&p->err, SLAB_ERR_RANGE, who(p), "direct read of %llu bytes does not fit its buffer",
 			    (unsigned long long)span);
 	while (done < span) {
 		ssize_t n = pread(p->dfd, buf + done, (size_t)(span - done), (off_t)(start + done));
@@ -324,21 +315,21 @@ int slab_pc_direct_read(struct slab_pc *p, uint64_t off, uint64_t len, unsigned 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EINVAL)
-			return fail(p, SLAB_ERR_INVAL,
+			return slab_fail(&p->err, SLAB_ERR_INVAL, who(p),
 				    "the filesystem refused an O_DIRECT read at offset %llu",
 				    (unsigned long long)(start + done));
 		if (n < 0)
-			return fail(p, SLAB_ERR_IO, "read error at offset %llu: %s",
+			return slab_fail(&p->err, SLAB_ERR_IO, who(p), "read error at offset %llu: %s",
 				    (unsigned long long)(start + done), strerror(errno));
 		if (n == 0)
 			break;
 		done += (uint64_t)n;
 		/* Only the file's end gives a read that stops inside a block. */
-		if ((uint64_t)n % SLAB_PC_ALIGN)
+		if ((uint64_t)n % SLAB_PAGECACHE_ALIGN)
 			break;
 	}
 	if (start + done < off + len)
-		return fail(p, SLAB_ERR_IO, "short read at offset %llu (the file shrank?)",
+		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "short read at offset %llu (the file shrank?)",
 			    (unsigned long long)(start + done));
 	return 0;
 }

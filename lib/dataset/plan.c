@@ -3,31 +3,19 @@
  * man/shuffle-plan.1 states the algorithm draw by draw; man/slab-plan.5 the file. */
 #include "plan.h"
 #include "crc32c.h"
+#include "error.h"
 #include "format.h"
 #include "io.h"
+#include "sized.h"
 #include "slab.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void say(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- the generator: xoshiro256** seeded through splitmix64 ----------------------------- */
 
@@ -168,7 +156,7 @@ static uint32_t span_pages(uint64_t size, uint64_t ps)
 }
 
 static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t nfiles,
-			int with_units, char *err, size_t errlen)
+			int with_units, struct slab_err *e)
 {
 	uint64_t cap = 0, u = 0, g = 0;
 
@@ -184,9 +172,9 @@ static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t n
 	d->fstart[nfiles] = d->total;
 	/* Samples are numbered with 32 bits inside the plan code and in plan entries. */
 	if (d->total > UINT32_MAX) {
-		say(err, errlen, "a dataset of %llu samples is too large (at most %lu)",
-		    (unsigned long long)d->total, (unsigned long)UINT32_MAX);
-		return -1;
+		return slab_fail(e, SLAB_ERR_INVAL, NULL,
+				 "a dataset of %llu samples is too large (at most %lu)",
+				 (unsigned long long)d->total, (unsigned long)UINT32_MAX);
 	}
 	if (!with_units)
 		return 0;
@@ -199,10 +187,9 @@ static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t n
 			struct slab_sample smp;
 			uint64_t page;
 			uint32_t pages;
-			if (slab_sample(s, i, &smp) < 0) {
-				say(err, errlen, "%s", slab_error(s));
-				return -1;
-			}
+			int r = slab_sample(s, i, &smp);
+			if (r < 0)
+				return slab_fail_from(e, r, slab_error(s));
 			/* The page is derived from the checked offset, not taken from the record. */
 			page = (smp.offset - data) >> shift;
 			pages = span_pages(smp.size, ps);
@@ -236,8 +223,7 @@ static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t n
 	d->nunits = u;
 	return 0;
 nomem:
-	say(err, errlen, "out of memory");
-	return -1;
+	return slab_fail(e, SLAB_ERR_NOMEM, NULL, "out of memory");
 }
 
 static void shuffle32(struct rng *r, uint32_t *a, uint64_t n)
@@ -308,7 +294,7 @@ static int quasi(const struct dataset *d, struct slab *const *files, const struc
 	struct group *gr = NULL;
 	uint64_t ngroups = 0, pos = 0, k, u, skip, live = 0, next = 0, now = 0, nlive = 0;
 	uint64_t min_cost = UINT64_MAX, most, mask;
-	int bytes = !!(p->flags & SLAB_PLAN_MEMORY), ret = -1;
+	int bytes = !!(p->flags & SLAB_PLAN_MEMORY), ret = SLAB_ERR_NOMEM;
 	struct rng r;
 
 	if (!len)
@@ -412,34 +398,99 @@ out:
 	return ret;
 }
 
-/* ---- making a plan ----------------------------------------------------------------------- */
+/* ---- the handle ------------------------------------------------------------------------- */
+
+struct slab_plan *slab_plan_new(void)
+{
+	return calloc(1, sizeof(struct slab_plan));
+}
+
+/* Free what the plan holds; the handle and its error stay. */
+static void plan_clear(struct slab_plan *plan)
+{
+	free(plan->ids);
+	free(plan->entries);
+	plan->ids = NULL;
+	plan->entries = NULL;
+	plan->nfiles = 0;
+	plan->n = plan->length = plan->start = plan->total = 0;
+}
+
+/* The plan made or read in from replaces what to held. */
+static void plan_take(struct slab_plan *to, struct slab_plan *from)
+{
+	plan_clear(to);
+	to->p = from->p;
+	to->p.size = sizeof(to->p);
+	to->nfiles = from->nfiles;
+	to->ids = from->ids;
+	to->total = from->total;
+	to->length = from->length;
+	to->start = from->start;
+	to->n = from->n;
+	to->entries = from->entries;
+	from->ids = NULL;
+	from->entries = NULL;
+}
 
 void slab_plan_free(struct slab_plan *plan)
 {
 	if (!plan)
 		return;
-	free(plan->ids);
-	free(plan->entries);
+	plan_clear(plan);
 	free(plan);
 }
 
-int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab_plan_params *p,
-		   uint64_t start, struct slab_plan **out, char *err, size_t errlen)
+const char *slab_plan_error(const struct slab_plan *plan)
 {
+	return plan->err.text;
+}
+
+const struct slab_plan_params *slab_plan_params(const struct slab_plan *plan)
+{
+	return &plan->p;
+}
+
+const struct slab_plan_entry *slab_plan_entries(const struct slab_plan *plan)
+{
+	return plan->entries;
+}
+
+uint64_t slab_plan_count(const struct slab_plan *plan) { return plan->n; }
+uint64_t slab_plan_start(const struct slab_plan *plan) { return plan->start; }
+uint64_t slab_plan_length(const struct slab_plan *plan) { return plan->length; }
+uint64_t slab_plan_total(const struct slab_plan *plan) { return plan->total; }
+uint32_t slab_plan_file_count(const struct slab_plan *plan) { return plan->nfiles; }
+
+const struct slab_file_id *slab_plan_file_ids(const struct slab_plan *plan)
+{
+	return plan->ids;
+}
+
+/* ---- making a plan ----------------------------------------------------------------------- */
+
+int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
+		   const struct slab_plan_params *in, uint64_t start)
+{
+	struct slab_err *e = &into->err;
+	struct slab_plan_params prm;
+	const struct slab_plan_params *p = &prm;
 	struct dataset d;
-	struct slab_plan *plan = calloc(1, sizeof(*plan));
+	struct slab_plan made, *plan = &made;
 	uint32_t *perm = NULL;
 	uint64_t per, from, hash;
-	int ret = -1;
+	int ret = SLAB_ERR_NOMEM;
 
-	*out = NULL;
 	memset(&d, 0, sizeof(d));
-	if (!plan)
-		goto nomem;
+	memset(&made, 0, sizeof(made));
+	if (slab_sized_in(&prm, sizeof(prm), in, SLAB_PLAN_PARAMS_FIRST) < 0)
+		return slab_fail(e, SLAB_ERR_INVAL, NULL, "plan parameters of %zu bytes: no such version",
+				 in->size);
 	if (p->mode > SLAB_PLAN_QUASI || p->world < 1 || p->rank >= p->world ||
 	    (p->mode == SLAB_PLAN_QUASI && p->window < 1)) {
-		say(err, errlen, "mode %d, rank %u, world size %u, window %llu: out of range",
-		    (int)p->mode, p->rank, p->world, (unsigned long long)p->window);
+		ret = slab_fail(e, SLAB_ERR_INVAL, NULL,
+				"mode %d, rank %u, world size %u, window %llu: out of range",
+				(int)p->mode, p->rank, p->world, (unsigned long long)p->window);
 		goto out;
 	}
 	plan->p = *p;
@@ -450,7 +501,7 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 	for (uint32_t f = 0; f < nfiles; f++)
 		slab_file_identity(files[f], &plan->ids[f]);
 	hash = dataset_hash(plan->ids, nfiles);
-	if (dataset_load(&d, files, nfiles, p->mode == SLAB_PLAN_QUASI, err, errlen) < 0)
+	if ((ret = dataset_load(&d, files, nfiles, p->mode == SLAB_PLAN_QUASI, e)) < 0)
 		goto out;
 	plan->total = d.total;
 
@@ -460,8 +511,9 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 	from = d.total ? (uint64_t)p->rank * per % d.total : 0;
 	plan->length = per;
 	if (start > per) {
-		say(err, errlen, "start %llu is past the end of the plan (%llu entries)",
-		    (unsigned long long)start, (unsigned long long)per);
+		ret = slab_fail(e, SLAB_ERR_RANGE, NULL,
+				"start %llu is past the end of the plan (%llu entries)",
+				(unsigned long long)start, (unsigned long long)per);
 		goto out;
 	}
 	plan->start = start;
@@ -506,16 +558,15 @@ int slab_plan_make(struct slab *const *files, uint32_t nfiles, const struct slab
 			goto nomem;
 		break;
 	}
-	*out = plan;
-	plan = NULL;
+	plan_take(into, plan);
 	ret = 0;
 	goto out;
 nomem:
-	say(err, errlen, "out of memory");
+	ret = slab_fail(e, SLAB_ERR_NOMEM, NULL, "out of memory");
 out:
 	dataset_free(&d);
 	free(perm);
-	slab_plan_free(plan);
+	plan_clear(&made);
 	return ret;
 }
 
@@ -554,15 +605,16 @@ static const void *stored_entries(const struct slab_plan *plan, uint64_t i, size
 	return buf;
 }
 
-int slab_plan_write(const struct slab_plan *plan, int fd)
+int slab_plan_write(struct slab_plan *plan, int fd)
 {
 	enum { CHUNK = 8192 };  /* entries per write */
 	uint64_t hsize = header_region(plan->nfiles);
 	unsigned char *h = calloc(1, (size_t)hsize), *buf = malloc(CHUNK * SLAB_PLAN_ENTRY_SIZE);
 	uint32_t crc = 0;
-	int ret = -1;
+	int ret = SLAB_ERR_IO;
 
 	if (!h || !buf) {
+		ret = slab_fail(&plan->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		errno = ENOMEM;
 		goto out;
 	}
@@ -591,34 +643,42 @@ int slab_plan_write(const struct slab_plan *plan, int fd)
 		id_bytes(&plan->ids[f], h + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE);
 	slab_put32(h + 96, slab_crc32c(0, h, (size_t)hsize));
 	if (slab_write_full(fd, h, (size_t)hsize) < 0)
-		goto out;
+		goto write_error;
 	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
 		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
 		if (slab_write_full(fd, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE) < 0)
-			goto out;
+			goto write_error;
 	}
 	ret = 0;
+	goto out;
+write_error:
+	/* errno stays the write's: the caller may name its own output or ignore EPIPE. */
+	ret = slab_fail(&plan->err, SLAB_ERR_IO, NULL, "%s", strerror(errno));
 out:
-	free(h);
-	free(buf);
+	{
+		int e = errno;          /* the caller may look at it */
+
+		free(h);
+		free(buf);
+		errno = e;
+	}
 	return ret;
 }
 
-int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t errlen)
+int slab_plan_read(struct slab_plan *into, const char *path)
 {
-	struct slab_plan *plan = calloc(1, sizeof(*plan));
+	struct slab_err *err = &into->err;
+	struct slab_plan got, *plan = &got;
 	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0;
 	uint64_t hsize, n, sum = 0;
 	uint32_t crc, mode, nfiles;
-	int fd = -1, ret = -1;
+	int fd = -1, ret = SLAB_ERR_NOMEM;
 
-	*out = NULL;
-	if (!plan)
-		goto nomem;
+	memset(&got, 0, sizeof(got));
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
-		say(err, errlen, "'%s': %s", path, strerror(errno));
+		ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
 		goto out;
 	}
 	/* Read it whole: plans are 8 bytes a sample, and may come from a pipe. */
@@ -636,7 +696,7 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			say(err, errlen, "'%s': %s", path, strerror(errno));
+			ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -644,37 +704,39 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 		len += (size_t)r;
 	}
 	if (len < 8 || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
-		say(err, errlen, "'%s': not a plan file (bad magic number)", path);
+		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "not a plan file (bad magic number)");
 		goto out;
 	}
 	if (len < SLAB_PLAN_HEADER_FIXED) {
-		say(err, errlen, "'%s': truncated or damaged plan header", path);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
 		goto out;
 	}
 	if (slab_le16(buf + 8) != SLAB_PLAN_VERSION) {
-		say(err, errlen, "'%s': plan format version %u is not supported", path, slab_le16(buf + 8));
+		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "plan format version %u is not supported",
+				slab_le16(buf + 8));
 		goto out;
 	}
 	nfiles = slab_le32(buf + 88);
 	hsize = slab_le32(buf + 12);
 	if (nfiles > (1u << 24) || hsize != header_region(nfiles) || hsize > len) {
-		say(err, errlen, "'%s': truncated or damaged plan header", path);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
 		goto out;
 	}
 	crc = slab_le32(buf + 96);
 	memset(buf + 96, 0, 4);
 	if (slab_crc32c(0, buf, (size_t)hsize) != crc) {
-		say(err, errlen, "'%s': plan header checksum mismatch", path);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan header checksum mismatch");
 		goto out;
 	}
 	n = slab_le64(buf + 64);
 	if (n > (len - hsize) / SLAB_PLAN_ENTRY_SIZE || len - hsize != n * SLAB_PLAN_ENTRY_SIZE) {
-		say(err, errlen, "'%s': truncated plan: %llu entries announced, %zu bytes of entries",
-		    path, (unsigned long long)n, len - (size_t)hsize);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+				"truncated plan: %llu entries announced, %zu bytes of entries",
+				(unsigned long long)n, len - (size_t)hsize);
 		goto out;
 	}
 	if (slab_crc32c(0, buf + hsize, (size_t)(n * SLAB_PLAN_ENTRY_SIZE)) != slab_le32(buf + 92)) {
-		say(err, errlen, "'%s': plan entries checksum mismatch", path);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan entries checksum mismatch");
 		goto out;
 	}
 	mode = slab_le32(buf + 16);
@@ -705,7 +767,7 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 	    (plan->p.flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY)) || plan->total != sum ||
 	    plan->length != per_rank(plan->total, plan->p.world, plan->p.flags) ||
 	    plan->start > plan->length || plan->length - plan->start != n) {
-		say(err, errlen, "'%s': inconsistent plan header", path);
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "inconsistent plan header");
 		goto out;
 	}
 	plan->p.mode = (enum slab_plan_mode)mode;
@@ -715,40 +777,38 @@ int slab_plan_read(const char *path, struct slab_plan **out, char *err, size_t e
 		plan->entries[i].sample = slab_le32(e + 4);
 		if (plan->entries[i].file >= nfiles ||
 		    plan->entries[i].sample >= plan->ids[plan->entries[i].file].samples) {
-			say(err, errlen, "'%s': entry %llu names sample %u of file %u, which does not exist",
-			    path, (unsigned long long)i, plan->entries[i].sample, plan->entries[i].file);
+			ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+					"entry %llu names sample %u of file %u, which does not exist",
+					(unsigned long long)i, plan->entries[i].sample,
+					plan->entries[i].file);
 			goto out;
 		}
 	}
-	*out = plan;
-	plan = NULL;
+	plan_take(into, plan);
 	ret = 0;
 	goto out;
 nomem:
-	say(err, errlen, "out of memory");
+	ret = slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");
 out:
 	if (fd >= 0 && fd != STDIN_FILENO)
 		close(fd);
 	free(buf);
-	slab_plan_free(plan);
+	plan_clear(&got);
 	return ret;
 }
 
-int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
-		    char *err, size_t errlen)
+int slab_plan_match(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles)
 {
-	if (plan->nfiles != nfiles) {
-		say(err, errlen, "the plan is for %u file%s, %u given", plan->nfiles,
-		    plan->nfiles == 1 ? "" : "s", nfiles);
-		return -1;
-	}
+	if (plan->nfiles != nfiles)
+		return slab_fail(&plan->err, SLAB_ERR_INVAL, NULL, "the plan is for %u file%s, %u given",
+				 plan->nfiles, plan->nfiles == 1 ? "" : "s", nfiles);
 	for (uint32_t f = 0; f < nfiles; f++) {
 		struct slab_file_id id;
 		slab_file_identity(files[f], &id);
 		if (id.file_size != plan->ids[f].file_size || id.samples != plan->ids[f].samples ||
 		    id.header_crc != plan->ids[f].header_crc || id.table_crc != plan->ids[f].table_crc) {
-			say(err, errlen, "file %u is not the one the plan was made for (content differs)", f);
-			return -1;
+			return slab_fail(&plan->err, SLAB_ERR_INVAL, NULL,
+					 "file %u is not the one the plan was made for (content differs)", f);
 		}
 	}
 	return 0;
@@ -756,18 +816,21 @@ int slab_plan_match(const struct slab_plan *plan, struct slab *const *files, uin
 
 /* ---- measures ---------------------------------------------------------------------------- */
 
-int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
-		    struct slab_plan_stats *st, char *err, size_t errlen)
+int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
+		    struct slab_plan_stats *out)
 {
+	struct slab_err *err = &plan->err;
+	struct slab_plan_stats full, *st = &full;
 	uint64_t *page_base = calloc((size_t)nfiles + 1, sizeof(*page_base));
 	uint64_t *sample_base = calloc((size_t)nfiles + 1, sizeof(*sample_base));
 	uint64_t *first = NULL, *last = NULL, npages, total;
 	uint32_t *spage = NULL, *span = NULL, *gpage = NULL;
 	uint64_t n = plan->n, live = 0, live_bytes = 0, same = 0, prev = UINT64_MAX;
 	double disp = 0, at = 0, from = 0;
-	int ret = -1;
+	int ret = SLAB_ERR_NOMEM;
 
 	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
 	if (!page_base || !sample_base)
 		goto nomem;
 	for (uint32_t f = 0; f < nfiles; f++) {
@@ -779,8 +842,8 @@ int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uin
 	npages = page_base[nfiles];
 	total = sample_base[nfiles];
 	if (npages > UINT32_MAX || total > UINT32_MAX) {
-		say(err, errlen, "a dataset of %llu samples in %llu pages is too large",
-		    (unsigned long long)total, (unsigned long long)npages);
+		ret = slab_fail(err, SLAB_ERR_INVAL, NULL, "a dataset of %llu samples in %llu pages is too large",
+				(unsigned long long)total, (unsigned long long)npages);
 		goto out;
 	}
 	spage = malloc((total ? total : 1) * sizeof(*spage));
@@ -799,8 +862,9 @@ int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uin
 		for (uint64_t i = 0; i < count; i++) {
 			struct slab_sample smp;
 			uint32_t g, k;
-			if (slab_sample(s, i, &smp) < 0) {
-				say(err, errlen, "%s", slab_error(s));
+			int rs = slab_sample(s, i, &smp);
+			if (rs < 0) {
+				ret = slab_fail_from(err, rs, slab_error(s));
 				goto out;
 			}
 			g = (uint32_t)(page_base[f] + ((smp.offset - data) >> shift));
@@ -822,7 +886,8 @@ int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uin
 		uint64_t gs;
 		uint32_t g;
 		if (e->file >= nfiles || e->sample >= slab_count(files[e->file])) {
-			say(err, errlen, "entry %llu: no such sample", (unsigned long long)i);
+			ret = slab_fail(err, SLAB_ERR_RANGE, NULL, "entry %llu: no such sample",
+					(unsigned long long)i);
 			goto out;
 		}
 		/* the entries visit samples at random: ask for the page of a later one early */
@@ -864,10 +929,11 @@ int slab_plan_stats(const struct slab_plan *plan, struct slab *const *files, uin
 	st->mean_run = n ? (double)n / (double)(st->page_switches + 1) : 0;
 	st->displacement = n ? disp / (double)n : 0;
 	st->same_page_neighbours = n > 1 ? (double)same / (double)(n - 1) : 0;
+	slab_sized_out(out, st, sizeof(*st), SLAB_PLAN_STATS_FIRST);
 	ret = 0;
 	goto out;
 nomem:
-	say(err, errlen, "out of memory");
+	ret = slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");
 out:
 	free(page_base);
 	free(sample_base);

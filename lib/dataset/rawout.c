@@ -1,13 +1,12 @@
 /* rawout.c: samples as length-prefixed records (layout in rawout.h and prefetch(1)):
  * small parts gathered in one bounded buffer, large fields written straight from the data. */
 #include "rawout.h"
+#include "error.h"
 #include "format.h"
 #include "io.h"
 #include "slab.h"
-#include "tarout.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +24,14 @@ struct slab_rawout {
 	unsigned nf_cap;
 	unsigned *ids;
 	struct slab_field *fl;
-	char err[1024];
+	struct slab_err err;
 };
-
-static int fail(struct slab_rawout *r, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct slab_rawout *r, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 static int write_all(struct slab_rawout *r, const unsigned char *p, uint64_t len)
 {
 	if (slab_write_full(r->fd, p, len) < 0) {
 		r->write_errno = errno;
-		return fail(r, SLAB_ERR_IO, "write error: %s", strerror(errno));
+		return slab_fail(&r->err, SLAB_ERR_IO, NULL, "write error: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -88,7 +74,7 @@ int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 	unsigned char h[SLAB_RAW_HEADER_SIZE] = { 0 };
 
 	if (r->opened)
-		return fail(r, SLAB_ERR_INVAL, "raw writer already open");
+		return slab_fail(&r->err, SLAB_ERR_INVAL, NULL, "raw writer already open");
 	r->fd = fd;
 	r->opened = 1;
 	memcpy(h, SLAB_RAW_MAGIC, 8);
@@ -103,10 +89,10 @@ int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uin
 	unsigned char rec[SLAB_RAW_RECORD_SIZE];
 	unsigned nf = slab_field_count(s);
 	struct slab_sample smp;
-	int n;
+	int n, rc;
 
 	if (!r->opened)
-		return fail(r, SLAB_ERR_INVAL, "raw writer not open");
+		return slab_fail(&r->err, SLAB_ERR_INVAL, NULL, "raw writer not open");
 	if (nf > r->nf_cap || !r->ids) {
 		unsigned *ids = realloc(r->ids, (nf ? nf : 1) * sizeof(*ids));
 		struct slab_field *fl;
@@ -116,14 +102,14 @@ int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uin
 		if (fl)
 			r->fl = fl;
 		if (!ids || !fl)
-			return fail(r, SLAB_ERR_NOMEM, "out of memory");
+			return slab_fail(&r->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		r->nf_cap = nf;
 	}
-	n = slab_sample_fields(s, i, bytes, r->ids, r->fl, r->err, sizeof(r->err));
+	n = slab_sample_fields(s, i, bytes, r->ids, r->fl);
 	if (n < 0)
-		return n;
-	if (slab_sample(s, i, &smp) < 0)
-		return fail(r, SLAB_ERR_CORRUPT, "%s", slab_error(s));
+		return slab_fail_from(&r->err, n, slab_error(s));
+	if ((rc = slab_sample(s, i, &smp)) < 0)
+		return slab_fail_from(&r->err, rc, slab_error(s));
 	memcpy(rec, SLAB_RAW_SAMPLE_MAGIC, 4);
 	slab_put32(rec + 4, file);
 	slab_put64(rec + 8, i);
@@ -154,7 +140,7 @@ int slab_rawout_finish(struct slab_rawout *r)
 	unsigned char rec[SLAB_RAW_RECORD_SIZE] = { 0 };
 
 	if (!r->opened)
-		return fail(r, SLAB_ERR_INVAL, "raw writer not open");
+		return slab_fail(&r->err, SLAB_ERR_INVAL, NULL, "raw writer not open");
 	r->opened = 0;
 	memcpy(rec, SLAB_RAW_END_MAGIC, 4);
 	slab_put64(rec + 8, r->written);
@@ -165,7 +151,7 @@ int slab_rawout_finish(struct slab_rawout *r)
 
 const char *slab_rawout_error(const struct slab_rawout *r)
 {
-	return r->err;
+	return r->err.text;
 }
 
 int slab_rawout_errno(const struct slab_rawout *r)

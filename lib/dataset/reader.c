@@ -2,14 +2,12 @@
  * O(1), never trusting a length or offset from the file before checking it. */
 #include "slab.h"
 #include "format.h"
-#include "plan.h"
 #include "crc32c.h"
-#include "errfmt.h"
+#include "error.h"
 #include "keyset.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +17,7 @@
 
 struct slab {
 	char *name;
-	char err[512];
+	struct slab_err err;    /* written only when a call fails */
 	const unsigned char *base;
 	size_t size;
 	int mapped;
@@ -36,17 +34,10 @@ struct slab {
 	uint64_t verify_key_steps;      /* hash table work of the last slab_verify */
 };
 
-static int fail(struct slab *s, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct slab *s, int code, const char *fmt, ...)
+/* What messages name: the file, once there is one. */
+static const char *who(const struct slab *s)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	slab_verrf(s->err, sizeof(s->err), s->name ? s->name : "(slab)", fmt, ap);
-	va_end(ap);
-	return code;
+	return s->name ? s->name : "(slab)";
 }
 
 struct slab *slab_new(void)
@@ -56,7 +47,7 @@ struct slab *slab_new(void)
 
 const char *slab_error(const struct slab *s)
 {
-	return s->err;
+	return s->err.text;
 }
 
 /* Is [off, off + len) inside [lo, hi)? Without overflow. */
@@ -73,59 +64,59 @@ static int parse(struct slab *s)
 	unsigned char hdr[SLAB_HEADER_SIZE];
 
 	if (size < 8 || memcmp(h, SLAB_MAGIC, 8) != 0)
-		return fail(s, SLAB_ERR_FORMAT, "not a slab file (bad magic number)");
+		return slab_fail(&s->err, SLAB_ERR_FORMAT, who(s), "not a slab file (bad magic number)");
 	if (size < SLAB_HEADER_SIZE + SLAB_TRAILER_SIZE)
-		return fail(s, SLAB_ERR_CORRUPT, "truncated: %llu bytes, shorter than header and trailer",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "truncated: %llu bytes, shorter than header and trailer",
 			    (unsigned long long)size);
 	s->major = slab_le16(h + 8);
 	s->minor = slab_le16(h + 10);
 	if (s->major != SLAB_FORMAT_MAJOR)
-		return fail(s, SLAB_ERR_FORMAT, "format version %u.%u is not supported (this reader reads %u.x)",
+		return slab_fail(&s->err, SLAB_ERR_FORMAT, who(s), "format version %u.%u is not supported (this reader reads %u.x)",
 			    s->major, s->minor, SLAB_FORMAT_MAJOR);
 	memcpy(hdr, h, sizeof(hdr));
 	memset(hdr + 36, 0, 4);
 	crc = slab_crc32c(0, hdr, sizeof(hdr));
 	if (crc != slab_le32(h + 36))
-		return fail(s, SLAB_ERR_CORRUPT, "header checksum mismatch at offset 0");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "header checksum mismatch at offset 0");
 	if (slab_le32(h + 12) != SLAB_HEADER_SIZE)
-		return fail(s, SLAB_ERR_CORRUPT, "header size %u is not %u", slab_le32(h + 12),
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "header size %u is not %u", slab_le32(h + 12),
 			    SLAB_HEADER_SIZE);
 	s->page_size = slab_le64(h + 16);
 	s->data_offset = slab_le64(h + 24);
 	if (s->page_size < SLAB_MIN_PAGE_SIZE || s->page_size > SLAB_MAX_PAGE_SIZE ||
 	    (s->page_size & (s->page_size - 1)))
-		return fail(s, SLAB_ERR_CORRUPT, "bad page size %llu in header",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "bad page size %llu in header",
 			    (unsigned long long)s->page_size);
 	if (s->data_offset < SLAB_HEADER_SIZE || s->data_offset % SLAB_ALIGN ||
 	    s->data_offset > size - SLAB_TRAILER_SIZE)
-		return fail(s, SLAB_ERR_CORRUPT, "bad data offset %llu in header",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "bad data offset %llu in header",
 			    (unsigned long long)s->data_offset);
 	/* The options text ends at a NUL inside the header: at most 4031 bytes of text. */
 	if (!memchr(h + SLAB_OPTIONS_OFFSET, '\0', SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET))
-		return fail(s, SLAB_ERR_CORRUPT, "options text in the header has no NUL terminator");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "options text in the header has no NUL terminator");
 	memcpy(s->options, h + SLAB_OPTIONS_OFFSET, SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET);
 	s->options[SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET] = '\0';
 
 	tr = h + size - SLAB_TRAILER_SIZE;
 	if (memcmp(tr, SLAB_TRAILER_MAGIC, 8) != 0)
-		return fail(s, SLAB_ERR_CORRUPT, "truncated or damaged: no trailer at offset %llu",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "truncated or damaged: no trailer at offset %llu",
 			    (unsigned long long)(size - SLAB_TRAILER_SIZE));
 	if (slab_crc32c(0, tr, 60) != slab_le32(tr + 60))
-		return fail(s, SLAB_ERR_CORRUPT, "trailer checksum mismatch at offset %llu",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "trailer checksum mismatch at offset %llu",
 			    (unsigned long long)(size - SLAB_TRAILER_SIZE));
 	file_size = slab_le64(tr + 24);
 	if (file_size != size)
-		return fail(s, SLAB_ERR_CORRUPT, "file is %llu bytes but its trailer says %llu (truncated or appended to)",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "file is %llu bytes but its trailer says %llu (truncated or appended to)",
 			    (unsigned long long)size, (unsigned long long)file_size);
 	if (slab_le32(tr + 44) != crc)
-		return fail(s, SLAB_ERR_CORRUPT, "trailer does not belong to this header");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "trailer does not belong to this header");
 	s->table_offset = slab_le64(tr + 8);
 	s->table_size = slab_le64(tr + 16);
 	if (s->table_offset % SLAB_ALIGN || s->table_offset < s->data_offset ||
 	    !inside(s->table_offset, s->table_size, 0, size - SLAB_TRAILER_SIZE) ||
 	    s->table_offset + s->table_size != size - SLAB_TRAILER_SIZE ||
 	    s->table_size < SLAB_TABLE_HEADER_SIZE)
-		return fail(s, SLAB_ERR_CORRUPT, "table offset %llu and size %llu do not fit the file",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table offset %llu and size %llu do not fit the file",
 			    (unsigned long long)s->table_offset, (unsigned long long)s->table_size);
 	t = h + s->table_offset;
 	if (s->mapped) {
@@ -135,74 +126,74 @@ static int parse(struct slab *s)
 	s->header_crc = crc;
 	s->table_crc = slab_le32(tr + 40);
 	if (slab_crc32c(0, t, (size_t)s->table_size) != s->table_crc)
-		return fail(s, SLAB_ERR_CORRUPT, "table checksum mismatch (table at offset %llu)",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table checksum mismatch (table at offset %llu)",
 			    (unsigned long long)s->table_offset);
 	if (memcmp(t, SLAB_TABLE_MAGIC, 8) != 0)
-		return fail(s, SLAB_ERR_CORRUPT, "bad table magic at offset %llu",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "bad table magic at offset %llu",
 			    (unsigned long long)s->table_offset);
 
 	s->nsamples = slab_le64(t + 8);
 	s->npages = slab_le64(t + 16);
 	s->nfields = slab_le32(t + 24);
 	if (s->nsamples != slab_le64(tr + 32))
-		return fail(s, SLAB_ERR_CORRUPT, "trailer and table disagree on the sample count");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "trailer and table disagree on the sample count");
 	n = s->table_size;
 	schema_off = slab_le64(t + 32);
 	schema_size = slab_le64(t + 40);
 	if (!inside(schema_off, schema_size, 0, n))
-		return fail(s, SLAB_ERR_CORRUPT, "schema outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema outside the table");
 	off = slab_le64(t + 48);
 	if (s->nsamples > n / SLAB_SAMPLE_RECORD || !inside(off, s->nsamples * SLAB_SAMPLE_RECORD, 0, n))
-		return fail(s, SLAB_ERR_CORRUPT, "sample records outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample records outside the table");
 	s->samples = t + off;
 	off = slab_le64(t + 56);
 	if (s->nfields && s->nsamples > n / SLAB_FIELD_RECORD / s->nfields)
-		return fail(s, SLAB_ERR_CORRUPT, "field records outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "field records outside the table");
 	if (!inside(off, s->nsamples * s->nfields * SLAB_FIELD_RECORD, 0, n))
-		return fail(s, SLAB_ERR_CORRUPT, "field records outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "field records outside the table");
 	s->fields = t + off;
 	off = slab_le64(t + 64);
 	s->keys_size = slab_le64(t + 72);
 	if (!inside(off, s->keys_size, 0, n))
-		return fail(s, SLAB_ERR_CORRUPT, "keys outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "keys outside the table");
 	s->keys = t + off;
 	off = slab_le64(t + 80);
 	s->buckets = slab_le64(t + 88);
 	if (s->buckets < 2 || (s->buckets & (s->buckets - 1)) || s->buckets / 2 < s->nsamples ||
 	    s->buckets > n / 8 || !inside(off, s->buckets * 8, 0, n))
-		return fail(s, SLAB_ERR_CORRUPT, "key index outside the table");
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index outside the table");
 	s->index = t + off;
 	if (s->npages > (size - s->data_offset) / s->page_size + 1)
-		return fail(s, SLAB_ERR_CORRUPT, "page count %llu does not fit the file",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "page count %llu does not fit the file",
 			    (unsigned long long)s->npages);
 
 	/* The schema: F names, each a u16 length and the bytes. */
 	if (s->nfields > schema_size / 2)
-		return fail(s, SLAB_ERR_CORRUPT, "schema too short for %u fields", s->nfields);
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema too short for %u fields", s->nfields);
 	s->names = calloc(s->nfields ? s->nfields : 1, sizeof(*s->names));
 	if (!s->names)
-		return fail(s, SLAB_ERR_NOMEM, "out of memory");
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 	off = 0;
 	for (uint32_t f = 0; f < s->nfields; f++) {
 		const unsigned char *p = t + schema_off + off;
 		uint16_t len;
 		if (schema_size - off < 2)
-			return fail(s, SLAB_ERR_CORRUPT, "schema truncated at field %u", f);
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema truncated at field %u", f);
 		len = slab_le16(p);
 		if (schema_size - off - 2 < len)
-			return fail(s, SLAB_ERR_CORRUPT, "schema truncated at field %u", f);
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema truncated at field %u", f);
 		s->names[f] = malloc((size_t)len + 1);
 		if (!s->names[f])
-			return fail(s, SLAB_ERR_NOMEM, "out of memory");
+			return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 		memcpy(s->names[f], p + 2, len);
 		s->names[f][len] = '\0';
 		/* Sorted and unique: lookups and the field ids depend on it. */
 		if (len == 0 || memchr(s->names[f], '\0', len) ||
 		    (f > 0 && strcmp(s->names[f - 1], s->names[f]) >= 0))
-			return fail(s, SLAB_ERR_CORRUPT, "schema field %u is empty, out of order or repeated", f);
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema field %u is empty, out of order or repeated", f);
 		/* A '/' would make KEY.FIELD on export a path into a folder of its own. */
 		if (memchr(s->names[f], '/', len))
-			return fail(s, SLAB_ERR_CORRUPT, "schema field %u has a '/' in its name", f);
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema field %u has a '/' in its name", f);
 		off += 2 + (uint64_t)len;
 	}
 	return 0;
@@ -211,12 +202,11 @@ static int parse(struct slab *s)
 int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 {
 	if (s->base)
-		return fail(s, SLAB_ERR_INVAL, "already open");
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
 	free(s->name);
 	s->name = strdup(name ? name : "(memory)");
 	if (!s->name) {
-		snprintf(s->err, sizeof(s->err), "'%s': out of memory", name ? name : "(memory)");
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, name ? name : "(memory)", "out of memory");
 	}
 	s->base = buf;
 	s->size = len;
@@ -230,37 +220,36 @@ int slab_open(struct slab *s, const char *path)
 	int fd, ret;
 
 	if (s->base)
-		return fail(s, SLAB_ERR_INVAL, "already open");
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
 	free(s->name);
 	s->name = strdup(path);
 	if (!s->name) {
-		snprintf(s->err, sizeof(s->err), "'%s': out of memory", path);
-		return SLAB_ERR_NOMEM;
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, path, "out of memory");
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(s, SLAB_ERR_IO, "%s", strerror(errno));
+		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "%s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		ret = fail(s, SLAB_ERR_IO, "%s", strerror(errno));
+		ret = slab_fail(&s->err, SLAB_ERR_IO, who(s), "%s", strerror(errno));
 		close(fd);
 		return ret;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(s, SLAB_ERR_IO, "not a regular file (a .slab is read through mmap)");
+		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "not a regular file (a .slab is read through mmap)");
 	}
 	if (st.st_size < 8) {
 		close(fd);
-		return fail(s, SLAB_ERR_FORMAT, "not a slab file (%lld bytes)", (long long)st.st_size);
+		return slab_fail(&s->err, SLAB_ERR_FORMAT, who(s), "not a slab file (%lld bytes)", (long long)st.st_size);
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);
-		return fail(s, SLAB_ERR_IO, "file too large to map");
+		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "file too large to map");
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
-		return fail(s, SLAB_ERR_IO, "mmap: %s", strerror(errno));
+		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "mmap: %s", strerror(errno));
 	s->base = p;
 	s->size = (size_t)st.st_size;
 	s->mapped = 1;
@@ -318,7 +307,7 @@ int slab_field_lookup(const struct slab *s, const char *name)
 	for (uint32_t f = 0; f < s->nfields; f++)
 		if (strcmp(s->names[f], name) == 0)
 			return (int)f;
-	return -1;
+	return SLAB_ERR_NOTFOUND;
 }
 
 int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
@@ -327,7 +316,7 @@ int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
 	uint64_t key_off, key_len;
 
 	if (i >= s->nsamples)
-		return fail(s, SLAB_ERR_RANGE, "sample #%llu out of range (%llu samples)",
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu samples)",
 			    (unsigned long long)i, (unsigned long long)s->nsamples);
 	r = s->samples + i * SLAB_SAMPLE_RECORD;
 	out->offset = slab_le64(r);
@@ -336,12 +325,12 @@ int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
 	key_len = slab_le32(r + 24);
 	out->page = slab_le32(r + 28);
 	if (!inside(key_off, key_len, 0, s->keys_size))
-		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu: key outside the key area",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu: key outside the key area",
 			    (unsigned long long)i);
 	out->key = (const char *)s->keys + key_off;
 	out->key_len = (size_t)key_len;
 	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
-		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': bytes at offset %llu, size %llu outside the data area",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': bytes at offset %llu, size %llu outside the data area",
 			    (unsigned long long)i, (int)(key_len > 200 ? 200 : key_len), out->key,
 			    (unsigned long long)out->offset, (unsigned long long)out->size);
 	return 0;
@@ -352,10 +341,10 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 	const unsigned char *r;
 
 	if (i >= s->nsamples)
-		return fail(s, SLAB_ERR_RANGE, "sample #%llu out of range (%llu samples)",
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu samples)",
 			    (unsigned long long)i, (unsigned long long)s->nsamples);
 	if (f >= s->nfields)
-		return fail(s, SLAB_ERR_RANGE, "field %u out of range (%u fields)", f, s->nfields);
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "field %u out of range (%u fields)", f, s->nfields);
 	r = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
 	if (!(r[24] & SLAB_FIELD_PRESENT))
 		return 0;
@@ -369,7 +358,7 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 	out->colorspace = r[26];
 	out->order = r[27];
 	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
-		return fail(s, SLAB_ERR_CORRUPT, "sample #%llu field '%s': offset %llu, size %llu outside the data area",
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu field '%s': offset %llu, size %llu outside the data area",
 			    (unsigned long long)i, s->names[f], (unsigned long long)out->offset,
 			    (unsigned long long)out->size);
 	out->data = s->base + out->offset;
@@ -387,7 +376,7 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 		if (!v)
 			break;
 		if (v > s->nsamples)
-			return fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index slot %llu points past the samples",
 				    (unsigned long long)h);
 		if (slab_sample(s, v - 1, &smp) < 0)
 			return SLAB_ERR_CORRUPT;
@@ -396,7 +385,7 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 			return 0;
 		}
 	}
-	return fail(s, SLAB_ERR_NOTFOUND, "no sample with key '%.*s'",
+	return slab_fail(&s->err, SLAB_ERR_NOTFOUND, who(s), "no sample with key '%.*s'",
 		    (int)(key_len > 200 ? 200 : key_len), key);
 }
 
@@ -429,10 +418,10 @@ static int check_key(struct slab *s, uint64_t i, const struct slab_sample *smp)
 	if (slab_key_safe(smp->key, smp->key_len))
 		return 0;
 	if (nul)
-		return fail(s, SLAB_ERR_CORRUPT,
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s),
 			    "sample #%llu: key '%.*s' has a NUL byte at position %zu: not a safe member name",
 			    (unsigned long long)i, kl, smp->key, (size_t)(nul - smp->key));
-	return fail(s, SLAB_ERR_CORRUPT,
+	return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s),
 		    "sample #%llu: key '%.*s' is not a safe member name (absolute, or with a '..' component)",
 		    (unsigned long long)i, kl, smp->key);
 }
@@ -456,13 +445,61 @@ int slab_check_keys(struct slab *s)
 	return 0;
 }
 
+int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, unsigned *ids,
+		       struct slab_field *fl)
+{
+	unsigned nf = slab_field_count(s), n = 0;
+	struct slab_sample smp;
+	int r = slab_sample(s, i, &smp);
+
+	if (r < 0)
+		return r;
+	/* Whatever writes the sample out names it by its key: never a path outside the
+	 * reader's folder. */
+	if ((r = check_key(s, i, &smp)) < 0)
+		return r;
+	for (unsigned f = 0; f < nf; f++) {
+		struct slab_field cur;
+		unsigned k;
+
+		r = slab_get(s, i, f, &cur);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
+		if (bytes) {
+			/* The bytes cover the sample only: its fields must lie inside it. */
+			if (cur.offset < smp.offset || cur.size > smp.size ||
+			    cur.offset - smp.offset > smp.size - cur.size) {
+				/* Without the file's name: the bytes came from elsewhere. */
+				return slab_fail(&s->err, SLAB_ERR_CORRUPT, NULL,
+						 "sample #%llu '%.*s' field '%s': offset %llu, size %llu outside the sample (offset %llu, size %llu)",
+						 (unsigned long long)i,
+						 (int)(smp.key_len > 200 ? 200 : smp.key_len), smp.key,
+						 s->names[f], (unsigned long long)cur.offset,
+						 (unsigned long long)cur.size, (unsigned long long)smp.offset,
+						 (unsigned long long)smp.size);
+			}
+			cur.data = bytes + (cur.offset - smp.offset);
+		}
+		/* Insertion by the position the field had in the input tar (few fields). */
+		for (k = n++; k > 0 && fl[k - 1].order > cur.order; k--) {
+			fl[k] = fl[k - 1];
+			ids[k] = ids[k - 1];
+		}
+		fl[k] = cur;
+		ids[k] = f;
+	}
+	return (int)n;
+}
+
 /* Bytes in [from, to) must all be zero: padding carries no data, so a flipped bit there is
  * damage too. */
 static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
 {
 	for (uint64_t o = from; o < to; o++)
 		if (s->base[o])
-			return fail(s, SLAB_ERR_CORRUPT, "non-zero padding byte at offset %llu (before sample #%llu)",
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "non-zero padding byte at offset %llu (before sample #%llu)",
 				    (unsigned long long)o, (unsigned long long)i);
 	return 0;
 }
@@ -504,7 +541,7 @@ static int verify_key_index(struct slab *s)
 	int ret = SLAB_ERR_CORRUPT;
 
 	if (!seen || slab_keyset_init(&ks, N, record_key, s) < 0) {
-		ret = fail(s, SLAB_ERR_NOMEM, "out of memory");
+		ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 		goto out;
 	}
 
@@ -517,7 +554,7 @@ static int verify_key_index(struct slab *s)
 			continue;
 		}
 		if (v > N) {
-			fail(s, SLAB_ERR_CORRUPT, "key index slot %llu points past the samples",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index slot %llu points past the samples",
 			     (unsigned long long)h);
 			goto out;
 		}
@@ -528,12 +565,12 @@ static int verify_key_index(struct slab *s)
 		if (!(seen[i / 8] & (1u << (i % 8)))) {
 			size_t len;
 			const char *key = record_key(s, i, &len);
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': key index does not lead to it",
 			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key);
 			goto out;
 		}
 	if (used != N) {
-		fail(s, SLAB_ERR_CORRUPT, "key index has %llu entries for %llu samples",
+		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index has %llu entries for %llu samples",
 		     (unsigned long long)used, (unsigned long long)N);
 		goto out;
 	}
@@ -545,13 +582,13 @@ static int verify_key_index(struct slab *s)
 		uint64_t hash = slab_keyset_hash(&ks, key, len);
 		uint64_t first = slab_keyset_find(&ks, hash, key, len);
 		if (first != SLAB_KEYSET_NONE) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': same key as sample #%llu",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': same key as sample #%llu",
 			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key,
 			     (unsigned long long)first);
 			goto out;
 		}
 		if (slab_keyset_add(&ks, hash, i) < 0) {
-			ret = fail(s, SLAB_ERR_NOMEM, "out of memory");
+			ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 			goto out;
 		}
 	}
@@ -561,7 +598,7 @@ static int verify_key_index(struct slab *s)
 	 * empty: walk once round from the one after it, a run of filled slots at a time, with t
 	 * counting slots from there; a home must lie in the run before its slot. */
 	if (empty == B) {
-		fail(s, SLAB_ERR_CORRUPT, "key index has no empty slot");
+		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index has no empty slot");
 		goto out;
 	}
 	for (uint64_t t = 0, run = 0; t < B; t++) {
@@ -577,14 +614,15 @@ static int verify_key_index(struct slab *s)
 		key = record_key(s, v - 1, &len);
 		home = (slab_key_hash(key, len) - (empty + 1)) & mask;
 		if (home < run || home > t) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': key index does not lead to it",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': key index does not lead to it",
 			     (unsigned long long)(v - 1), (int)(len > 200 ? 200 : len), key);
 			goto out;
 		}
 	}
 	ret = 0;
 out:
-	s->verify_key_steps = ks.steps;
+	/* Two threads may verify one file at once: the counter is a plain statistic. */
+	__atomic_store_n(&s->verify_key_steps, ks.steps, __ATOMIC_RELAXED);
 	slab_keyset_free(&ks);
 	free(seen);
 	return ret;
@@ -592,7 +630,7 @@ out:
 
 uint64_t slab_verify_key_steps(const struct slab *s)
 {
-	return s->verify_key_steps;
+	return __atomic_load_n(&s->verify_key_steps, __ATOMIC_RELAXED);
 }
 
 int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
@@ -604,7 +642,7 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 	int ret = SLAB_ERR_CORRUPT;
 
 	if (!spans)
-		return fail(s, SLAB_ERR_NOMEM, "out of memory");
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 	for (uint64_t i = 0; i < s->nsamples; i++) {
 		struct slab_sample smp;
 		struct slab_field fl;
@@ -616,19 +654,19 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			goto out;
 		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
 		if (smp.offset < min_next) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
 			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset);
 			goto out;
 		}
 		rel = smp.offset - s->data_offset;
 		if (smp.page != rel / ps) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': page %llu recorded, offset %llu is in page %llu",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': page %llu recorded, offset %llu is in page %llu",
 			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.page,
 			     (unsigned long long)smp.offset, (unsigned long long)(rel / ps));
 			goto out;
 		}
 		if (smp.size > ps ? rel % ps != 0 : rel % ps + smp.size > ps) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' at offset %llu, size %llu breaks the page rule",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu, size %llu breaks the page rule",
 			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset,
 			     (unsigned long long)smp.size);
 			goto out;
@@ -644,14 +682,14 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 				const unsigned char *rec = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
 				for (unsigned k = 0; k < SLAB_FIELD_RECORD; k++)
 					if (rec[k]) {
-						fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': record of absent field '%s' is not zero",
+						slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': record of absent field '%s' is not zero",
 						     (unsigned long long)i, kl, smp.key, s->names[f]);
 						goto out;
 					}
 				continue;
 			}
 			if (slab_crc32c(0, fl.data, (size_t)fl.size) != fl.crc) {
-				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
+				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
 				     (unsigned long long)i, kl, smp.key, s->names[f],
 				     (unsigned long long)fl.offset, (unsigned long long)fl.size);
 				goto out;
@@ -667,13 +705,13 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		end = smp.offset;
 		for (unsigned k = 0; k < n; k++) {
 			if (spans[k].order != k) {
-				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s': order byte %u, expected %u",
+				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': order byte %u, expected %u",
 				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
 				     spans[k].order, k);
 				goto out;
 			}
 			if (spans[k].off != end) {
-				fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
+				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
 				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
 				     (unsigned long long)spans[k].off);
 				goto out;
@@ -681,7 +719,7 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			end += spans[k].size;
 		}
 		if (end != smp.offset + smp.size) {
-			fail(s, SLAB_ERR_CORRUPT, "sample #%llu '%.*s': fields sum to %llu bytes, record says %llu",
+			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': fields sum to %llu bytes, record says %llu",
 			     (unsigned long long)i, kl, smp.key,
 			     (unsigned long long)(end - smp.offset), (unsigned long long)smp.size);
 			goto out;
@@ -703,7 +741,7 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 	if (check_zero(s, pos, s->table_offset, s->nsamples) < 0)
 		goto out;
 	if (pages_used != s->npages) {
-		fail(s, SLAB_ERR_CORRUPT, "table says %llu pages, the samples use %llu",
+		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu pages, the samples use %llu",
 		     (unsigned long long)s->npages, (unsigned long long)pages_used);
 		goto out;
 	}

@@ -2,12 +2,11 @@
  * bounded memory (one sample at a time, capped by max_sample_size). */
 #include "tarin.h"
 #include "slab.h"
-#include "errfmt.h"
+#include "error.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ struct slab_tarin {
 	struct archive *a;
 	struct archive_entry *entry;    /* ours: libarchive does not check the one it makes */
 	char *name;
-	char err[1024];
+	struct slab_err err;
 	struct slab_tarin_options o;
 
 	struct archive_entry *pending;  /* header read, data not yet: starts the next sample */
@@ -34,37 +33,10 @@ struct slab_tarin {
 	struct slab_tarin_stats st;
 };
 
-static void set_error(struct slab_tarin *t, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
-
-static void set_error(struct slab_tarin *t, const char *fmt, va_list ap)
+/* What messages name: the input. */
+static const char *who(const struct slab_tarin *t)
 {
-	slab_verrf(t->err, sizeof(t->err), t->name ? t->name : "(stdin)", fmt, ap);
-}
-
-static int fail(struct slab_tarin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct slab_tarin *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_error(t, fmt, ap);
-	va_end(ap);
-	return SLAB_ERR_CORRUPT;
-}
-
-/* Out of memory is no fault of the input: its own code, so no one calls the input corrupt. */
-static int nomem(struct slab_tarin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int nomem(struct slab_tarin *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	set_error(t, fmt, ap);
-	va_end(ap);
-	return SLAB_ERR_NOMEM;
+	return t->name ? t->name : "(stdin)";
 }
 
 /* libarchive sets ENOMEM when an allocation fails; a few of its allocations return
@@ -75,18 +47,25 @@ static int archive_nomem(struct archive *a)
 	return archive_errno(a) == ENOMEM || (archive_errno(a) == 0 && !archive_error_string(a));
 }
 
-/* The libarchive failure with where the input was last good. */
-static int fail_archive(struct slab_tarin *t, const char *what)
+/* The libarchive failure with where the input was last good. Out of memory is no fault of
+ * the input: SLAB_ERR_NOMEM, so no one calls the input corrupt; a failed read(2) (our input
+ * callback sets its errno) is SLAB_ERR_IO; anything else is code. */
+static int fail_archive(struct slab_tarin *t, int code, const char *what)
 {
 	const char *msg = archive_error_string(t->a);
+	int e = archive_errno(t->a);
 
 	if (archive_nomem(t->a))
-		return nomem(t, "out of memory (%s)", msg ? msg : "libarchive failed without a message");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory (%s)",
+				 msg ? msg : "libarchive failed without a message");
+	if (e > 0 && e != EILSEQ && e != EINVAL)     /* not libarchive's format or usage errno */
+		code = SLAB_ERR_IO;
 	if (t->last_good)
-		return fail(t, "%s: %s (last good member '%s' at offset %llu)", what,
-			    msg ? msg : "unknown error", t->last_good,
-			    (unsigned long long)t->last_good_offset);
-	return fail(t, "%s: %s (no good member before it)", what, msg ? msg : "unknown error");
+		return slab_fail(&t->err, code, who(t), "%s: %s (last good member '%s' at offset %llu)",
+				 what, msg ? msg : "unknown error", t->last_good,
+				 (unsigned long long)t->last_good_offset);
+	return slab_fail(&t->err, code, who(t), "%s: %s (no good member before it)", what,
+			 msg ? msg : "unknown error");
 }
 
 struct slab_tarin *slab_tarin_new(void)
@@ -96,7 +75,7 @@ struct slab_tarin *slab_tarin_new(void)
 
 const char *slab_tarin_error(const struct slab_tarin *t)
 {
-	return t->err;
+	return t->err.text;
 }
 
 void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st)
@@ -115,13 +94,10 @@ static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin
 	t->name = strdup(name);
 	t->a = archive_read_new();
 	t->entry = archive_entry_new();
-	if (!t->name) {
-		/* not under "(stdin)", the name fail() gives a missing one */
-		snprintf(t->err, sizeof(t->err), "'%s': out of memory", name);
-		return SLAB_ERR_NOMEM;
-	}
+	if (!t->name)   /* not under "(stdin)", the name who() gives a missing one */
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, name, "out of memory");
 	if (!t->a || !t->entry)
-		return nomem(t, "out of memory");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	/* Always ARCHIVE_OK: a filter that could not be registered only fails the inputs
 	 * compressed with it, with a message of its own. */
 	archive_read_support_filter_all(t->a);
@@ -134,7 +110,7 @@ static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin
 	     * blocks. */
 	    archive_read_set_format_option(t->a, "tar", "read_concatenated_archives", "1") !=
 	    ARCHIVE_OK)
-		return fail_archive(t, "cannot set up the tar reader");
+		return fail_archive(t, SLAB_ERR_NOMEM, "cannot set up the tar reader");
 	return 0;
 }
 
@@ -145,13 +121,14 @@ static int open_result(struct slab_tarin *t, int r)
 		int e = archive_errno(t->a);
 		const char *msg = archive_error_string(t->a);
 		if (archive_nomem(t->a))
-			return fail_archive(t, "out of memory");
+			return fail_archive(t, SLAB_ERR_NOMEM, "out of memory");
 		if (e == EILSEQ)        /* libarchive's "file format" errno */
-			return fail(t, "not a tar archive: %s", msg ? msg : "unknown format");
+			return slab_fail(&t->err, SLAB_ERR_FORMAT, who(t), "not a tar archive: %s",
+					 msg ? msg : "unknown format");
 		if (e > 0 && e != EINVAL)
-			return fail(t, "%s", strerror(e)), SLAB_ERR_IO;
+			return slab_fail(&t->err, SLAB_ERR_IO, who(t), "%s", strerror(e));
 		/* Detection reads ahead: a damaged compressed stream shows up already here. */
-		return fail_archive(t, "truncated or corrupt archive");
+		return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
 	}
 	return 0;
 }
@@ -231,14 +208,15 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	in = calloc(1, sizeof(*in));
 	if (!in || posix_memalign(&in->buf, 4096, READ_BLOCK) != 0) {
 		free(in);
-		return nomem(t, "out of memory");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	}
 	in->fd = std ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0) {
 		r = errno;
 		free(in->buf);
 		free(in);
-		return fail(t, "%s", strerror(r)), SLAB_ERR_IO;
+		return slab_fail(&t->err, r == ENOMEM ? SLAB_ERR_NOMEM : SLAB_ERR_IO, who(t), "%s",
+				 strerror(r));
 	}
 	if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		in->seekable = 1;
@@ -253,7 +231,7 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	    archive_read_set_close_callback(t->a, input_close) != ARCHIVE_OK ||
 	    archive_read_set_callback_data(t->a, in) != ARCHIVE_OK) {
 		input_close(t->a, in);
-		return fail_archive(t, "cannot set up the input");
+		return fail_archive(t, SLAB_ERR_NOMEM, "cannot set up the input");
 	}
 	/* archive_read_open1 calls input_close when opening fails, but for one allocation:
 	 * then `in` leaks, as nothing says whether it was freed. */
@@ -267,13 +245,18 @@ int slab_split_name(const char *name, size_t *key_len, const char **field)
 	base = base ? base + 1 : name;
 	dot = strchr(base, '.');
 	if (!dot || dot == base || dot[1] == '\0')
-		return -1;
+		return SLAB_ERR_INVAL;
 	*key_len = (size_t)(dot - name);
 	*field = dot + 1;
 	return 0;
 }
 
-void slab_in_sample_free(struct slab_in_sample *s)
+const char *slab_tarin_sample_error(const struct slab_tarin_sample *s)
+{
+	return s->problem.text;
+}
+
+void slab_tarin_sample_free(struct slab_tarin_sample *s)
 {
 	if (!s)
 		return;
@@ -297,7 +280,7 @@ static int keep_field(const struct slab_tarin *t, const char *field)
 
 /* Room for need bytes in s->data, growing it by doubling from 64 KiB; the caller's grow hook
  * has its say first. total is the sample's size so far, for the message. 0 or an error. */
-static int reserve(struct slab_tarin *t, struct slab_in_sample *s, uint64_t need, uint64_t total)
+static int reserve(struct slab_tarin *t, struct slab_tarin_sample *s, uint64_t need, uint64_t total)
 {
 	uint64_t n = s->alloc ? s->alloc : 65536;
 	unsigned char *p;
@@ -310,14 +293,13 @@ static int reserve(struct slab_tarin *t, struct slab_in_sample *s, uint64_t need
 	while (n < need && n <= UINT64_MAX / 2)
 		n *= 2;
 	if (n < need || n > SIZE_MAX)
-		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory for a sample of %llu bytes", (unsigned long long)total);
 	if (t->o.grow && (r = t->o.grow(s->alloc, n - s->alloc, t->o.grow_arg)) < 0) {
-		t->err[0] = '\0';      /* the hook's owner has said why */
-		return r;
+		return slab_fail_silent(&t->err, r);    /* the hook's owner has said why */
 	}
 	p = realloc(s->data, (size_t)n);
 	if (!p)
-		return nomem(t, "out of memory for a sample of %llu bytes", (unsigned long long)total);
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory for a sample of %llu bytes", (unsigned long long)total);
 	s->data = p;
 	s->alloc = n;
 	return 0;
@@ -325,21 +307,21 @@ static int reserve(struct slab_tarin *t, struct slab_in_sample *s, uint64_t need
 
 /* Append the current member's data to s as field `field`. Holes of sparse members are
  * zeros. */
-static int read_member(struct slab_tarin *t, struct slab_in_sample *s, const char *field,
+static int read_member(struct slab_tarin *t, struct slab_tarin_sample *s, const char *field,
 		       uint64_t size)
 {
 	uint64_t start = s->size, filled = 0;
-	struct slab_in_field *nf;
+	struct slab_tarin_field *nf;
 	int r;
 
 	nf = realloc(s->fields, (s->nfields + 1) * sizeof(*s->fields));
 	if (!nf)
-		return nomem(t, "out of memory");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	s->fields = nf;
 	nf = &s->fields[s->nfields];
 	nf->name = strdup(field);
 	if (!nf->name)
-		return nomem(t, "out of memory");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	nf->offset = start;
 	nf->size = size;
 	s->nfields++;
@@ -354,9 +336,9 @@ static int read_member(struct slab_tarin *t, struct slab_in_sample *s, const cha
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r == ARCHIVE_RETRY || r < ARCHIVE_WARN)
-			return fail_archive(t, "truncated or corrupt archive");
+			return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
 		if (off < 0 || (uint64_t)off < filled || (uint64_t)off > size || len > size - (uint64_t)off)
-			return fail(t, "member data of '%s' runs past its size %llu", s->key,
+			return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t), "member data of '%s' runs past its size %llu", s->key,
 				    (unsigned long long)size);
 		if ((r = reserve(t, s, start + (uint64_t)off + len, start + size)) < 0)
 			return r;
@@ -388,7 +370,7 @@ static int next_member(struct slab_tarin *t)
 		}
 		/* RETRY is a damaged header libarchive would skip to resync: a member lost. */
 		if (r == ARCHIVE_RETRY || r < ARCHIVE_WARN)
-			return fail_archive(t, "truncated or corrupt archive");
+			return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
 		t->st.members++;
 		t->pending_offset = (uint64_t)archive_read_header_position(t->a);
 		name = archive_entry_pathname(e);
@@ -410,20 +392,20 @@ static int next_member(struct slab_tarin *t)
 		/* libarchive passes a negative size from a GNU sparse header through: as a size it
 		 * would wrap every bound below. */
 		if (archive_entry_size(e) < 0)
-			return fail(t, "member '%s' at offset %llu has a negative size", name,
+			return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t), "member '%s' at offset %llu has a negative size", name,
 				    (unsigned long long)t->pending_offset);
 		free(t->pending_name);
 		t->pending_name = strdup(name);
 		if (!t->pending_name)
-			return nomem(t, "out of memory");
+			return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 		t->pending = e;
 		return 1;
 	}
 }
 
-int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
+int slab_tarin_next(struct slab_tarin *t, struct slab_tarin_sample **out)
 {
-	struct slab_in_sample *s = NULL;
+	struct slab_tarin_sample *s = NULL;
 	int r;
 
 	*out = NULL;
@@ -437,7 +419,7 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return nomem(t, "out of memory");
+		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	{
 		const char *field;
 		size_t key_len;
@@ -446,16 +428,16 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 		s->key_len = key_len;
 		s->offset = t->pending_offset;
 		if (!s->key) {
-			r = nomem(t, "out of memory");
-			goto fail;
+			r = slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
+			goto abandon;
 		}
 	}
 
 	/* A name that would be written outside the folder it is extracted in, once exported
 	 * again, is refused here, as GNU tar refuses to extract it. */
 	if (!slab_key_safe(s->key, s->key_len)) {
-		s->bad = SLAB_IN_UNSAFE;
-		snprintf(s->reason, sizeof(s->reason),
+		s->bad = SLAB_TARIN_UNSAFE;
+		slab_fail(&s->problem, SLAB_ERR_INVAL, NULL,
 			 "member '%.300s' at offset %llu: not a safe member name (absolute, or with a '..' component)",
 			 t->pending_name, (unsigned long long)t->pending_offset);
 	}
@@ -475,51 +457,51 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_in_sample **out)
 			if (strcmp(s->fields[i].name, field) == 0)
 				dup = 1;
 		if (dup && !s->bad) {
-			s->bad = SLAB_IN_DUPFIELD;
-			snprintf(s->reason, sizeof(s->reason), "field '%s' appears twice in sample '%.150s'",
+			s->bad = SLAB_TARIN_DUPFIELD;
+			slab_fail(&s->problem, SLAB_ERR_INVAL, NULL, "field '%s' appears twice in sample '%.150s'",
 				 field, s->key);
 		}
-		if (!s->bad && strlen(field) > SLAB_IN_MAX_NAME) {
-			s->bad = SLAB_IN_LONGNAME;
-			snprintf(s->reason, sizeof(s->reason),
+		if (!s->bad && strlen(field) > SLAB_TARIN_MAX_NAME) {
+			s->bad = SLAB_TARIN_LONGNAME;
+			slab_fail(&s->problem, SLAB_ERR_INVAL, NULL,
 				 "sample '%.150s': field name '%.40s...' is longer than %d bytes",
-				 s->key, field, SLAB_IN_MAX_NAME);
+				 s->key, field, SLAB_TARIN_MAX_NAME);
 		}
-		if (!s->bad && s->nfields == SLAB_IN_MAX_FIELDS) {
-			s->bad = SLAB_IN_TOOMANY;
-			snprintf(s->reason, sizeof(s->reason), "sample '%.150s' has more than %d fields",
-				 s->key, SLAB_IN_MAX_FIELDS);
+		if (!s->bad && s->nfields == SLAB_TARIN_MAX_FIELDS) {
+			s->bad = SLAB_TARIN_TOOMANY;
+			slab_fail(&s->problem, SLAB_ERR_INVAL, NULL, "sample '%.150s' has more than %d fields",
+				 s->key, SLAB_TARIN_MAX_FIELDS);
 		}
 		if (!s->bad && t->o.max_sample_size && size > t->o.max_sample_size - s->size) {
-			s->bad = SLAB_IN_TOOBIG;
-			snprintf(s->reason, sizeof(s->reason),
+			s->bad = SLAB_TARIN_TOOBIG;
+			slab_fail(&s->problem, SLAB_ERR_INVAL, NULL,
 				 "sample '%.150s' is larger than the maximum sample size %llu bytes",
 				 s->key, (unsigned long long)t->o.max_sample_size);
 		}
 		if (s->bad) {
 			/* Keep reading past it, but never hold its bytes. */
 			if (archive_read_data_skip(t->a) < ARCHIVE_WARN) {
-				r = fail_archive(t, "truncated or corrupt archive");
-				goto fail;
+				r = fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
+				goto abandon;
 			}
 		} else if ((r = read_member(t, s, field, size)) < 0) {
-			goto fail;
+			goto abandon;
 		}
 		free(t->last_good);
 		t->last_good = strdup(t->pending_name);
 		t->last_good_offset = t->pending_offset;
 		if (!t->last_good) {
-			r = nomem(t, "out of memory");
-			goto fail;
+			r = slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
+			goto abandon;
 		}
 		r = next_member(t);
 		if (r < 0)
-			goto fail;
+			goto abandon;
 	}
 	*out = s;
 	return 1;
-fail:
-	slab_in_sample_free(s);
+abandon:
+	slab_tarin_sample_free(s);
 	return r;
 }
 

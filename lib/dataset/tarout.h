@@ -6,24 +6,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct slab;
-struct slab_field;
-
-/* Write every sample of the n datasets, in order, to fd as one tar stream (ustar, pax
- * headers where names or sizes need them), fields in the order they had in the packed input,
- * mode 0644, time 0. 0, or -1 with the reason in err. */
-int slab_tar_export(struct slab *const *sets, size_t n, int fd, char *err, size_t errlen);
-
-/* ---- Streaming: one sample at a time ------------------------------------------------------ */
+#include "slab.h"
 
 struct slab_tarout;
 
 /* A new tar writer; NULL only when out of memory. Free with slab_tarout_free(). */
 struct slab_tarout *slab_tarout_new(void);
 
+/* Write every sample of the n datasets, in order, to fd as one tar stream (ustar, pax
+ * headers where names or sizes need them), fields in the order they had in the packed input,
+ * mode 0644, time 0: slab_tarout_open(), slab_tarout_sample() for each, slab_tarout_finish().
+ * 0, or a negative error with the reason in slab_tarout_error(). */
+int slab_tarout_export(struct slab_tarout *t, int fd, struct slab *const *sets, size_t n);
+
+/* ---- Streaming: one sample at a time ------------------------------------------------------ */
+
 /* Start a tar stream on fd (a file or a pipe; never seeks). Writes go straight to fd in
- * blocks of 10 KiB, so a full pipe blocks the writer: memory stays bounded. 0 or
- * SLAB_ERR_IO. */
+ * blocks of 10 KiB, so a full pipe blocks the writer: memory stays bounded. 0,
+ * SLAB_ERR_IO, SLAB_ERR_NOMEM, or SLAB_ERR_INVAL when open already. */
 int slab_tarout_open(struct slab_tarout *t, int fd);
 
 /* Append sample i of s: one member KEY.FIELD per field it has, in the order the fields had in
@@ -43,15 +43,5 @@ const char *slab_tarout_error(const struct slab_tarout *t);
 int slab_tarout_errno(const struct slab_tarout *t);
 /* Frees without finishing the archive; accepts NULL. */
 void slab_tarout_free(struct slab_tarout *t);
-
-/* ---- Shared with other sample writers ----------------------------------------------------- */
-
-/* The fields sample i of s has, in the order they had in the packed input: ids[k] the field
- * id and fl[k] the field, for k < the count returned; both arrays hold slab_field_count(s)
- * entries. With bytes (as for slab_tarout_sample) each fl[k].data points into bytes, and a
- * field outside the sample's range is SLAB_ERR_CORRUPT. The count, or a negative error with
- * the reason in err. */
-int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, unsigned *ids,
-		       struct slab_field *fl, char *err, size_t errlen);
 
 #endif

@@ -3,17 +3,21 @@
 #include "slab.h"
 #include "format.h"
 #include "crc32c.h"
-#include "errfmt.h"
+#include "error.h"
+#include "sized.h"
 #include "keyset.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The sizes of the first versions of the caller's structs (sized.h). */
+#define WRITER_OPTIONS_FIRST sizeof(struct slab_writer_options)
+#define WRITER_STATS_FIRST sizeof(struct slab_writer_stats)
 
 #define OUTBUF_SIZE (1u << 20)
 #define DIRECT_MIN  (64u << 10)         /* pieces this large skip the buffer: one copy less */
@@ -35,7 +39,7 @@ struct wfield {
 struct slab_writer {
 	int fd;
 	char *name;
-	char err[512];
+	struct slab_err err;
 	int failed;
 	uint64_t page_size, data_offset;
 	uint32_t header_crc;
@@ -65,25 +69,23 @@ struct slab_writer {
 	int finished;
 };
 
-static int fail(struct slab_writer *w, int code, const char *fmt, ...)
+/* A failure that ends the writer (slab_fail, and no more samples): messages name the
+ * output. */
+static int writer_fail(struct slab_writer *w, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct slab_writer *w, int code, const char *fmt, ...)
+static int writer_fail(struct slab_writer *w, int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	/* Refused samples are the input's fault: the caller names the input instead. */
-	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
-		slab_verrf(w->err, sizeof(w->err), w->name ? w->name : "(output)", fmt, ap);
-	else
-		vsnprintf(w->err, sizeof(w->err), fmt, ap);
+	slab_vfail(&w->err, code, w->name ? w->name : "(output)", fmt, ap);
 	va_end(ap);
-	if (code != SLAB_ERR_DUPKEY && code != SLAB_ERR_DUPFIELD)
-		w->failed = 1;
+	w->failed = 1;
 	return code;
 }
 
+/* Room for need elements in *p. 0 or SLAB_ERR_NOMEM. */
 static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 {
 	uint64_t n = *cap ? *cap : 64;
@@ -94,10 +96,10 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 	while (n < need)
 		n *= 2;
 	if (n > SIZE_MAX / elem)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	q = realloc(*p, (size_t)(n * elem));
 	if (!q)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	*p = q;
 	*cap = n;
 	return 0;
@@ -114,7 +116,7 @@ static int write_all(struct slab_writer *w, const void *p, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
+			return writer_fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
 				    (unsigned long long)w->written, strerror(errno));
 		}
 		w->written += (uint64_t)n;
@@ -140,7 +142,7 @@ static int flush(struct slab_writer *w)
 	return r;
 }
 
-static int out(struct slab_writer *w, const void *p, size_t len)
+static int put(struct slab_writer *w, const void *p, size_t len)
 {
 	if (!len)
 		return 0;
@@ -160,7 +162,7 @@ static int out(struct slab_writer *w, const void *p, size_t len)
 	return 0;
 }
 
-static int out_zero(struct slab_writer *w, uint64_t len)
+static int put_zeros(struct slab_writer *w, uint64_t len)
 {
 	while (len) {
 		size_t room = OUTBUF_SIZE - w->buf_len, n;
@@ -200,38 +202,45 @@ struct slab_writer *slab_writer_new(void)
 
 const char *slab_writer_error(const struct slab_writer *w)
 {
-	return w->err;
+	return w->err.text;
 }
 
 int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		     const struct slab_writer_options *o)
 {
 	unsigned char hdr[SLAB_HEADER_SIZE];
-	uint64_t ps = o && o->page_size ? o->page_size : SLAB_DEFAULT_PAGE_SIZE;
-	const char *opts = o && o->options ? o->options : "";
-	size_t optlen = strlen(opts);
+	struct slab_writer_options opt = { 0 };
+	uint64_t ps;
+	const char *opts;
+	size_t optlen;
 
 	free(w->name);
 	w->name = strdup(name ? name : "(output)");
 	w->fd = fd;
 	if (!w->name)
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
+	if (o && slab_sized_in(&opt, sizeof(opt), o, WRITER_OPTIONS_FIRST) < 0)
+		return writer_fail(w, SLAB_ERR_INVAL, "options size %zu is that of no version",
+				   o->size);
+	ps = opt.page_size ? opt.page_size : SLAB_DEFAULT_PAGE_SIZE;
+	opts = opt.options ? opt.options : "";
+	optlen = strlen(opts);
 	if (ps < SLAB_MIN_PAGE_SIZE || ps > SLAB_MAX_PAGE_SIZE || (ps & (ps - 1)))
-		return fail(w, SLAB_ERR_INVAL,
+		return writer_fail(w, SLAB_ERR_INVAL,
 			    "page size %llu is not a power of two from 4 KiB to 1 GiB",
 			    (unsigned long long)ps);
 	if (optlen > SLAB_OPTIONS_MAX)
-		return fail(w, SLAB_ERR_INVAL, "options record is %zu bytes, more than %u",
+		return writer_fail(w, SLAB_ERR_INVAL, "options record is %zu bytes, more than %u",
 			    optlen, SLAB_OPTIONS_MAX);
 	w->buf = malloc(OUTBUF_SIZE);
 	if (!w->buf || slab_keyset_init(&w->keyset, 512, sample_key, w) < 0)
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 	w->page_size = ps;
 	w->data_offset = SLAB_HEADER_SIZE;
 	{
 		struct stat st;
-		if (o && o->writeback && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			w->writeback = o->writeback;
+		if (opt.writeback && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			w->writeback = opt.writeback;
 	}
 
 	memset(hdr, 0, sizeof(hdr));
@@ -244,7 +253,7 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 	memcpy(hdr + SLAB_OPTIONS_OFFSET, opts, optlen);
 	w->header_crc = slab_crc32c(0, hdr, sizeof(hdr));
 	slab_put32(hdr + 36, w->header_crc);
-	return out(w, hdr, sizeof(hdr));
+	return put(w, hdr, sizeof(hdr));
 }
 
 /* ---- samples ---------------------------------------------------------------------------- */
@@ -259,14 +268,14 @@ static int field_id(struct slab_writer *w, const char *name, uint32_t *id)
 			return 0;
 		}
 	if (w->nnames >= UINT16_MAX)
-		return fail(w, SLAB_ERR_INVAL, "more than %u distinct field names", UINT16_MAX);
+		return writer_fail(w, SLAB_ERR_INVAL, "more than %u distinct field names", UINT16_MAX);
 	if (!*name)
-		return fail(w, SLAB_ERR_INVAL, "empty field name");
+		return writer_fail(w, SLAB_ERR_INVAL, "empty field name");
 	if (strlen(name) > UINT16_MAX)
-		return fail(w, SLAB_ERR_INVAL, "field name longer than %u bytes", UINT16_MAX);
+		return writer_fail(w, SLAB_ERR_INVAL, "field name longer than %u bytes", UINT16_MAX);
 	if (grow((void **)&w->names, &cap, (uint64_t)w->nnames + 1, sizeof(*w->names)) < 0 ||
 	    !(w->names[w->nnames] = strdup(name)))
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 	w->cap_names = (uint32_t)cap;
 	*id = w->nnames++;
 	return 0;
@@ -278,7 +287,7 @@ static int new_page(struct slab_writer *w)
 	uint64_t rel = w->pos - w->data_offset;
 	uint64_t pad = (w->page_size - rel % w->page_size) % w->page_size;
 
-	if (out_zero(w, pad) < 0)
+	if (put_zeros(w, pad) < 0)
 		return SLAB_ERR_IO;
 	w->pages = (w->pos - w->data_offset) / w->page_size + 1;
 	w->page_full = 0;
@@ -286,33 +295,33 @@ static int new_page(struct slab_writer *w)
 }
 
 int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
-		    const struct slab_field_in *fields, size_t nfields)
+		    const struct slab_writer_field *fields, size_t nfields)
 {
 	uint64_t size = 0, used, hash, first;
 	struct wsample *s;
 
 	if (w->failed || w->finished)
-		return fail(w, SLAB_ERR_INVAL, "writer is not open");
+		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
 	if (key_len > UINT32_MAX)
-		return fail(w, SLAB_ERR_INVAL, "key longer than 4 GiB");
+		return writer_fail(w, SLAB_ERR_INVAL, "key longer than 4 GiB");
 	if (nfields > 255)
-		return fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
+		return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
 			    (int)(key_len > 200 ? 200 : key_len), key);
 	for (size_t i = 0; i < nfields; i++) {
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(fields[i].name, fields[j].name) == 0)
-				return fail(w, SLAB_ERR_DUPFIELD, "sample '%.*s': field '%s' given twice",
+				return slab_fail(&w->err, SLAB_ERR_DUPFIELD, NULL, "sample '%.*s': field '%s' given twice",
 					    (int)(key_len > 200 ? 200 : key_len), key,
 					    fields[i].name);
 		size += fields[i].size;
 	}
 	/* Room first, so that adding the key once the sample is written cannot fail. */
 	if (slab_keyset_reserve(&w->keyset, w->nsamples + 1) < 0)
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 	hash = slab_keyset_hash(&w->keyset, key, key_len);
 	first = slab_keyset_find(&w->keyset, hash, key, key_len);
 	if (first != SLAB_KEYSET_NONE) {
-		return fail(w, SLAB_ERR_DUPKEY, "key '%.*s' appears again (first as sample %llu)",
+		return slab_fail(&w->err, SLAB_ERR_DUPKEY, NULL, "key '%.*s' appears again (first as sample %llu)",
 			    (int)(key_len > 200 ? 200 : key_len), key,
 			    (unsigned long long)first);
 	}
@@ -330,10 +339,10 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 	if (grow((void **)&w->samples, &w->cap_samples, w->nsamples + 1, sizeof(*w->samples)) < 0 ||
 	    grow((void **)&w->fields, &w->cap_fields, w->nfields + nfields, sizeof(*w->fields)) < 0 ||
 	    grow((void **)&w->keys, &w->keys_cap, w->keys_len + key_len + 1, 1) < 0)
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 
 	if ((w->pos - w->data_offset) / w->page_size > UINT32_MAX)
-		return fail(w, SLAB_ERR_INVAL, "more than 2^32 pages: use a larger page size");
+		return writer_fail(w, SLAB_ERR_INVAL, "more than 2^32 pages: use a larger page size");
 	s = &w->samples[w->nsamples];
 	s->offset = w->pos;
 	s->size = size;
@@ -347,7 +356,7 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 
 	for (size_t i = 0; i < nfields; i++) {
 		struct wfield *f = &w->fields[w->nfields + i];
-		const struct slab_field_in *in = &fields[i];
+		const struct slab_writer_field *in = &fields[i];
 		int r = field_id(w, in->name, &f->id);
 
 		if (r < 0)
@@ -362,13 +371,13 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		f->subsamp = (unsigned char)in->subsamp;
 		f->colorspace = (unsigned char)in->colorspace;
 		f->order = (unsigned char)i;
-		if (in->size && out(w, in->data, (size_t)in->size) < 0)
+		if (in->size && put(w, in->data, (size_t)in->size) < 0)
 			return SLAB_ERR_IO;
 	}
 	w->nfields += nfields;
 	w->data_bytes += size;
 	if (slab_keyset_add(&w->keyset, hash, w->nsamples) < 0)
-		return fail(w, SLAB_ERR_NOMEM, "out of memory");
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 	w->nsamples++;
 	if (size > w->page_size) {
 		w->pages = s->page + (size + w->page_size - 1) / w->page_size;
@@ -384,7 +393,7 @@ static int tout(struct slab_writer *w, const void *p, size_t len)
 	if (!len)
 		return 0;
 	w->table_crc = slab_crc32c(w->table_crc, p, len);
-	return out(w, p, len);
+	return put(w, p, len);
 }
 
 static int tzero(struct slab_writer *w, uint64_t len)
@@ -400,11 +409,13 @@ static int tzero(struct slab_writer *w, uint64_t len)
 	return 0;
 }
 
-static const char *const *sort_names;
-
-static int by_name(const void *a, const void *b)
+/* Field ids by their names (arg: the names), for qsort_r: no global, so two writers may
+ * finish at once. */
+static int by_name(const void *a, const void *b, void *arg)
 {
-	return strcmp(sort_names[*(const uint32_t *)a], sort_names[*(const uint32_t *)b]);
+	char *const *names = arg;
+
+	return strcmp(names[*(const uint32_t *)a], names[*(const uint32_t *)b]);
 }
 
 static uint64_t pad8(uint64_t n)
@@ -422,7 +433,7 @@ int slab_writer_finish(struct slab_writer *w)
 	int ret = SLAB_ERR_NOMEM;
 
 	if (w->failed || w->finished)
-		return fail(w, SLAB_ERR_INVAL, "writer is not open");
+		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
 	while (B < 2 * N)
 		B *= 2;
 	/* Nothing is added from here on: the key set's memory goes to the key index. */
@@ -435,13 +446,12 @@ int slab_writer_finish(struct slab_writer *w)
 	next = malloc(B * sizeof(*next));
 	row = malloc((size_t)(F ? F : 1) * SLAB_FIELD_RECORD);
 	if (!order || !rank || !index || !next || !row) {
-		fail(w, SLAB_ERR_NOMEM, "out of memory");
+		writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t i = 0; i < F; i++)
 		order[i] = i;
-	sort_names = (const char *const *)w->names;
-	qsort(order, F, sizeof(*order), by_name);
+	qsort_r(order, F, sizeof(*order), by_name, w->names);
 	for (uint32_t i = 0; i < F; i++) {
 		rank[order[i]] = i;
 		schema_size += 2 + strlen(w->names[i]);
@@ -467,7 +477,7 @@ int slab_writer_finish(struct slab_writer *w)
 	}
 
 	ret = SLAB_ERR_IO;
-	if (out_zero(w, (SLAB_ALIGN - w->pos % SLAB_ALIGN) % SLAB_ALIGN) < 0)
+	if (put_zeros(w, (SLAB_ALIGN - w->pos % SLAB_ALIGN) % SLAB_ALIGN) < 0)
 		goto out;
 	table_off = w->pos;
 
@@ -553,7 +563,7 @@ int slab_writer_finish(struct slab_writer *w)
 	slab_put32(tr + 40, w->table_crc);
 	slab_put32(tr + 44, w->header_crc);
 	slab_put32(tr + 60, slab_crc32c(0, tr, 60));
-	if (out(w, tr, sizeof(tr)) < 0 || flush(w) < 0)
+	if (put(w, tr, sizeof(tr)) < 0 || flush(w) < 0)
 		goto out;
 	w->finished = 1;
 	ret = 0;
@@ -568,11 +578,16 @@ out:
 
 void slab_writer_stats(const struct slab_writer *w, struct slab_writer_stats *st)
 {
-	st->samples = w->nsamples;
-	st->fields = w->nnames;
-	st->pages = w->pages;
-	st->data_bytes = w->data_bytes;
-	st->file_bytes = w->pos;
+	struct slab_writer_stats full = {
+		.size = sizeof(full),
+		.samples = w->nsamples,
+		.fields = w->nnames,
+		.pages = w->pages,
+		.data_bytes = w->data_bytes,
+		.file_bytes = w->pos,
+	};
+
+	slab_sized_out(st, &full, sizeof(full), WRITER_STATS_FIRST);
 }
 
 uint64_t slab_writer_key_steps(const struct slab_writer *w)

@@ -48,13 +48,13 @@ static unsigned char *contents(int fd, size_t *len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct slab_plan *plan = NULL, *again = NULL;
+	struct slab_plan *plan = slab_plan_new(), *again = slab_plan_new();
 	unsigned char *copy = malloc(size + 1), *b1 = NULL, *b2 = NULL;
 	int in = memfd_create("plan", 0), out = memfd_create("again", 0);
-	char path[64], err[512];
+	char path[64];
 	size_t l1 = 0, l2 = 0;
 
-	if (!copy || in < 0 || out < 0)
+	if (!copy || in < 0 || out < 0 || !plan || !again)
 		__builtin_trap();
 	memcpy(copy, data, size);
 	if (size > MODE_BYTE && copy[MODE_BYTE])
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (write(in, copy, size) != (ssize_t)size)
 		__builtin_trap();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", in);
-	if (slab_plan_read(path, &plan, err, sizeof(err)) == 0) {
+	if (slab_plan_read(plan, path) == 0) {
 		/* every entry is in range of its own identities */
 		for (uint64_t i = 0; i < plan->n; i++)
 			if (plan->entries[i].file >= plan->nfiles ||
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (slab_plan_write(plan, out) < 0)
 			__builtin_trap();
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", out);
-		if (slab_plan_read(path, &again, err, sizeof(err)) < 0)
+		if (slab_plan_read(again, path) < 0)
 			__builtin_trap();
 		b1 = contents(in, &l1);
 		b2 = contents(out, &l2);

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink;
 
-static void check(const struct slab_in_sample *s)
+static void check(const struct slab_tarin_sample *s)
 {
 	uint64_t sum = 0;
 
@@ -23,7 +23,7 @@ static void check(const struct slab_in_sample *s)
 	if (s->bad)
 		return;
 	for (size_t i = 0; i < s->nfields; i++) {
-		const struct slab_in_field *f = &s->fields[i];
+		const struct slab_tarin_field *f = &s->fields[i];
 		if (!f->name || f->offset > s->size || f->size > s->size - f->offset)
 			__builtin_trap();
 		sum += strlen(f->name);
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.nkeep = size % 2 ? 3 : 0,
 	};
 	struct slab_tarin *t = slab_tarin_new();
-	struct slab_in_sample *s;
+	struct slab_tarin_sample *s;
 	struct slab_tarin_stats st;
 	int r;
 
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (slab_tarin_open_memory(t, data, size, "fuzz", &o) == 0) {
 		while ((r = slab_tarin_next(t, &s)) > 0) {
 			check(s);
-			slab_in_sample_free(s);
+			slab_tarin_sample_free(s);
 		}
 		if (r < 0)
 			sink += strlen(slab_tarin_error(t));

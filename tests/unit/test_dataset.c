@@ -20,7 +20,7 @@ static void make_file(const char *path, const char *prefix, unsigned n)
 	CHECK(slab_writer_open(w, fd, path, &o) == 0);
 	for (unsigned i = 0; i < n; i++) {
 		char key[64], text[64];
-		struct slab_field_in f = { .name = "txt", .data = text };
+		struct slab_writer_field f = { .name = "txt", .data = text };
 
 		snprintf(key, sizeof(key), "%s%u", prefix, i);
 		f.size = (uint64_t)snprintf(text, sizeof(text), "%s says %u", prefix, i);

@@ -3,7 +3,6 @@
  * with and without AIO), each step hands out the plan's sample with its exact bytes, and
  * --release drops every page the plan touched exactly once; O_DIRECT buffers stay within
  * --ahead pages, also with thousands of samples on a page. */
-#include "follow.h"
 #include "pagecache.h"
 #include "plan.h"
 #include "slab.h"
@@ -30,7 +29,7 @@ static void make_file(const char *path, unsigned n, unsigned seed)
 	CHECK(fd >= 0 && w && buf);
 	CHECK(slab_writer_open(w, fd, path, &o) == 0);
 	for (unsigned i = 0; i < n; i++) {
-		struct slab_field_in f[2];
+		struct slab_writer_field f[2];
 		char key[32];
 		size_t sizes[2];
 
@@ -40,8 +39,8 @@ static void make_file(const char *path, unsigned n, unsigned seed)
 		for (size_t k = 0; k < 40000; k++)
 			buf[k] = (unsigned char)(k * 31 + i * 7 + seed);
 		memset(f, 0, sizeof(f));
-		f[0] = (struct slab_field_in){ .name = "a", .data = buf, .size = sizes[0] };
-		f[1] = (struct slab_field_in){ .name = "b", .data = buf + 3, .size = sizes[1] };
+		f[0] = (struct slab_writer_field){ .name = "a", .data = buf, .size = sizes[0] };
+		f[1] = (struct slab_writer_field){ .name = "b", .data = buf + 3, .size = sizes[1] };
 		snprintf(key, sizeof(key), "k%u", i);
 		CHECK(slab_writer_add(w, key, strlen(key), f, i % 11 == 5 ? 0 : 2) == 0);
 	}
@@ -58,21 +57,23 @@ static int direct_ok = 1;
 static void walk(struct slab **files, const struct slab_plan *plan,
 		 const struct slab_follow_options *o)
 {
-	struct slab_follow *f = NULL;
+	struct slab_follow *f = slab_follow_new();
 	struct slab_follow_item it;
-	struct slab_follow_stats st;
-	char err[1024];
+	struct slab_follow_stats st = { .size = sizeof(st) };
 	uint64_t k = 0;
 	int r;
 
-	r = slab_follow_open(&f, files, paths, NFILES, plan, o, err, sizeof(err));
-	if (r < 0 && o->direct && strstr(err, "O_DIRECT")) {
+	CHECK(f != NULL);
+	r = slab_follow_open(f, files, paths, NFILES, plan, o);
+	if (r < 0 && o->direct && strstr(slab_follow_error(f), "O_DIRECT")) {
 		direct_ok = 0;
+		slab_follow_close(f);
 		return;
 	}
 	CHECK(r == 0);
 	if (r < 0) {
-		fprintf(stderr, "slab_follow_open: %s\n", err);
+		fprintf(stderr, "slab_follow_open: %s\n", slab_follow_error(f));
+		slab_follow_close(f);
 		return;
 	}
 	while ((r = slab_follow_next(f, &it)) == 1) {
@@ -119,13 +120,12 @@ static void tiny_samples(void)
 	struct slab_writer *w = slab_writer_new();
 	struct slab_writer_options wo = { .page_size = TINY_PAGE, .options = "tool=test\n" };
 	struct slab *file = slab_new();
-	char err[1024];
 
 	CHECK(fd >= 0 && w && file);
 	CHECK(slab_writer_open(w, fd, path, &wo) == 0);
 	for (unsigned i = 0; i < TINY_N; i++) {
 		unsigned char b[TINY_SIZE];
-		struct slab_field_in fi = { .name = "a", .data = b, .size = sizeof(b) };
+		struct slab_writer_field fi = { .name = "a", .data = b, .size = sizeof(b) };
 		char key[32];
 
 		for (unsigned k = 0; k < sizeof(b); k++)
@@ -142,25 +142,26 @@ static void tiny_samples(void)
 	for (int m = 0; m < 3; m++) {
 		struct slab_plan_params p = { .mode = (enum slab_plan_mode)m, .seed = 5, .world = 1,
 					      .window = 1 };
-		struct slab_plan *plan = NULL;
+		struct slab_plan *plan = slab_plan_new();
 
-		CHECK(slab_plan_make(&file, 1, &p, 0, &plan, err, sizeof(err)) == 0);
+		CHECK(plan && slab_plan_make(plan, &file, 1, &p, 0) == 0);
 		for (uint64_t ahead = 1; plan && ahead <= 4; ahead *= 4)
 			for (int sync = 0; sync < 2; sync++) {
 				struct slab_follow_options o = { .ahead = ahead, .release = 1,
 								 .direct = 1, .direct_sync = sync };
-				struct slab_follow *f = NULL;
+				struct slab_follow *f = slab_follow_new();
 				struct slab_follow_item it;
-				struct slab_follow_stats st;
+				struct slab_follow_stats st = { .size = sizeof(st) };
 				uint64_t k = 0;
 				int r;
 
-				if (slab_follow_open(&f, &file, tpaths, 1, plan, &o, err,
-						     sizeof(err)) < 0) {
+				if (slab_follow_open(f, &file, tpaths, 1, plan, &o) < 0) {
+					const char *err = slab_follow_error(f);
 					if (!strstr(err, "O_DIRECT"))
 						fprintf(stderr, "slab_follow_open: %s\n", err);
 					CHECK(strstr(err, "O_DIRECT"));
 					direct_ok = 0;
+					slab_follow_close(f);
 					break;
 				}
 				while ((r = slab_follow_next(f, &it)) == 1) {
@@ -212,7 +213,6 @@ static void walk_all(struct slab **files, const struct slab_plan *plan)
 int main(void)
 {
 	struct slab *files[NFILES];
-	char err[512];
 
 	tiny_samples();
 	make_file(paths[0], 60, 1);
@@ -224,18 +224,13 @@ int main(void)
 	for (int m = 0; m < 3; m++) {
 		struct slab_plan_params p = { .mode = (enum slab_plan_mode)m, .seed = 3, .world = 1,
 					      .window = 3 };
-		struct slab_plan *plan = NULL;
+		struct slab_plan *plan = slab_plan_new();
 
-		CHECK(slab_plan_make(files, NFILES, &p, 0, &plan, err, sizeof(err)) == 0);
-		if (plan) {
-			walk_all(files, plan);
-			/* a resumed plan: positions from start on */
-			slab_plan_free(plan);
-			plan = NULL;
-			CHECK(slab_plan_make(files, NFILES, &p, 40, &plan, err, sizeof(err)) == 0);
-			if (plan)
-				walk_all(files, plan);
-		}
+		CHECK(plan && slab_plan_make(plan, files, NFILES, &p, 0) == 0);
+		walk_all(files, plan);
+		/* a resumed plan: positions from start on */
+		CHECK(slab_plan_make(plan, files, NFILES, &p, 40) == 0);
+		walk_all(files, plan);
 		slab_plan_free(plan);
 	}
 	{

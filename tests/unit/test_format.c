@@ -31,7 +31,7 @@ static unsigned char *pack(const struct sample_spec *sp, size_t n, uint64_t page
 	CHECK(fd >= 0 && w);
 	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
 	for (size_t i = 0; i < n; i++) {
-		struct slab_field_in f[2];
+		struct slab_writer_field f[2];
 		size_t nf = 0;
 		unsigned char *d1 = malloc(sp[i].n1 + 1), *d2 = malloc(sp[i].n2 + 1);
 		for (size_t k = 0; k < sp[i].n1; k++)
@@ -40,9 +40,9 @@ static unsigned char *pack(const struct sample_spec *sp, size_t n, uint64_t page
 			d2[k] = (unsigned char)(i * 13 + k * 3);
 		memset(f, 0, sizeof(f));
 		if (sp[i].f1)
-			f[nf++] = (struct slab_field_in){ .name = sp[i].f1, .data = d1, .size = sp[i].n1 };
+			f[nf++] = (struct slab_writer_field){ .name = sp[i].f1, .data = d1, .size = sp[i].n1 };
 		if (sp[i].f2)
-			f[nf++] = (struct slab_field_in){ .name = sp[i].f2, .data = d2, .size = sp[i].n2 };
+			f[nf++] = (struct slab_writer_field){ .name = sp[i].f2, .data = d2, .size = sp[i].n2 };
 		CHECK(slab_writer_add(w, sp[i].key, strlen(sp[i].key), f, nf) == 0);
 		free(d1);
 		free(d2);
@@ -142,7 +142,7 @@ static void test_roundtrip_and_pages(void)
 	CHECK_STR(slab_field_name(s, 4), "seg.png");
 	CHECK(slab_field_name(s, 5) == NULL);
 	CHECK(slab_field_lookup(s, "cls") == 2);
-	CHECK(slab_field_lookup(s, "nope") == -1);
+	CHECK(slab_field_lookup(s, "nope") == SLAB_ERR_NOTFOUND);
 	CHECK_STR(slab_options(s), "tool=test\n");
 
 	CHECK(slab_sample(s, 0, &smp) == 0 && smp.page == 0 && smp.offset == 4096 && smp.size == 3001);
@@ -209,7 +209,7 @@ static void test_writer_errors(void)
 	struct slab_writer *w = slab_writer_new();
 	struct slab_writer_options bad = { .page_size = 5000 };
 	struct slab_writer_options ok = { .page_size = 4096 };
-	struct slab_field_in f[2] = {
+	struct slab_writer_field f[2] = {
 		{ .name = "a", .data = "x", .size = 1 },
 		{ .name = "a", .data = "y", .size = 1 },
 	};

@@ -162,10 +162,10 @@ test_bad(struct slab_jpeg *j)
 	CHECK(start > 0 && start < b.len / 2);
 	CHECK(slab_jpeg_header(j, b.p, b.len / 2, &info) == 0);
 	CHECK(info.width == 640 && info.height == 480);
-	CHECK(slab_jpeg_check(j, b.p, b.len / 2) == -1);
+	CHECK(slab_jpeg_check(j, b.p, b.len / 2) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "corrupt JPEG: "));
 	/* Short by the final EOI marker only: still truncated. */
-	CHECK(slab_jpeg_check(j, b.p, b.len - 2) == -1);
+	CHECK(slab_jpeg_check(j, b.p, b.len - 2) == SLAB_ERR_CORRUPT);
 
 	/* 64 scrambled bytes mid-scan. Not every corruption of Huffman data shows (a single
 	 * flipped bit often decodes to other, valid coefficients), but a run like this one
@@ -177,7 +177,7 @@ test_bad(struct slab_jpeg *j)
 	for (size_t i = 0; i < 64; i++)
 		bad[start + (b.len - start) / 2 + i] ^= 0xA5;
 	CHECK(slab_jpeg_header(j, bad, b.len, &info) == 0);
-	CHECK(slab_jpeg_check(j, bad, b.len) == -1);
+	CHECK(slab_jpeg_check(j, bad, b.len) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "corrupt JPEG: "));
 
 	/* Stray bytes between two header segments: libjpeg only warns, so the header is fine
@@ -192,18 +192,18 @@ test_bad(struct slab_jpeg *j)
 	memcpy(stray + cut + 2, b.p + cut, b.len - cut);
 	CHECK(slab_jpeg_header(j, stray, b.len + 2, &info) == 0);
 	CHECK(info.width == 640 && info.height == 480 && info.subsamp == SLAB_SAMP_420);
-	CHECK(slab_jpeg_check(j, stray, b.len + 2) == -1);
+	CHECK(slab_jpeg_check(j, stray, b.len + 2) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "extraneous bytes"));
 	free(stray);
 
-	CHECK(slab_jpeg_header(j, png, sizeof(png) - 1, &info) == -1);
+	CHECK(slab_jpeg_header(j, png, sizeof(png) - 1, &info) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "not a JPEG: "));
-	CHECK(slab_jpeg_check(j, png, sizeof(png) - 1) == -1);
+	CHECK(slab_jpeg_check(j, png, sizeof(png) - 1) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "not a JPEG: "));
-	CHECK(slab_jpeg_check(j, junk, sizeof(junk) - 1) == -1);
-	CHECK(slab_jpeg_check(j, b.p, 0) == -1);
-	CHECK(slab_jpeg_check(j, NULL, 0) == -1);
-	CHECK(slab_jpeg_header(j, b.p, 1, &info) == -1);
+	CHECK(slab_jpeg_check(j, junk, sizeof(junk) - 1) == SLAB_ERR_CORRUPT);
+	CHECK(slab_jpeg_check(j, b.p, 0) == SLAB_ERR_CORRUPT);
+	CHECK(slab_jpeg_check(j, NULL, 0) == SLAB_ERR_CORRUPT);
+	CHECK(slab_jpeg_header(j, b.p, 1, &info) == SLAB_ERR_CORRUPT);
 
 	/* TurboJPEG 2.1 leaves its handle broken after a failed header: the same context
 	 * must read good JPEGs again. */
@@ -344,10 +344,10 @@ test_fit(struct slab_jpeg *j)
 	CHECK(info.width == 640 && info.height == 480 && info.subsamp == SLAB_SAMP_420);
 	CHECK(slab_jpeg_fit(j, b.p, b.len, 100000, 90, &a, &alen, &info) == 0);
 
-	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 0, &a, &alen, &info) == -1);
-	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 101, &a, &alen, &info) == -1);
-	CHECK(slab_jpeg_fit(j, b.p, b.len, 0, 90, &a, &alen, &info) == -1);
-	CHECK(slab_jpeg_fit(j, b.p, b.len / 2, 100, 90, &a, &alen, &info) == -1);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 0, &a, &alen, &info) == SLAB_ERR_INVAL);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 100, 101, &a, &alen, &info) == SLAB_ERR_INVAL);
+	CHECK(slab_jpeg_fit(j, b.p, b.len, 0, 90, &a, &alen, &info) == SLAB_ERR_INVAL);
+	CHECK(slab_jpeg_fit(j, b.p, b.len / 2, 100, 90, &a, &alen, &info) == SLAB_ERR_CORRUPT);
 	CHECK(a == NULL);
 
 	/* The same bytes twice on one context, and on another context in another thread. */
@@ -427,7 +427,7 @@ test_corpus(struct slab_jpeg *j, const char *dir)
 	CHECK(slab_jpeg_fit(j, orig.p, orig.len, 100, 90, &out, &outlen, &info) == 1);
 	CHECK(info.width == 100 && info.height == 66);
 	free(out);
-	CHECK(slab_jpeg_check(j, orig.p, orig.len - 100) == -1);
+	CHECK(slab_jpeg_check(j, orig.p, orig.len - 100) == SLAB_ERR_CORRUPT);
 
 	CHECK(slab_jpeg_header(j, intl.p, intl.len, &info) == 0);
 	CHECK(info.width == 227 && info.height == 149);
@@ -440,12 +440,12 @@ test_corpus(struct slab_jpeg *j, const char *dir)
 
 	/* 12-bit: TurboJPEG 2.1 refuses it already at the header, and says why. */
 	r = slab_jpeg_header(j, m12.p, m12.len, &info);
-	CHECK(r == -1 || r == 0);
-	if (r == -1)
+	CHECK(r == SLAB_ERR_CORRUPT || r == 0);
+	if (r == SLAB_ERR_CORRUPT)
 		CHECK(has(slab_jpeg_error(j), "12-bit"));
-	CHECK(slab_jpeg_check(j, m12.p, m12.len) == -1);
+	CHECK(slab_jpeg_check(j, m12.p, m12.len) == SLAB_ERR_CORRUPT);
 	CHECK(has(slab_jpeg_error(j), "12-bit"));
-	CHECK(slab_jpeg_fit(j, m12.p, m12.len, 16, 90, &out, &outlen, &info) == -1);
+	CHECK(slab_jpeg_fit(j, m12.p, m12.len, 16, 90, &out, &outlen, &info) == SLAB_ERR_CORRUPT);
 
 	/* The context still works after the refusals. */
 	CHECK(slab_jpeg_check(j, orig.p, orig.len) == 0);

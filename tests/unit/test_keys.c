@@ -101,7 +101,7 @@ static unsigned char *pack(const struct keys *k, size_t *size, uint64_t *steps)
 	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
 	for (size_t i = 0; i < k->n; i++) {
 		char text[32];
-		struct slab_field_in f = { .name = "txt", .data = text };
+		struct slab_writer_field f = { .name = "txt", .data = text };
 		f.size = (uint64_t)snprintf(text, sizeof(text), "sample %zu\n", i);
 		CHECK(slab_writer_add(w, k->key[i], k->len[i], &f, 1) == 0);
 	}
@@ -282,7 +282,7 @@ static void test_colliding(void)
 	{
 		int fd = memfd_create("slab", 0);
 		struct slab_writer *w = slab_writer_new();
-		struct slab_field_in f = { .name = "txt", .data = "x", .size = 1 };
+		struct slab_writer_field f = { .name = "txt", .data = "x", .size = 1 };
 		char want[512];
 		CHECK(slab_writer_open(w, fd, "mem", NULL) == 0);
 		for (size_t i = 0; i < 1000; i++)

@@ -28,34 +28,34 @@ static void make_file(const char *path, size_t size)
 
 static void test_residency(void)
 {
-	struct slab_pc *p = slab_pc_new();
-	struct slab_pc_residency a, m;
-	uint64_t ps = slab_pc_os_page(), bytes = 0;
+	struct slab_pagecache *p = slab_pagecache_new();
+	struct slab_pagecache_residency a, m;
+	uint64_t ps = slab_pagecache_os_page(), bytes = 0;
 	int honoured;
 
-	CHECK(p && slab_pc_open(p, "pc.bin") == 0);
-	CHECK(slab_pc_size(p) == FILE_SIZE);
-	CHECK(slab_pc_warm(p, 1 << 20, NULL, NULL, &bytes) == 0);
+	CHECK(p && slab_pagecache_open(p, "pc.bin") == 0);
+	CHECK(slab_pagecache_size(p) == FILE_SIZE);
+	CHECK(slab_pagecache_warm(p, 1 << 20, NULL, NULL, &bytes) == 0);
 	CHECK(bytes == FILE_SIZE);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_AUTO, &a) == 0);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_MINCORE, &m) == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_AUTO, &a) == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_MINCORE, &m) == 0);
 	CHECK(a.pages == (FILE_SIZE + ps - 1) / ps && m.pages == a.pages);
 	CHECK(a.resident == a.pages && m.resident == m.pages);
-	CHECK(m.method == SLAB_PC_MINCORE && m.dirty == UINT64_MAX);
+	CHECK(m.method == SLAB_PAGECACHE_MINCORE && m.dirty == UINT64_MAX);
 
 	/* A range: whole OS pages around it, clipped to the file. */
-	CHECK(slab_pc_residency(p, ps + 1, 10, SLAB_PC_MINCORE, &m) == 0);
+	CHECK(slab_pagecache_residency(p, ps + 1, 10, SLAB_PAGECACHE_MINCORE, &m) == 0);
 	CHECK(m.pages == 1 && m.resident == 1);
-	CHECK(slab_pc_residency(p, ps - 1, 2, SLAB_PC_AUTO, &a) == 0);
+	CHECK(slab_pagecache_residency(p, ps - 1, 2, SLAB_PAGECACHE_AUTO, &a) == 0);
 	CHECK(a.pages == 2);
-	CHECK(slab_pc_residency(p, FILE_SIZE - 10, 1000000, SLAB_PC_AUTO, &a) == 0);
+	CHECK(slab_pagecache_residency(p, FILE_SIZE - 10, 1000000, SLAB_PAGECACHE_AUTO, &a) == 0);
 	CHECK(a.pages == 1);
-	CHECK(slab_pc_residency(p, FILE_SIZE + 10, 0, SLAB_PC_AUTO, &a) == 0);
+	CHECK(slab_pagecache_residency(p, FILE_SIZE + 10, 0, SLAB_PAGECACHE_AUTO, &a) == 0);
 	CHECK(a.pages == 0 && a.resident == 0);
 
-	CHECK(slab_pc_advise(p, 0, 0, SLAB_PC_DONTNEED) == 0);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_AUTO, &a) == 0);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_MINCORE, &m) == 0);
+	CHECK(slab_pagecache_advise(p, 0, 0, SLAB_PAGECACHE_DONTNEED) == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_AUTO, &a) == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_MINCORE, &m) == 0);
 	CHECK(a.resident == m.resident);
 	honoured = a.resident < a.pages / 2;
 	if (!honoured)
@@ -64,90 +64,90 @@ static void test_residency(void)
 		CHECK(a.resident <= 2);
 
 	/* Half the file back, through WILLNEED of a range: it arrives without a read. */
-	CHECK(slab_pc_advise(p, 0, FILE_SIZE / 2, SLAB_PC_WILLNEED) == 0);
+	CHECK(slab_pagecache_advise(p, 0, FILE_SIZE / 2, SLAB_PAGECACHE_WILLNEED) == 0);
 	for (int tries = 0; tries < 200; tries++) {
-		CHECK(slab_pc_residency(p, 0, FILE_SIZE / 2, SLAB_PC_MINCORE, &m) == 0);
+		CHECK(slab_pagecache_residency(p, 0, FILE_SIZE / 2, SLAB_PAGECACHE_MINCORE, &m) == 0);
 		if (m.resident == m.pages)
 			break;
 		usleep(10000);
 	}
 	CHECK(m.resident == m.pages);
 	if (honoured) {
-		CHECK(slab_pc_residency(p, FILE_SIZE / 2 + ps, 0, SLAB_PC_AUTO, &a) == 0);
+		CHECK(slab_pagecache_residency(p, FILE_SIZE / 2 + ps, 0, SLAB_PAGECACHE_AUTO, &a) == 0);
 		CHECK(a.resident < a.pages);
 	}
-	slab_pc_close(p);
+	slab_pagecache_close(p);
 }
 
 static void test_empty_and_errors(void)
 {
-	struct slab_pc *p = slab_pc_new();
-	struct slab_pc_residency r;
+	struct slab_pagecache *p = slab_pagecache_new();
+	struct slab_pagecache_residency r;
 	uint64_t bytes = 1;
 
 	make_file("empty.bin", 0);
-	CHECK(p && slab_pc_open(p, "empty.bin") == 0);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_AUTO, &r) == 0 && r.pages == 0 && r.resident == 0);
-	CHECK(slab_pc_residency(p, 0, 0, SLAB_PC_MINCORE, &r) == 0 && r.pages == 0);
-	CHECK(slab_pc_warm(p, 0, NULL, NULL, &bytes) == 0 && bytes == 0);
-	CHECK(slab_pc_advise(p, 0, 0, SLAB_PC_DONTNEED) == 0);
-	slab_pc_close(p);
+	CHECK(p && slab_pagecache_open(p, "empty.bin") == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_AUTO, &r) == 0 && r.pages == 0 && r.resident == 0);
+	CHECK(slab_pagecache_residency(p, 0, 0, SLAB_PAGECACHE_MINCORE, &r) == 0 && r.pages == 0);
+	CHECK(slab_pagecache_warm(p, 0, NULL, NULL, &bytes) == 0 && bytes == 0);
+	CHECK(slab_pagecache_advise(p, 0, 0, SLAB_PAGECACHE_DONTNEED) == 0);
+	slab_pagecache_close(p);
 
-	p = slab_pc_new();
-	CHECK(slab_pc_open(p, "no-such-file") == SLAB_ERR_IO);
-	CHECK_STR(slab_pc_error(p), "'no-such-file': No such file or directory");
-	slab_pc_close(p);
-	p = slab_pc_new();
-	CHECK(slab_pc_open(p, ".") == SLAB_ERR_IO);
-	CHECK_STR(slab_pc_error(p), "'.': is a directory");
-	slab_pc_close(p);
-	p = slab_pc_new();
-	CHECK(slab_pc_open(p, "/dev/null") == SLAB_ERR_IO);
-	CHECK_STR(slab_pc_error(p), "'/dev/null': not a regular file");
-	slab_pc_close(p);
-	slab_pc_close(NULL);
+	p = slab_pagecache_new();
+	CHECK(slab_pagecache_open(p, "no-such-file") == SLAB_ERR_IO);
+	CHECK_STR(slab_pagecache_error(p), "'no-such-file': No such file or directory");
+	slab_pagecache_close(p);
+	p = slab_pagecache_new();
+	CHECK(slab_pagecache_open(p, ".") == SLAB_ERR_IO);
+	CHECK_STR(slab_pagecache_error(p), "'.': is a directory");
+	slab_pagecache_close(p);
+	p = slab_pagecache_new();
+	CHECK(slab_pagecache_open(p, "/dev/null") == SLAB_ERR_IO);
+	CHECK_STR(slab_pagecache_error(p), "'/dev/null': not a regular file");
+	slab_pagecache_close(p);
+	slab_pagecache_close(NULL);
 }
 
 static void test_direct(void)
 {
-	struct slab_pc *p = slab_pc_new();
-	size_t cap = slab_pc_direct_span(200000);
-	unsigned char *buf = slab_pc_alloc(cap);
+	struct slab_pagecache *p = slab_pagecache_new();
+	size_t cap = slab_pagecache_direct_span(200000);
+	unsigned char *buf = slab_pagecache_alloc(cap);
 	const unsigned char *d;
 	static const uint64_t offs[] = { 0, 1, 4095, 4096, 4097, 123457, FILE_SIZE - 200000,
 					 FILE_SIZE - 1 };
 	static const uint64_t lens[] = { 0, 1, 100, 4096, 8191, 200000 };
 	int r;
 
-	CHECK(slab_pc_direct_span(0) == 4096);
-	CHECK(slab_pc_direct_span(1) == 4096);
-	CHECK(slab_pc_direct_span(4096) == 8192);
-	CHECK(slab_pc_direct_span(4097) == 8192);
-	CHECK(buf && (uintptr_t)buf % SLAB_PC_ALIGN == 0);
-	CHECK(p && slab_pc_open(p, "pc.bin") == 0);
-	r = slab_pc_direct_open(p);
+	CHECK(slab_pagecache_direct_span(0) == 4096);
+	CHECK(slab_pagecache_direct_span(1) == 4096);
+	CHECK(slab_pagecache_direct_span(4096) == 8192);
+	CHECK(slab_pagecache_direct_span(4097) == 8192);
+	CHECK(buf && (uintptr_t)buf % SLAB_PAGECACHE_ALIGN == 0);
+	CHECK(p && slab_pagecache_open(p, "pc.bin") == 0);
+	r = slab_pagecache_direct_open(p);
 	if (r == SLAB_ERR_INVAL) {
 		fprintf(stderr, "note: no O_DIRECT here (%s); direct reads not checked\n",
-			slab_pc_error(p));
+			slab_pagecache_error(p));
 		goto out;
 	}
 	CHECK(r == 0);
-	CHECK(slab_pc_direct_fd(p) >= 0);
+	CHECK(slab_pagecache_direct_fd(p) >= 0);
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 			uint64_t off = offs[i], len = lens[k];
 			if (off + len > FILE_SIZE)
 				continue;
 			d = NULL;
-			CHECK(slab_pc_direct_read(p, off, len, buf, cap, &d) == 0);
+			CHECK(slab_pagecache_direct_read(p, off, len, buf, cap, &d) == 0);
 			CHECK(d != NULL && memcmp(d, content + off, (size_t)len) == 0);
 		}
 	/* Past the end, or more than the buffer holds. */
-	CHECK(slab_pc_direct_read(p, FILE_SIZE - 10, 11, buf, cap, &d) == SLAB_ERR_RANGE);
-	CHECK(slab_pc_direct_read(p, 0, cap, buf, cap - 4096, &d) == SLAB_ERR_RANGE);
+	CHECK(slab_pagecache_direct_read(p, FILE_SIZE - 10, 11, buf, cap, &d) == SLAB_ERR_RANGE);
+	CHECK(slab_pagecache_direct_read(p, 0, cap, buf, cap - 4096, &d) == SLAB_ERR_RANGE);
 out:
 	free(buf);
-	slab_pc_close(p);
+	slab_pagecache_close(p);
 }
 
 int main(void)

@@ -45,7 +45,7 @@ static void add_file(struct ds *d, const uint64_t *sizes, size_t n, uint64_t ps,
 	for (size_t i = 0; i < n; i++) {
 		char key[32];
 		int kl = snprintf(key, sizeof(key), "t%u-%06zu", tag, i);
-		struct slab_field_in f = { .name = "bin", .data = data, .size = sizes[i] };
+		struct slab_writer_field f = { .name = "bin", .data = data, .size = sizes[i] };
 		CHECK(slab_writer_add(w, key, (size_t)kl, &f, 1) == 0);
 	}
 	CHECK(slab_writer_finish(w) == 0);
@@ -124,11 +124,11 @@ static struct slab_plan *make(const struct ds *d, enum slab_plan_mode mode, uint
 {
 	struct slab_plan_params p = { .mode = mode, .seed = seed, .epoch = epoch, .rank = rank,
 				      .world = world, .window = window, .flags = flags };
-	struct slab_plan *plan = NULL;
-	char err[256] = "";
+	struct slab_plan *plan = slab_plan_new();
 
-	if (slab_plan_make(d->f, d->n, &p, start, &plan, err, sizeof(err)) < 0) {
-		fprintf(stderr, "slab_plan_make: %s\n", err);
+	CHECK(plan != NULL);
+	if (slab_plan_make(plan, d->f, d->n, &p, start) < 0) {
+		fprintf(stderr, "slab_plan_make: %s\n", slab_plan_error(plan));
 		CHECK(0);
 	}
 	return plan;
@@ -271,10 +271,16 @@ static void test_start_and_determinism(void)
 		/* past the end */
 		{
 			struct slab_plan_params p = { .mode = (enum slab_plan_mode)m, .world = 1, .window = 4 };
-			struct slab_plan *plan = (struct slab_plan *)1;
-			char err[256];
-			CHECK(slab_plan_make(a.f, a.n, &p, 501, &plan, err, sizeof(err)) == -1 && !plan);
-			CHECK_STR(err, "start 501 is past the end of the plan (500 entries)");
+			struct slab_plan *plan = slab_plan_new();
+			CHECK(slab_plan_make(plan, a.f, a.n, &p, 501) == SLAB_ERR_RANGE);
+			CHECK(slab_plan_count(plan) == 0 && slab_plan_entries(plan) == NULL);
+			CHECK_STR(slab_plan_error(plan), "start 501 is past the end of the plan (500 entries)");
+			/* a handle keeps what it held when the next make fails */
+			CHECK(slab_plan_make(plan, a.f, a.n, &p, 500) == 0 && slab_plan_count(plan) == 0);
+			CHECK(slab_plan_make(plan, a.f, a.n, &p, 499) == 0 && slab_plan_count(plan) == 1);
+			CHECK(slab_plan_make(plan, a.f, a.n, &p, 501) == SLAB_ERR_RANGE);
+			CHECK(slab_plan_count(plan) == 1 && slab_plan_start(plan) == 499);
+			slab_plan_free(plan);
 		}
 	}
 	/* seeds, epochs and ranks each give another order; sequential ignores seed and epoch */
@@ -304,15 +310,23 @@ static void test_start_and_determinism(void)
 	/* bad parameters */
 	{
 		struct slab_plan_params p = { .mode = SLAB_PLAN_QUASI, .world = 2, .rank = 2, .window = 4 };
-		struct slab_plan *plan;
-		char err[256];
-		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+		struct slab_plan *plan = slab_plan_new();
+		CHECK(slab_plan_make(plan, a.f, a.n, &p, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(plan), "mode 2, rank 2, world size 2, window 4: out of range");
 		p.rank = 0;
 		p.window = 0;
-		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+		CHECK(slab_plan_make(plan, a.f, a.n, &p, 0) == SLAB_ERR_INVAL);
 		p.world = 0;
 		p.window = 1;
-		CHECK(slab_plan_make(a.f, a.n, &p, 0, &plan, err, sizeof(err)) == -1);
+		CHECK(slab_plan_make(plan, a.f, a.n, &p, 0) == SLAB_ERR_INVAL);
+		/* a parameters struct smaller than any version */
+		p.world = 1;
+		p.size = sizeof(size_t);
+		CHECK(slab_plan_make(plan, a.f, a.n, &p, 0) == SLAB_ERR_INVAL);
+		p.size = sizeof(p);
+		CHECK(slab_plan_make(plan, a.f, a.n, &p, 0) == 0);
+		CHECK(slab_plan_params(plan)->size == sizeof(p) && slab_plan_params(plan)->window == 1);
+		slab_plan_free(plan);
 	}
 	ds_free(&a);
 	free(s1);
@@ -323,8 +337,7 @@ static void test_window(void)
 	uint64_t *mixed = sizes_mixed(400, 4096, 3, 0), *withbig = sizes_mixed(400, 4096, 4, 1);
 	uint64_t big[20];
 	struct ds a = { 0 }, b = { 0 }, c = { 0 };
-	struct slab_plan_stats st;
-	char err[256];
+	struct slab_plan_stats st = { .size = sizeof(st) };
 
 	add_file(&a, mixed, 400, 4096, 1);
 	add_file(&b, withbig, 400, 4096, 2);
@@ -335,7 +348,7 @@ static void test_window(void)
 		for (uint32_t world = 1; world <= 3; world++) {
 			/* pages of one unit each: the window is a hard bound */
 			struct slab_plan *p = make(&a, SLAB_PLAN_QUASI, world - 1, world, 0, w, w, 0, 0);
-			CHECK(slab_plan_stats(p, a.f, a.n, &st, err, sizeof(err)) == 0);
+			CHECK(slab_plan_stats(p, a.f, a.n, &st) == 0);
 			CHECK(st.max_live_pages <= w);
 			CHECK(st.max_live_bytes <= w * 4096);
 			if (w == 1)     /* one page at a time: each page is visited once */
@@ -343,12 +356,12 @@ static void test_window(void)
 			slab_plan_free(p);
 			/* large samples count their pages; one larger than the window may be alone */
 			p = make(&b, SLAB_PLAN_QUASI, world - 1, world, 0, w, w, 0, 0);
-			CHECK(slab_plan_stats(p, b.f, b.n, &st, err, sizeof(err)) == 0);
+			CHECK(slab_plan_stats(p, b.f, b.n, &st) == 0);
 			CHECK(st.max_live_pages <= (w > 3 ? w : 3));
 			slab_plan_free(p);
 			/* the same budget in bytes */
 			p = make(&b, SLAB_PLAN_QUASI, world - 1, world, SLAB_PLAN_MEMORY, w * 4096, w, 0, 0);
-			CHECK(slab_plan_stats(p, b.f, b.n, &st, err, sizeof(err)) == 0);
+			CHECK(slab_plan_stats(p, b.f, b.n, &st) == 0);
 			CHECK(st.max_live_bytes <= (w > 3 ? w : 3) * 4096);
 			slab_plan_free(p);
 		}
@@ -356,16 +369,16 @@ static void test_window(void)
 	/* all samples of 3 pages: a window of 5 holds one, of 6 two at a time */
 	{
 		struct slab_plan *p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 5, 0, 0, 0);
-		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st) == 0);
 		CHECK(st.max_live_pages == 3 && st.distinct_pages == 60);
 		slab_plan_free(p);
 		p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 6, 0, 0, 0);
-		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st) == 0);
 		CHECK(st.max_live_pages <= 6);
 		slab_plan_free(p);
 		p = make(&c, SLAB_PLAN_QUASI, 0, 1, 0, 2, 0, 0, 0);    /* smaller than one sample */
 		CHECK(p->n == 20);
-		CHECK(slab_plan_stats(p, c.f, c.n, &st, err, sizeof(err)) == 0);
+		CHECK(slab_plan_stats(p, c.f, c.n, &st) == 0);
 		CHECK(st.max_live_pages == 3);
 		slab_plan_free(p);
 	}
@@ -455,27 +468,26 @@ static void test_randomness(void)
 	enum { N = 20000 };
 	uint64_t *sizes = malloc(N * sizeof(*sizes));
 	struct ds a = { 0 };
-	struct slab_plan_stats seq, rnd, qua, ffcv;
+	struct slab_plan_stats seq = { 0 }, rnd = { 0 }, qua = { 0 }, ffcv = { 0 };
 	struct slab_plan *p;
-	char err[256];
 
 	for (int i = 0; i < N; i++)
 		sizes[i] = 60 + (uint64_t)(i * 7 % 80);         /* about 40 samples a page */
 	add_file(&a, sizes, N, 4096, 1);
 	p = make(&a, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 1, 0, 0, 0);
-	CHECK(slab_plan_stats(p, a.f, a.n, &seq, err, sizeof(err)) == 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &seq) == 0);
 	slab_plan_free(p);
 	p = make(&a, SLAB_PLAN_RANDOM, 0, 1, 0, 1, 3, 0, 0);
-	CHECK(slab_plan_stats(p, a.f, a.n, &rnd, err, sizeof(err)) == 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &rnd) == 0);
 	slab_plan_free(p);
 	p = make(&a, SLAB_PLAN_QUASI, 0, 1, 0, 16, 3, 0, 0);
-	CHECK(slab_plan_stats(p, a.f, a.n, &qua, err, sizeof(err)) == 0);
+	CHECK(slab_plan_stats(p, a.f, a.n, &qua) == 0);
 	{
 		/* FFCV's reference at the same window (2 x batch size pages): ours has fewer
 		 * neighbours from one page and more distinct pages per batch */
 		struct slab_plan *f = ffcv_order(&a, 16, 3);
 		double bq = batch_pages(&a, p, 8), bf = batch_pages(&a, f, 8);
-		CHECK(slab_plan_stats(f, a.f, a.n, &ffcv, err, sizeof(err)) == 0);
+		CHECK(slab_plan_stats(f, a.f, a.n, &ffcv) == 0);
 		CHECK(ffcv.max_live_pages <= 16);
 		CHECK(ffcv.same_page_neighbours > 0.03);
 		CHECK(qua.same_page_neighbours < ffcv.same_page_neighbours / 10);
@@ -529,7 +541,7 @@ static void test_file(void)
 	uint64_t *s1 = sizes_mixed(60, 4096, 9, 1);
 	struct ds a = { 0 }, other = { 0 }, swapped = { 0 };
 	struct slab_plan *p, *q;
-	char path[64], err[256];
+	char path[64];
 	unsigned char *b;
 	size_t len;
 
@@ -542,20 +554,20 @@ static void test_file(void)
 	memfd_path(path, sizeof(path));
 	p = make(&a, SLAB_PLAN_QUASI, 1, 3, SLAB_PLAN_PAD, 4, 12345678901234ull, 3, 5);
 	CHECK(slab_plan_write(p, memfd) == 0);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == 0);
+	q = slab_plan_new();
+	CHECK(q && slab_plan_read(q, path) == 0);
 	CHECK(q->p.mode == SLAB_PLAN_QUASI && q->p.seed == 12345678901234ull && q->p.epoch == 3);
 	CHECK(q->p.rank == 1 && q->p.world == 3 && q->p.window == 4 && q->p.flags == SLAB_PLAN_PAD);
 	CHECK(q->start == 5 && q->length == 20 && q->n == 15 && q->total == 60 && q->nfiles == 2);
 	CHECK(same_entries(p->entries, q->entries, p->n));
 	CHECK(memcmp(p->ids, q->ids, 2 * sizeof(*p->ids)) == 0);
-	CHECK(slab_plan_match(q, a.f, a.n, err, sizeof(err)) == 0);
-	CHECK(slab_plan_match(q, other.f, other.n, err, sizeof(err)) == -1);
-	CHECK_STR(err, "file 1 is not the one the plan was made for (content differs)");
-	CHECK(slab_plan_match(q, swapped.f, swapped.n, err, sizeof(err)) == -1);
-	CHECK_STR(err, "file 0 is not the one the plan was made for (content differs)");
-	CHECK(slab_plan_match(q, a.f, 1, err, sizeof(err)) == -1);
-	CHECK_STR(err, "the plan is for 2 files, 1 given");
-	slab_plan_free(q);
+	CHECK(slab_plan_match(q, a.f, a.n) == 0);
+	CHECK(slab_plan_match(q, other.f, other.n) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(q), "file 1 is not the one the plan was made for (content differs)");
+	CHECK(slab_plan_match(q, swapped.f, swapped.n) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(q), "file 0 is not the one the plan was made for (content differs)");
+	CHECK(slab_plan_match(q, a.f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(q), "the plan is for 2 files, 1 given");
 
 	/* layout: a 4096-byte header, then 8-byte entries */
 	b = slurp(&len);
@@ -571,10 +583,9 @@ static void test_file(void)
 		for (size_t off = 0; off < len; off++) {
 			b[off] ^= 0x41;
 			spit(b, len);
-			if (slab_plan_read(path, &q, err, sizeof(err)) == 0) {
+			if (slab_plan_read(q, path) == 0) {
 				fprintf(stderr, "flip at %zu accepted\n", off);
 				accepted++;
-				slab_plan_free(q);
 			}
 			b[off] ^= 0x41;
 		}
@@ -585,41 +596,39 @@ static void test_file(void)
 		int accepted = 0;
 		for (size_t cut = 0; cut < len; cut++) {
 			spit(b, cut);
-			if (slab_plan_read(path, &q, err, sizeof(err)) == 0) {
+			if (slab_plan_read(q, path) == 0)
 				accepted++;
-				slab_plan_free(q);
-			}
 		}
 		CHECK(accepted == 0);
 		spit(b, len - 3);
-		CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-		CHECK(strstr(err, "truncated plan: 15 entries announced, 117 bytes of entries") != NULL);
+		CHECK(slab_plan_read(q, path) == SLAB_ERR_CORRUPT);
+		CHECK(strstr(slab_plan_error(q), "truncated plan: 15 entries announced, 117 bytes of entries") != NULL);
 		spit(b, 100);
-		CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-		CHECK(strstr(err, ": truncated or damaged plan header") != NULL);
+		CHECK(slab_plan_read(q, path) < 0);
+		CHECK(strstr(slab_plan_error(q), ": truncated or damaged plan header") != NULL);
 	}
 	/* messages */
 	spit((const unsigned char *)"hello, world", 12);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": not a plan file (bad magic number)") != NULL);
+	CHECK(slab_plan_read(q, path) == SLAB_ERR_FORMAT);
+	CHECK(strstr(slab_plan_error(q), ": not a plan file (bad magic number)") != NULL);
 	b[8] = 2;
 	slab_put32(b + 96, 0);
 	slab_put32(b + 96, slab_crc32c(0, b, 4096));
 	spit(b, len);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": plan format version 2 is not supported") != NULL);
+	CHECK(slab_plan_read(q, path) < 0);
+	CHECK(strstr(slab_plan_error(q), ": plan format version 2 is not supported") != NULL);
 	b[8] = 1;
 	slab_put32(b + 96, 0);
 	slab_put32(b + 96, slab_crc32c(0, b, 4096));
 	b[4096 + 4] ^= 1;
 	spit(b, len);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": plan entries checksum mismatch") != NULL);
+	CHECK(slab_plan_read(q, path) < 0);
+	CHECK(strstr(slab_plan_error(q), ": plan entries checksum mismatch") != NULL);
 	b[4096 + 4] ^= 1;
 	b[50] ^= 1;
 	spit(b, len);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": plan header checksum mismatch") != NULL);
+	CHECK(slab_plan_read(q, path) < 0);
+	CHECK(strstr(slab_plan_error(q), ": plan header checksum mismatch") != NULL);
 	b[50] ^= 1;
 	/* an entry out of range, with both checksums made right: refused all the same */
 	slab_put32(b + 4096 + 4, 30);
@@ -627,8 +636,8 @@ static void test_file(void)
 	slab_put32(b + 96, 0);
 	slab_put32(b + 96, slab_crc32c(0, b, 4096));
 	spit(b, len);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": entry 0 names sample 30 of file ") != NULL);
+	CHECK(slab_plan_read(q, path) < 0);
+	CHECK(strstr(slab_plan_error(q), ": entry 0 names sample 30 of file ") != NULL);
 	/* a header whose numbers disagree, checksum made right */
 	slab_put32(b + 4096 + 4, p->entries[0].sample);
 	slab_put32(b + 92, slab_crc32c(0, b + 4096, 15 * 8));
@@ -636,12 +645,16 @@ static void test_file(void)
 	slab_put32(b + 96, 0);
 	slab_put32(b + 96, slab_crc32c(0, b, 4096));
 	spit(b, len);
-	CHECK(slab_plan_read(path, &q, err, sizeof(err)) == -1);
-	CHECK(strstr(err, ": inconsistent plan header") != NULL);
-	CHECK(slab_plan_read("/nonexistent/plan", &q, err, sizeof(err)) == -1);
-	CHECK_STR(err, "'/nonexistent/plan': No such file or directory");
+	CHECK(slab_plan_read(q, path) < 0);
+	CHECK(strstr(slab_plan_error(q), ": inconsistent plan header") != NULL);
+	CHECK(slab_plan_read(q, "/nonexistent/plan") == SLAB_ERR_IO);
+	CHECK_STR(slab_plan_error(q), "'/nonexistent/plan': No such file or directory");
+	/* what a failed read leaves: the plan read before it */
+	CHECK(slab_plan_count(q) == 15 && slab_plan_file_count(q) == 2 &&
+	      slab_plan_file_ids(q)[1].samples == 30 && slab_plan_entries(q)[0].file == p->entries[0].file);
 	free(b);
 	close(memfd);
+	slab_plan_free(q);
 	slab_plan_free(p);
 	ds_free(&a);
 	ds_free(&other);

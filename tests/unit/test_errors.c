@@ -1,0 +1,276 @@
+/* test_errors.c: the library's error convention: the codes (out of memory is SLAB_ERR_NOMEM,
+ * a bad argument SLAB_ERR_INVAL), the texts the *_error() accessors give, the sized structs,
+ * and two writers finishing at once in two threads. */
+#include "slab.h"
+#include "tarin.h"
+#include "unit.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The out-of-memory test asks for more than any machine has: under AddressSanitizer that must
+ * be a NULL from malloc, as everywhere else, not a report. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+static int has(const char *s, const char *part)
+{
+	return s && strstr(s, part) != NULL;
+}
+
+/* ---- tar in ---------------------------------------------------------------------------- */
+
+/* A tar of one sparse member of 2^50 bytes whose only data is 512 bytes at its start: its
+ * sample cannot be held in memory. */
+static size_t sparse_tar(unsigned char *buf, size_t cap)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	char data[512];
+	size_t used = 0;
+
+	memset(data, 'x', sizeof(data));
+	CHECK(a && e);
+	CHECK(archive_write_set_format_pax(a) == ARCHIVE_OK);
+	CHECK(archive_write_open_memory(a, buf, cap, &used) == ARCHIVE_OK);
+	archive_entry_set_pathname(e, "k.bin");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)1 << 50);
+	archive_entry_sparse_add_entry(e, 0, sizeof(data));
+	CHECK(archive_write_header(a, e) == ARCHIVE_OK);
+	CHECK(archive_write_data(a, data, sizeof(data)) == (la_ssize_t)sizeof(data));
+	CHECK(archive_write_close(a) == ARCHIVE_OK);
+	archive_entry_free(e);
+	archive_write_free(a);
+	return used;
+}
+
+static void test_tarin(void)
+{
+	static unsigned char buf[1 << 16];
+	size_t len = sparse_tar(buf, sizeof(buf));
+	struct slab_tarin_options o = { 0 };
+	struct slab_tarin *t = slab_tarin_new();
+	struct slab_tarin_sample *s = NULL;
+
+	/* Out of memory is no fault of the input: never SLAB_ERR_CORRUPT. */
+	CHECK(t && slab_tarin_open_memory(t, buf, len, "sparse.tar", &o) == 0);
+	CHECK_STR(slab_tarin_error(t), "");
+	CHECK(slab_tarin_next(t, &s) == SLAB_ERR_NOMEM && !s);
+	CHECK_STR(slab_tarin_error(t), "'sparse.tar': out of memory for a sample of 1125899906842624 bytes");
+	slab_tarin_free(t);
+
+	/* Not a tar: the format's code, and the input named. */
+	t = slab_tarin_new();
+	CHECK(t && slab_tarin_open_memory(t, "hello, world, this is not a tar archive", 39,
+					  NULL, &o) == SLAB_ERR_FORMAT);
+	CHECK(has(slab_tarin_error(t), "'(memory)': not a tar archive"));
+	slab_tarin_free(t);
+
+	/* A missing file: the system's reason. */
+	t = slab_tarin_new();
+	CHECK(t && slab_tarin_open(t, "/nonexistent/shard.tar", &o) == SLAB_ERR_IO);
+	CHECK_STR(slab_tarin_error(t), "'/nonexistent/shard.tar': No such file or directory");
+	slab_tarin_free(t);
+
+	{
+		size_t kl;
+		const char *field;
+
+		CHECK(slab_split_name("a/b.jpg", &kl, &field) == 0 && kl == 3);
+		CHECK(slab_split_name("a/.jpg", &kl, &field) == SLAB_ERR_INVAL);
+		CHECK(slab_split_name("nodot", &kl, &field) == SLAB_ERR_INVAL);
+	}
+}
+
+/* ---- reader ---------------------------------------------------------------------------- */
+
+static void test_reader(void)
+{
+	struct slab *s = slab_new();
+	struct slab_sample smp;
+
+	CHECK(s);
+	CHECK_STR(slab_error(s), "");
+	CHECK(slab_open(s, "/nonexistent/d.slab") == SLAB_ERR_IO);
+	CHECK_STR(slab_error(s), "'/nonexistent/d.slab': No such file or directory");
+	slab_close(s);
+
+	s = slab_new();
+	CHECK(slab_open_mem(s, "not a slab file at all", 22, "mem.slab") == SLAB_ERR_FORMAT);
+	CHECK_STR(slab_error(s), "'mem.slab': not a slab file (bad magic number)");
+	/* nothing open: every index is out of range, under the name it was given */
+	CHECK(slab_sample(s, 0, &smp) == SLAB_ERR_RANGE);
+	CHECK_STR(slab_error(s), "'mem.slab': sample #0 out of range (0 samples)");
+	slab_close(s);
+}
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+static const char *mem_name = "out.slab";
+
+static void test_writer_codes(void)
+{
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .size = sizeof(o), .page_size = 4096 };
+	struct slab_writer_options tiny = { .size = sizeof(size_t), .page_size = 4096 };
+	struct slab_writer_field f[2] = {
+		{ .name = "a", .data = "x", .size = 1 },
+		{ .name = "", .data = "y", .size = 1 },
+	};
+	struct slab_writer_stats st = { .size = sizeof(st) };
+	int fd = open("/dev/null", O_WRONLY);
+
+	CHECK(w && fd >= 0);
+	/* a caller's options struct smaller than any version */
+	CHECK(slab_writer_open(w, fd, mem_name, &tiny) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'out.slab': options size 8 is that of no version");
+	slab_writer_free(w);
+
+	w = slab_writer_new();
+	CHECK(slab_writer_open(w, fd, mem_name, &o) == 0);
+	CHECK_STR(slab_writer_error(w), "");
+	CHECK(slab_writer_add(w, "k1", 2, f, 1) == 0);
+	/* refused samples: the writer goes on, the text names the sample, not the output */
+	CHECK(slab_writer_add(w, "k1", 2, f, 1) == SLAB_ERR_DUPKEY);
+	CHECK_STR(slab_writer_error(w), "key 'k1' appears again (first as sample 0)");
+	f[1].name = "a";
+	CHECK(slab_writer_add(w, "k2", 2, f, 2) == SLAB_ERR_DUPFIELD);
+	CHECK_STR(slab_writer_error(w), "sample 'k2': field 'a' given twice");
+	CHECK(slab_writer_add(w, "k2", 2, f, 1) == 0);
+	/* an empty field name is a bad argument, not out of memory */
+	f[1].name = "";
+	CHECK(slab_writer_add(w, "k3", 2, f, 2) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'out.slab': empty field name");
+	slab_writer_stats(w, &st);
+	CHECK(st.size == sizeof(st) && st.samples == 2 && st.fields == 1);
+	/* and that error is final */
+	CHECK(slab_writer_finish(w) == SLAB_ERR_INVAL);
+	slab_writer_free(w);
+	close(fd);
+}
+
+/* Two writers, each with many field names given in another order, finish at once: the
+ * schemas must come out sorted and each sample's fields where they were put. */
+enum { NAMES = 400, ROUNDS = 8 };
+
+struct wjob {
+	char path[64];
+	int reverse;
+	int ret;
+};
+
+static char names[NAMES][16];
+
+static void *write_one(void *arg)
+{
+	struct wjob *j = arg;
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .size = sizeof(o), .page_size = 4096 };
+	int fd = open(j->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	j->ret = -100;
+	if (!w || fd < 0 || slab_writer_open(w, fd, j->path, &o) < 0)
+		goto out;
+	for (int i = 0; i < NAMES; i++) {
+		int k = j->reverse ? NAMES - 1 - i : (i * 7919) % NAMES;
+		struct slab_writer_field f = { .name = names[k], .data = names[k],
+					       .size = strlen(names[k]) };
+		char key[16];
+
+		snprintf(key, sizeof(key), "s%d", i);
+		if ((j->ret = slab_writer_add(w, key, strlen(key), &f, 1)) < 0)
+			goto out;
+	}
+	j->ret = slab_writer_finish(w);
+out:
+	slab_writer_free(w);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void check_written(const struct wjob *j)
+{
+	struct slab *s = slab_new();
+
+	CHECK(s && slab_open(s, j->path) == 0);
+	CHECK(slab_verify(s, NULL, NULL) == 0);
+	CHECK(slab_field_count(s) == NAMES);
+	for (unsigned f = 1; f < slab_field_count(s); f++)
+		CHECK(strcmp(slab_field_name(s, f - 1), slab_field_name(s, f)) < 0);
+	for (int i = 0; i < NAMES; i += 97) {
+		int k = j->reverse ? NAMES - 1 - i : (i * 7919) % NAMES;
+		int id = slab_field_lookup(s, names[k]);
+		struct slab_field fl;
+
+		CHECK(id >= 0 && slab_get(s, (uint64_t)i, (unsigned)id, &fl) == 1);
+		CHECK(fl.size == strlen(names[k]) && memcmp(fl.data, names[k], fl.size) == 0);
+	}
+	slab_close(s);
+	unlink(j->path);
+}
+
+static void test_writers_in_threads(void)
+{
+	for (int i = 0; i < NAMES; i++)
+		snprintf(names[i], sizeof(names[i]), "f%05d", (i * 4099) % 100000);
+	for (int round = 0; round < ROUNDS; round++) {
+		struct wjob jobs[2] = { { "w0.slab", 0, 0 }, { "w1.slab", 1, 0 } };
+		pthread_t th[2];
+
+		for (int k = 0; k < 2; k++)
+			CHECK(pthread_create(&th[k], NULL, write_one, &jobs[k]) == 0);
+		for (int k = 0; k < 2; k++)
+			CHECK(pthread_join(th[k], NULL) == 0);
+		for (int k = 0; k < 2; k++) {
+			CHECK(jobs[k].ret == 0);
+			check_written(&jobs[k]);
+		}
+	}
+}
+
+/* ---- plans and walks --------------------------------------------------------------------- */
+
+static void test_plan_handles(void)
+{
+	struct slab_plan *p = slab_plan_new();
+	struct slab_follow *f = slab_follow_new();
+	struct slab_follow_options o = { .size = 1 };
+
+	CHECK(p && f);
+	CHECK_STR(slab_plan_error(p), "");
+	CHECK(slab_plan_count(p) == 0 && slab_plan_file_count(p) == 0);
+	CHECK(slab_plan_read(p, "/nonexistent/plan") == SLAB_ERR_IO);
+	CHECK_STR(slab_plan_error(p), "'/nonexistent/plan': No such file or directory");
+	CHECK(slab_follow_open(f, NULL, NULL, 0, p, &o) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_follow_error(f), "walk options of 1 bytes: no such version");
+	slab_follow_close(f);
+	slab_plan_free(p);
+	slab_plan_free(NULL);
+	slab_follow_close(NULL);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/slab-test-errors-XXXXXX";
+
+	CHECK(mkdtemp(dir) != NULL && chdir(dir) == 0);
+	test_tarin();
+	test_reader();
+	test_writer_codes();
+	test_writers_in_threads();
+	test_plan_handles();
+	CHECK(chdir("/") == 0 && rmdir(dir) == 0);
+	return UNIT_DONE();
+}
