@@ -280,7 +280,7 @@ options_documented() {
 	local text key missing=""
 	text=$(render "$MAN_DIR/bench-tlb.1" | section 'JSON OUTPUT')
 	# Every key the tool passes to the JSON writer, as "key" in the page's example or text.
-	for key in $(grep -oE 'json_[a-z0-9]+\(&j, "[a-z0-9_]+"' "$SLAB_ROOT/tools/bench-tlb.c" |
+	for key in $(grep -ohE 'json_[a-z0-9]+\(&j, "[a-z0-9_]+"' "$SLAB_ROOT/tools/bench-tlb.c" "$SLAB_ROOT/lib/fe/tlbreport.c" |
 		sed 's/.*"\(.*\)"/\1/' | sort -u); do
 		grep -qE "(\"$key\"|(^|[^a-z_])$key([^a-z_]|\$))" <<<"$text" || missing="$missing $key"
 	done

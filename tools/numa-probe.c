@@ -480,22 +480,22 @@ print_advice(const struct slab_topo_info *ti)
 
 /* Notes that qualify the figures, in text and JSON alike. */
 static unsigned
-measure_notes(const struct slab_topo_info *ti, const struct slab_mb_result *r, char notes[][256],
+measure_notes(const struct slab_topo_info *ti, const struct slab_membench_result *r, char notes[][256],
 	      unsigned max)
 {
 	unsigned n = 0;
 	char a[32], b[32];
 
 	/* Below 4 times the last-level caches, some loads hit in them. */
-	if (n < max && slab_mb_llc_bytes(ti) == 0)
+	if (n < max && slab_membench_llc_bytes(ti) == 0)
 		snprintf(notes[n++], 256, "the sizes of the caches are unknown (sysfs lists none): "
 			 "the %s buffer may be partly served by them",
 			 cli_human_size(r->size, a, sizeof(a)));
-	else if (n < max && r->size < 4 * slab_mb_llc_bytes(ti))
+	else if (n < max && r->size < 4 * slab_membench_llc_bytes(ti))
 		snprintf(notes[n++], 256, "the %s buffer is not well above the last-level caches "
 			 "(%s in all): the figures are partly the caches'",
 			 cli_human_size(r->size, a, sizeof(a)),
-			 cli_human_size(slab_mb_llc_bytes(ti), b, sizeof(b)));
+			 cli_human_size(slab_membench_llc_bytes(ti), b, sizeof(b)));
 	if (n < max && r->busy >= 0.25)
 		snprintf(notes[n++], 256, "the CPUs were %.0f%% busy with other work just before "
 			 "measuring: the figures are lower and more spread than on an idle machine",
@@ -504,7 +504,7 @@ measure_notes(const struct slab_topo_info *ti, const struct slab_mb_result *r, c
 		snprintf(notes[n++], 256, "the kernel has no NUMA support: buffers are not bound "
 			 "(one node)");
 	for (unsigned c = 0; c < r->ncols && n < max; c++) {
-		const struct slab_mb_cell *cell = &r->cells[c];
+		const struct slab_membench_cell *cell = &r->cells[c];
 
 		if (cell->on_node >= 0 && cell->on_node < 0.99)
 			snprintf(notes[n++], 256, "only %.0f%% of the sampled pages are on node %d: "
@@ -514,7 +514,7 @@ measure_notes(const struct slab_topo_info *ti, const struct slab_mb_result *r, c
 				 "latency includes TLB misses", cell->huge * 100, r->col_node[c]);
 	}
 	for (unsigned row = 0; row < r->nrows && n < max; row++) {
-		const struct slab_mb_cell *cell = &r->cells[(size_t)row * r->ncols];
+		const struct slab_membench_cell *cell = &r->cells[(size_t)row * r->ncols];
 		const struct slab_topo_node *nd = slab_topo_node(ti, r->row_node[row]);
 
 		if (cell->threads > nd->cpus.n)
@@ -525,7 +525,7 @@ measure_notes(const struct slab_topo_info *ti, const struct slab_mb_result *r, c
 }
 
 static void
-stat_text(const struct slab_mb_stat *s, int ok, int decimals, char *buf, size_t len)
+stat_text(const struct slab_membench_stat *s, int ok, int decimals, char *buf, size_t len)
 {
 	if (!ok)
 		snprintf(buf, len, "-");
@@ -535,7 +535,7 @@ stat_text(const struct slab_mb_stat *s, int ok, int decimals, char *buf, size_t 
 }
 
 static void
-print_matrix(const struct slab_mb_result *r, const char *title, int bw)
+print_matrix(const struct slab_membench_result *r, const char *title, int bw)
 {
 	struct table t;
 	char **row = checked(calloc(r->ncols + 1, sizeof(*row)));
@@ -553,7 +553,7 @@ print_matrix(const struct slab_mb_result *r, const char *title, int bw)
 			else if (c == 0)
 				snprintf(cell, sizeof(cell), "node %d", r->row_node[i - 1]);
 			else {
-				const struct slab_mb_cell *x = &r->cells[(size_t)(i - 1) * r->ncols + c - 1];
+				const struct slab_membench_cell *x = &r->cells[(size_t)(i - 1) * r->ncols + c - 1];
 				stat_text(bw ? &x->bw : &x->lat, x->ok, bw ? 2 : 1, cell, sizeof(cell));
 			}
 			row[c] = checked(strdup(cell));
@@ -569,7 +569,7 @@ print_matrix(const struct slab_mb_result *r, const char *title, int bw)
 }
 
 static void
-print_measure(const struct slab_topo_info *ti, const struct slab_mb_result *r)
+print_measure(const struct slab_topo_info *ti, const struct slab_membench_result *r)
 {
 	char a[32], notes[16][256];
 	unsigned nn = measure_notes(ti, r, notes, 16), threads = 0;
@@ -595,14 +595,14 @@ print_measure(const struct slab_topo_info *ti, const struct slab_mb_result *r)
 		printf("  bandwidth: a thread per CPU of the row's node reads the buffer sequentially\n");
 	printf("    (64-bit loads), each its own share; GB/s (10^9 bytes/s), all together\n");
 	printf("  latency: one thread on the row node's first CPU follows a random cycle of\n"
-	       "    pointers, one per %u-byte line of the buffer; ns per load\n", SLAB_MB_LINE);
+	       "    pointers, one per %u-byte line of the buffer; ns per load\n", SLAB_MEMBENCH_LINE);
 	printf("  rows: CPU node; columns: memory node\n\n");
 	print_matrix(r, "bandwidth GB/s", 1);
 	printf("\n");
 	print_matrix(r, "latency ns", 0);
 	printf("\n  placement:");
 	for (unsigned c = 0; c < r->ncols; c++) {
-		const struct slab_mb_cell *x = &r->cells[c];
+		const struct slab_membench_cell *x = &r->cells[c];
 
 		printf("%s node %d: ", c ? ";" : "", r->col_node[c]);
 		if (x->on_node >= 0)
@@ -811,7 +811,7 @@ json_topology(struct json *j, const struct slab_topo_info *ti)
 }
 
 static void
-json_stat(struct json *j, const struct slab_mb_stat *s, int ok, unsigned threads)
+json_stat(struct json *j, const struct slab_membench_stat *s, int ok, unsigned threads)
 {
 	if (!ok) {
 		json_null(j, NULL);
@@ -831,14 +831,14 @@ json_stat(struct json *j, const struct slab_mb_stat *s, int ok, unsigned threads
 }
 
 static void
-json_measure(struct json *j, const struct slab_topo_info *ti, const struct slab_mb_result *r)
+json_measure(struct json *j, const struct slab_topo_info *ti, const struct slab_membench_result *r)
 {
 	char notes[16][256];
 	unsigned nn = measure_notes(ti, r, notes, 16);
 
 	json_object_begin(j, "measurements");
 	json_u64(j, "buffer_bytes", r->size);
-	json_u64(j, "line_bytes", SLAB_MB_LINE);
+	json_u64(j, "line_bytes", SLAB_MEMBENCH_LINE);
 	json_u64(j, "warmup_runs", 1);
 	json_u64(j, "runs", r->repeat);
 	json_double(j, "seconds_per_run", r->seconds);
@@ -860,7 +860,7 @@ json_measure(struct json *j, const struct slab_topo_info *ti, const struct slab_
 		for (unsigned row = 0; row < r->nrows; row++) {
 			json_array_begin(j, NULL);
 			for (unsigned c = 0; c < r->ncols; c++) {
-				const struct slab_mb_cell *x = &r->cells[(size_t)row * r->ncols + c];
+				const struct slab_membench_cell *x = &r->cells[(size_t)row * r->ncols + c];
 				json_stat(j, bw ? &x->bw : &x->lat, x->ok, bw ? x->threads : 0);
 			}
 			json_array_end(j);
@@ -931,7 +931,7 @@ main(int argc, char **argv)
 	int size_given = 0, repeat_given = 0, threads_given = 0;
 	struct slab_topo *t;
 	const struct slab_topo_info *ti;
-	struct slab_mb_result res;
+	struct slab_membench_result res;
 	struct json j;
 
 	cli_init(argv[0]);
@@ -1019,8 +1019,7 @@ main(int argc, char **argv)
 		fflush(stdout);         /* the layout shows while the measuring runs */
 	}
 	if (measure) {
-		struct slab_mb_opts o;
-		char err[256];
+		struct slab_membench_opts o;
 		int progress_on = cli_progress_wanted();
 
 		memset(&o, 0, sizeof(o));
@@ -1028,10 +1027,10 @@ main(int argc, char **argv)
 		o.threads = (unsigned)threads;
 		o.repeat = (unsigned)repeat;
 		o.progress = progress_on ? progress : NULL;
-		if (slab_mb_run(ti, &o, &res, err, sizeof(err)) < 0) {
+		if (slab_membench_run(ti, &o, &res) < 0) {
 			if (progress_on)
 				fputs("\r\033[K", stderr);
-			cli_error("--measure: %s", err);
+			cli_error("--measure: %s", slab_membench_error(&res));
 			ret = SLAB_EXIT_FAIL;
 		} else if (progress_on) {
 			fputs("\r\033[K", stderr);
@@ -1048,7 +1047,7 @@ main(int argc, char **argv)
 	} else if (measure && res.cells != NULL) {
 		print_measure(ti, &res);
 	}
-	slab_mb_free(&res);
+	slab_membench_free(&res);
 	slab_topo_close(t);
 	if (out_of_memory) {
 		cli_error("out of memory: the report above is incomplete");

@@ -47,8 +47,16 @@ struct slab_sysfs *slab_sysfs_new(void)
  */
 static int open_rel(struct slab_sysfs *s, const char *rel, int flags)
 {
+	char path[PATH_MAX];
 	int fd;
 
+	if (s == NULL) {
+		if (snprintf(path, sizeof(path), "/%s", rel) >= (int)sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		return open(path, flags | O_CLOEXEC);
+	}
 	if (!s->no_openat2) {
 		struct open_how how;
 
@@ -127,7 +135,7 @@ static void report_missing(const struct slab_sysfs *s, const char *rel, int err)
 {
 	char full[PATH_MAX * 2];
 
-	if (s->missing == NULL || s->quiet)
+	if (s == NULL || s->missing == NULL || s->quiet)
 		return;
 	snprintf(full, sizeof(full), "%s%s%s", s->root,
 		 s->root[0] && s->root[strlen(s->root) - 1] == '/' ? "" : "/", rel);

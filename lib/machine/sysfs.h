@@ -35,6 +35,12 @@ void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *path, i
  * returns the previous setting. */
 int slab_sysfs_quiet(struct slab_sysfs *s, int quiet);
 
+/*
+ * The readers below take a context with a root, or NULL for this machine's own "/" (what a
+ * process reads about itself: /proc/self/smaps, the huge pages it may map); NULL never
+ * reports missing files and allocates nothing.
+ */
+
 /* Open REL under the root with open(2) FLAGS (O_CLOEXEC added). A descriptor, or
  * SLAB_ERR_IO with errno set. Not reported as missing. */
 int slab_sysfs_openat(struct slab_sysfs *s, const char *rel, int flags);
