@@ -50,12 +50,16 @@ static const char help_text[] =
 "      --json               the method, the backings, every point and the verdict\n"
 "                           as JSON\n"
 "      --svg FILE           also draw the curves into FILE, an SVG chart\n"
+"      --sysfs-root DIR     read the hardware description (caches, CPU model,\n"
+"                           THP setting) from DIR/sys and DIR/proc instead of\n"
+"                           this machine's; the measuring is still done here\n"
 "  -q, --quiet              no progress or notes on standard error\n"
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
 "\n"
 "SIZE takes K, M, G suffixes (binary). Exit status: 0 measured, 1 failed (no\n"
-"backing could be had, --cpu not usable, the SVG not written), 2 usage error.\n"
+"backing could be had, --cpu not usable, --sysfs-root not a sysfs tree, the SVG\n"
+"not written), 2 usage error.\n"
 "See bench-tlb(1).\n";
 
 enum {
@@ -71,6 +75,7 @@ enum {
 	OPT_REPEAT,
 	OPT_STEPS,
 	OPT_SVG,
+	OPT_SYSFS_ROOT,
 };
 
 static const struct option longopts[] = {
@@ -88,6 +93,7 @@ static const struct option longopts[] = {
 	{ "repeat",           required_argument, NULL, OPT_REPEAT },
 	{ "steps-per-octave", required_argument, NULL, OPT_STEPS },
 	{ "svg",              required_argument, NULL, OPT_SVG },
+	{ "sysfs-root",       required_argument, NULL, OPT_SYSFS_ROOT },
 	{ "version",          no_argument,       NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -537,6 +543,11 @@ main(int argc, char **argv)
 			if (optarg[0] == '\0')
 				return cli_usage_error("--svg needs a file name");
 			o.svg = optarg;
+			break;
+		case OPT_SYSFS_ROOT:
+			if (optarg[0] == '\0')
+				return cli_usage_error("--sysfs-root needs a folder");
+			o.sysfs_root = optarg;
 			break;
 		case 'V':
 			return cli_version();
