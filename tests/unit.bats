@@ -17,3 +17,4 @@ run_unit() {
 @test "unit: epoch plans, rank shares, window bound, plan file (test_plan)" { run_unit test_plan; }
 @test "unit: page cache residency, advice, warming, O_DIRECT reads (test_pagecache)" { run_unit test_pagecache; }
 @test "unit: following a plan: window, release, O_DIRECT with and without AIO (test_follow)" { run_unit test_follow; }
+@test "unit: bench-tlb's verdict on synthetic latency curves (test_memlat)" { run_unit test_memlat; }
