@@ -104,8 +104,7 @@ static const struct option longopts[] = {
 /* ---- small helpers ------------------------------------------------------------------------ */
 
 /* "50ms", "0.2s", "500us", "1" (seconds): from 1 us to 60 s. */
-static int
-parse_time(const char *s, double *out)
+static int parse_time(const char *s, double *out)
 {
 	size_t digits = strspn(s, "0123456789."), dots = 0;
 	const char *unit = s + digits;
@@ -133,8 +132,7 @@ parse_time(const char *s, double *out)
 	return 0;
 }
 
-static int
-parse_backings(const char *s, int selected[NB])
+static int parse_backings(const char *s, int selected[NB])
 {
 	const char *p = s;
 
@@ -161,8 +159,7 @@ parse_backings(const char *s, int selected[NB])
 }
 
 /* "0-3,8": the CPUs of a set, for a message. */
-static const char *
-cpu_list(const cpu_set_t *set, char *buf, size_t len)
+static const char *cpu_list(const cpu_set_t *set, char *buf, size_t len)
 {
 	size_t used = 0;
 
@@ -183,8 +180,7 @@ cpu_list(const cpu_set_t *set, char *buf, size_t len)
 	return buf;
 }
 
-static int
-pin_cpu(long cpu)
+static int pin_cpu(long cpu)
 {
 	cpu_set_t allowed, set;
 	char list[256];
@@ -210,8 +206,7 @@ pin_cpu(long cpu)
 
 static struct cli_output svg_out = { .fd = -1 };
 
-static FILE *
-svg_open(const char *path)
+static FILE *svg_open(const char *path)
 {
 	FILE *f;
 
@@ -225,8 +220,7 @@ svg_open(const char *path)
 	return f;
 }
 
-static void
-svg_abandon(FILE *f)
+static void svg_abandon(FILE *f)
 {
 	if (f != NULL) {
 		fclose(f);
@@ -235,8 +229,7 @@ svg_abandon(FILE *f)
 	cli_output_abort(&svg_out);
 }
 
-static int
-svg_finish(FILE *f, const char *path, const struct tlb_run *r)
+static int svg_finish(FILE *f, const char *path, const struct tlb_run *r)
 {
 	int fd;
 
@@ -256,8 +249,7 @@ svg_finish(FILE *f, const char *path, const struct tlb_run *r)
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
-static int
-measure_all(struct tlb_run *r)
+static int measure_all(struct tlb_run *r)
 {
 	struct slab_memlat_params prm;
 	size_t done = 0, total = 0;
@@ -296,8 +288,7 @@ measure_all(struct tlb_run *r)
 }
 
 /* How much of the wall-clock time the thread had its CPU, over every point measured. */
-static double
-mean_cpu_share(const struct tlb_run *r)
+static double mean_cpu_share(const struct tlb_run *r)
 {
 	double sum = 0;
 	size_t cnt = 0;
@@ -311,8 +302,7 @@ mean_cpu_share(const struct tlb_run *r)
 	return cnt ? sum / (double)cnt : -1;
 }
 
-static int
-bench(const struct tlb_opts *o)
+static int bench(const struct tlb_opts *o)
 {
 	struct tlb_run *r = calloc(1, sizeof(*r));
 	struct slab_sysfs *fs = NULL;   /* NULL: this machine's / */
@@ -454,8 +444,7 @@ out:
 	return ret;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct tlb_opts o;
 	uint64_t u;

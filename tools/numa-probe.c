@@ -68,15 +68,13 @@ static const struct option longopts[] = {
 
 /* ---- main --------------------------------------------------------------------------------- */
 
-static void
-missing(const char *path, int err, void *arg)
+static void missing(const char *path, int err, void *arg)
 {
 	(void)arg;
 	cli_info("'%s': %s", path, strerror(err));
 }
 
-static void
-progress(int cpu_node, int mem_node, const char *step, void *arg)
+static void progress(int cpu_node, int mem_node, const char *step, void *arg)
 {
 	(void)arg;
 	if (cpu_node < 0)
@@ -87,8 +85,7 @@ progress(int cpu_node, int mem_node, const char *step, void *arg)
 			cpu_node, mem_node, step);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *root = "/";
 	int json = 0, measure = 0, root_given = 0, c, ret = SLAB_EXIT_OK;

@@ -18,8 +18,7 @@
  * main says so and exits 1. */
 static int out_of_memory;
 
-static void *
-checked(void *p)
+static void *checked(void *p)
 {
 	if (p == NULL)
 		out_of_memory = 1;
@@ -36,16 +35,14 @@ struct table {
 	unsigned nrows;
 };
 
-static void
-table_init(struct table *t, unsigned ncols, const char *align)
+static void table_init(struct table *t, unsigned ncols, const char *align)
 {
 	memset(t, 0, sizeof(*t));
 	t->ncols = ncols;
 	t->align = align;
 }
 
-static int
-table_right(const struct table *t, unsigned c)
+static int table_right(const struct table *t, unsigned c)
 {
 	if (t->all_left)
 		return 0;
@@ -53,8 +50,7 @@ table_right(const struct table *t, unsigned c)
 }
 
 /* A row from an array of t->ncols strings (copied). */
-static void
-table_row_v(struct table *t, char *const *row)
+static void table_row_v(struct table *t, char *const *row)
 {
 	char **grown = checked(realloc(t->cells,
 				       (size_t)(t->nrows + 1) * t->ncols * sizeof(*t->cells)));
@@ -68,8 +64,7 @@ table_row_v(struct table *t, char *const *row)
 }
 
 /* A row of t->ncols strings given as arguments (at most 10). */
-static void
-table_row(struct table *t, ...)
+static void table_row(struct table *t, ...)
 {
 	char *row[10];
 	va_list ap;
@@ -81,8 +76,7 @@ table_row(struct table *t, ...)
 	table_row_v(t, row);
 }
 
-static void
-table_print(struct table *t)
+static void table_print(struct table *t)
 {
 	size_t *w = checked(calloc(t->ncols ? t->ncols : 1, sizeof(*w)));
 
@@ -127,12 +121,11 @@ table_print(struct table *t)
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-static void
-asprintf_or_null(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void asprintf_or_null(char **out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* *out is a new string, or NULL (printed as "-") when out of memory. */
-static void
-asprintf_or_null(char **out, const char *fmt, ...)
+static void asprintf_or_null(char **out, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -144,8 +137,7 @@ asprintf_or_null(char **out, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *
-i64_text(int64_t v, char *buf, size_t len)
+static const char *i64_text(int64_t v, char *buf, size_t len)
 {
 	if (v < 0)
 		return "-";
@@ -153,24 +145,21 @@ i64_text(int64_t v, char *buf, size_t len)
 	return buf;
 }
 
-static const char *
-bytes_text(int64_t v, char *buf, size_t len)
+static const char *bytes_text(int64_t v, char *buf, size_t len)
 {
 	if (v < 0)
 		return "-";
 	return cli_human_size((uint64_t)v, buf, len);
 }
 
-static const char *
-node_kind(const struct slab_topo_node *nd)
+static const char *node_kind(const struct slab_topo_node *nd)
 {
 	if (nd->cpus.n > 0)
 		return nd->mem_total > 0 ? "cpus+memory" : nd->mem_total == 0 ? "cpus-only" : "cpus";
 	return nd->mem_total > 0 ? "memory-only" : nd->mem_total == 0 ? "empty" : "unknown";
 }
 
-void
-numa_print_nodes(const struct slab_topo_info *ti)
+void numa_print_nodes(const struct slab_topo_info *ti)
 {
 	struct table t;
 	char a[32], b[32], id[16];
@@ -237,8 +226,7 @@ numa_print_nodes(const struct slab_topo_info *ti)
 	       ti->thp_defrag[0] ? ti->thp_defrag : "unknown");
 }
 
-void
-numa_print_cpu(const struct slab_topo_info *ti)
+void numa_print_cpu(const struct slab_topo_info *ti)
 {
 	struct table t;
 
@@ -284,8 +272,7 @@ numa_print_cpu(const struct slab_topo_info *ti)
 	table_print(&t);
 }
 
-static const char *
-link_text(const struct slab_pci_link *l, char *buf, size_t len)
+static const char *link_text(const struct slab_pci_link *l, char *buf, size_t len)
 {
 	char w[16];
 	int gen = slab_pci_gen(l->gts);
@@ -305,8 +292,7 @@ link_text(const struct slab_pci_link *l, char *buf, size_t len)
 	return buf;
 }
 
-static const char *
-gbs_text(const struct slab_pci_link *l, char *buf, size_t len)
+static const char *gbs_text(const struct slab_pci_link *l, char *buf, size_t len)
 {
 	double g = slab_pci_link_gbs(l);
 
@@ -316,8 +302,7 @@ gbs_text(const struct slab_pci_link *l, char *buf, size_t len)
 	return buf;
 }
 
-static char *
-join(char *const *names, unsigned n, const char *sep)
+static char *join(char *const *names, unsigned n, const char *sep)
 {
 	size_t len = 1;
 	char *s;
@@ -336,8 +321,7 @@ join(char *const *names, unsigned n, const char *sep)
 	return s;
 }
 
-static unsigned
-count_strs(char *const *arr)
+static unsigned count_strs(char *const *arr)
 {
 	unsigned n = 0;
 
@@ -346,8 +330,7 @@ count_strs(char *const *arr)
 	return n;
 }
 
-void
-numa_print_pci(const struct slab_topo_info *ti)
+void numa_print_pci(const struct slab_topo_info *ti)
 {
 	struct table t;
 	int gen6 = 0;
@@ -383,8 +366,7 @@ numa_print_pci(const struct slab_topo_info *ti)
 		printf("  ~ Gen6 (64 GT/s, FLIT mode) bandwidth is approximate\n");
 }
 
-void
-numa_print_advice(const struct slab_topo_info *ti)
+void numa_print_advice(const struct slab_topo_info *ti)
 {
 	printf("\nAdvice\n");
 	if (ti->nadvice == 0)
@@ -426,9 +408,8 @@ numa_print_advice(const struct slab_topo_info *ti)
 /* ---- measurements ------------------------------------------------------------------------- */
 
 /* Notes that qualify the figures, in text and JSON alike. */
-static unsigned
-measure_notes(const struct slab_topo_info *ti, const struct slab_membench_result *r, char notes[][256],
-	      unsigned max)
+static unsigned measure_notes(const struct slab_topo_info *ti, const struct slab_membench_result *r,
+			      char notes[][256], unsigned max)
 {
 	unsigned n = 0;
 	char a[32], b[32];
@@ -471,8 +452,8 @@ measure_notes(const struct slab_topo_info *ti, const struct slab_membench_result
 	return n;
 }
 
-static void
-stat_text(const struct slab_membench_stat *s, int ok, int decimals, char *buf, size_t len)
+static void stat_text(const struct slab_membench_stat *s, int ok, int decimals, char *buf,
+		      size_t len)
 {
 	if (!ok)
 		snprintf(buf, len, "-");
@@ -481,8 +462,7 @@ stat_text(const struct slab_membench_stat *s, int ok, int decimals, char *buf, s
 			 decimals, s->max);
 }
 
-static void
-print_matrix(const struct slab_membench_result *r, const char *title, int bw)
+static void print_matrix(const struct slab_membench_result *r, const char *title, int bw)
 {
 	struct table t;
 	char **row = checked(calloc(r->ncols + 1, sizeof(*row)));
@@ -515,8 +495,7 @@ print_matrix(const struct slab_membench_result *r, const char *title, int bw)
 	free(row);
 }
 
-void
-numa_print_measure(const struct slab_topo_info *ti, const struct slab_membench_result *r)
+void numa_print_measure(const struct slab_topo_info *ti, const struct slab_membench_result *r)
 {
 	char a[32], notes[16][256];
 	unsigned nn = measure_notes(ti, r, notes, 16), threads = 0;
@@ -570,8 +549,7 @@ numa_print_measure(const struct slab_topo_info *ti, const struct slab_membench_r
 
 /* ---- JSON --------------------------------------------------------------------------------- */
 
-static void
-json_i64_or_null(struct json *j, const char *key, int64_t v)
+static void json_i64_or_null(struct json *j, const char *key, int64_t v)
 {
 	if (v < 0)
 		json_null(j, key);
@@ -579,14 +557,12 @@ json_i64_or_null(struct json *j, const char *key, int64_t v)
 		json_i64(j, key, v);
 }
 
-static double
-round3(double v)
+static double round3(double v)
 {
 	return round(v * 1000) / 1000;
 }
 
-static void
-json_link(struct json *j, const char *key, const struct slab_pci_link *l)
+static void json_link(struct json *j, const char *key, const struct slab_pci_link *l)
 {
 	int gen = slab_pci_gen(l->gts);
 
@@ -610,8 +586,7 @@ json_link(struct json *j, const char *key, const struct slab_pci_link *l)
 	json_object_end(j);
 }
 
-static void
-json_strs(struct json *j, const char *key, char *const *arr, unsigned n)
+static void json_strs(struct json *j, const char *key, char *const *arr, unsigned n)
 {
 	json_array_begin(j, key);
 	for (unsigned i = 0; i < n; i++)
@@ -619,8 +594,7 @@ json_strs(struct json *j, const char *key, char *const *arr, unsigned n)
 	json_array_end(j);
 }
 
-void
-numa_json_topology(struct json *j, const struct slab_topo_info *ti)
+void numa_json_topology(struct json *j, const struct slab_topo_info *ti)
 {
 	char hex[16];
 
@@ -757,8 +731,7 @@ numa_json_topology(struct json *j, const struct slab_topo_info *ti)
 	json_array_end(j);
 }
 
-static void
-json_stat(struct json *j, const struct slab_membench_stat *s, int ok, unsigned threads)
+static void json_stat(struct json *j, const struct slab_membench_stat *s, int ok, unsigned threads)
 {
 	if (!ok) {
 		json_null(j, NULL);
@@ -777,8 +750,8 @@ json_stat(struct json *j, const struct slab_membench_stat *s, int ok, unsigned t
 	json_object_end(j);
 }
 
-void
-numa_json_measure(struct json *j, const struct slab_topo_info *ti, const struct slab_membench_result *r)
+void numa_json_measure(struct json *j, const struct slab_topo_info *ti,
+		       const struct slab_membench_result *r)
 {
 	char notes[16][256];
 	unsigned nn = measure_notes(ti, r, notes, 16);
@@ -848,8 +821,7 @@ numa_json_measure(struct json *j, const struct slab_topo_info *ti, const struct 
 	json_object_end(j);
 }
 
-int
-numa_report_out_of_memory(void)
+int numa_report_out_of_memory(void)
 {
 	return out_of_memory;
 }

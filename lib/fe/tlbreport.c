@@ -19,8 +19,7 @@ static const char *const requests[NB] = { "MADV_NOHUGEPAGE", "MADV_HUGEPAGE", "M
 static const char *const colors[NB] = { "#d62728", "#1f77b4", "#2ca02c" };
 
 /* "32K", "1M", "1G": axis ticks and compact labels. */
-static const char *
-short_size(double x, char *buf, size_t len)
+static const char *short_size(double x, char *buf, size_t len)
 {
 	static const char *const suffix[] = { "", "K", "M", "G", "T" };
 	int u = 0;
@@ -36,29 +35,25 @@ short_size(double x, char *buf, size_t len)
 	return buf;
 }
 
-static const char *
-cache_name(const struct slab_sysfs_cache *c, char *buf, size_t len)
+static const char *cache_name(const struct slab_sysfs_cache *c, char *buf, size_t len)
 {
 	snprintf(buf, len, "L%u%s", c->level, strcmp(c->type, "Data") == 0 ? "d" : "");
 	return buf;
 }
 
-static double
-spread_pct(const struct slab_memlat_point *p)
+static double spread_pct(const struct slab_memlat_point *p)
 {
 	double d = fmax(p->max - p->median, p->median - p->min);
 
 	return p->median > 0 ? 100 * d / p->median : 0;
 }
 
-static double
-round3(double v)
+static double round3(double v)
 {
 	return isfinite(v) ? round(v * 1000) / 1000 : v;
 }
 
-static const char *
-pattern_text(enum slab_memlat_pattern p)
+static const char *pattern_text(enum slab_memlat_pattern p)
 {
 	switch (p) {
 	case SLAB_MEMLAT_CHASE:
@@ -74,15 +69,13 @@ pattern_text(enum slab_memlat_pattern p)
 	return "";
 }
 
-static const char *
-unit_text(enum slab_memlat_pattern p)
+static const char *unit_text(enum slab_memlat_pattern p)
 {
 	return p == SLAB_MEMLAT_SEQ ? "ns per 64-byte line" : "ns per load";
 }
 
 /* "4k: 256 MiB with MADV_NOHUGEPAGE: 0% in huge pages (AnonHugePages)" and the like. */
-const char *
-tlb_backing_text(const struct tlb_run *r, int b, char *buf, size_t len)
+const char *tlb_backing_text(const struct tlb_run *r, int b, char *buf, size_t len)
 {
 	const struct slab_memlat_region *g = &r->reg[b];
 	char a[32];
@@ -118,8 +111,7 @@ tlb_backing_text(const struct tlb_run *r, int b, char *buf, size_t len)
 
 static void add_line(struct tlb_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void
-add_line(struct tlb_run *r, const char *fmt, ...)
+static void add_line(struct tlb_run *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -130,8 +122,7 @@ add_line(struct tlb_run *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-void
-tlb_verdict_text(struct tlb_run *r)
+void tlb_verdict_text(struct tlb_run *r)
 {
 	const struct slab_memlat_verdict *v = &r->v;
 	const char *k4 = slab_memlat_backing_name(SLAB_MEMLAT_4K);
@@ -225,7 +216,8 @@ tlb_verdict_text(struct tlb_run *r)
 			 k4, slab_memlat_backing_name(h), s, k4, r->med[SLAB_MEMLAT_4K][i],
 			 slab_memlat_backing_name(h), r->med[h][i], slab_memlat_backing_name(h), effect);
 	}
-	if (r->pt[SLAB_MEMLAT_THP] != NULL && r->reg[SLAB_MEMLAT_THP].ok && r->frac[SLAB_MEMLAT_THP] >= 0 &&
+	if (r->pt[SLAB_MEMLAT_THP] != NULL && r->reg[SLAB_MEMLAT_THP].ok &&
+	    r->frac[SLAB_MEMLAT_THP] >= 0 &&
 	    r->frac[SLAB_MEMLAT_THP] < 0.9)
 		add_line(r, "note: thp got %.0f%% of its memory in huge pages, so its curve mixes "
 			 "page sizes (THP enabled=%s, defrag=%s)", 100 * r->frac[SLAB_MEMLAT_THP],
@@ -235,8 +227,7 @@ tlb_verdict_text(struct tlb_run *r)
 
 /* ---- outputs ------------------------------------------------------------------------------ */
 
-void
-tlb_print_table(const struct tlb_run *r)
+void tlb_print_table(const struct tlb_run *r)
 {
 	const struct tlb_opts *o = r->o;
 	int perf = r->perf != NULL, seq = o->pattern == SLAB_MEMLAT_SEQ;
@@ -345,16 +336,14 @@ tlb_print_table(const struct tlb_run *r)
 }
 
 /* ",value" with DIGITS decimals, or "," alone when there is none. */
-static void
-csv_value(double v, int digits)
+static void csv_value(double v, int digits)
 {
 	putchar(',');
 	if (isfinite(v))
 		printf("%.*f", digits, v);
 }
 
-void
-tlb_print_csv(const struct tlb_run *r)
+void tlb_print_csv(const struct tlb_run *r)
 {
 	int perf = r->o->perf, seq = r->o->pattern == SLAB_MEMLAT_SEQ;
 
@@ -399,8 +388,7 @@ tlb_print_csv(const struct tlb_run *r)
 	}
 }
 
-void
-tlb_print_json(const struct tlb_run *r)
+void tlb_print_json(const struct tlb_run *r)
 {
 	const struct tlb_opts *o = r->o;
 	const struct slab_memlat_verdict *v = &r->v;
@@ -602,8 +590,7 @@ tlb_print_json(const struct tlb_run *r)
 	json_finish(&j);
 }
 
-int
-tlb_svg_write(FILE *f, const char *path, const struct tlb_run *r)
+int tlb_svg_write(FILE *f, const char *path, const struct tlb_run *r)
 {
 	struct svg_series series[NB];
 	struct svg_marker markers[10];

@@ -29,8 +29,7 @@
 /* Pages whose node move_pages reports, spread over the buffer. */
 #define PLACE_SAMPLES 1024u
 
-static double
-now(void)
+static double now(void)
 {
 	struct timespec ts;
 
@@ -38,8 +37,7 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-uint64_t
-slab_membench_llc_bytes(const struct slab_topo_info *ti)
+uint64_t slab_membench_llc_bytes(const struct slab_topo_info *ti)
 {
 	uint64_t llc = 0;
 	unsigned top = 0;
@@ -53,8 +51,7 @@ slab_membench_llc_bytes(const struct slab_topo_info *ti)
 	return llc;
 }
 
-uint64_t
-slab_membench_default_size(const struct slab_topo_info *ti)
+uint64_t slab_membench_default_size(const struct slab_topo_info *ti)
 {
 	uint64_t size = 256u << 20, llc = slab_membench_llc_bytes(ti);
 
@@ -65,16 +62,14 @@ slab_membench_default_size(const struct slab_topo_info *ti)
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
-static int
-cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static void
-summarize(struct slab_membench_stat *s)
+static void summarize(struct slab_membench_stat *s)
 {
 	double *sorted = malloc(s->nruns * sizeof(*sorted));
 	unsigned n = s->nruns;
@@ -98,8 +93,7 @@ struct buffer {
 	size_t len;
 };
 
-static void
-buffer_free(struct buffer *b)
+static void buffer_free(struct buffer *b)
 {
 	if (b->p != NULL)
 		munmap(b->p, b->len);
@@ -113,8 +107,7 @@ buffer_free(struct buffer *b)
  * support and one node was asked for: then binding means nothing. 0, or SLAB_ERR_IO with
  * errno set.
  */
-static int
-buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
+static int buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 {
 	size_t map = len + HUGE_2M, head;
 	unsigned char *raw;
@@ -161,8 +154,7 @@ buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 }
 
 /* Share of sampled pages move_pages finds on node; -1 when it cannot say. */
-static double
-on_node_share(const struct buffer *b, int node)
+static double on_node_share(const struct buffer *b, int node)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = b->len / page;
 	unsigned n = pages < PLACE_SAMPLES ? (unsigned)pages : PLACE_SAMPLES, hits = 0, known = 0;
@@ -192,8 +184,7 @@ out:
 
 /* Share of the buffer the kernel backs with transparent huge pages (AnonHugePages in
  * /proc/self/smaps over its mappings); -1 when smaps cannot be read. */
-static double
-huge_share(const struct buffer *b)
+static double huge_share(const struct buffer *b)
 {
 	int fd = slab_sysfs_openat(NULL, "proc/self/smaps", O_RDONLY);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -229,8 +220,7 @@ huge_share(const struct buffer *b)
 /* A random single cycle through every line of the buffer (Sattolo's shuffle), each line
  * holding the address of the next, so every load depends on the one before and no
  * prefetcher can guess it. */
-static int
-build_chain(struct buffer *b)
+static int build_chain(struct buffer *b)
 {
 	size_t lines = b->len / SLAB_MEMBENCH_LINE;
 	uint32_t *order;
@@ -284,8 +274,7 @@ struct bw_thread {
 	uint64_t sink;
 };
 
-static void *
-bw_worker(void *arg)
+static void *bw_worker(void *arg)
 {
 	struct bw_thread *w = arg;
 	size_t chunk = BW_CHUNK / 8 < w->words ? BW_CHUNK / 8 : w->words, pos = 0;
@@ -329,8 +318,7 @@ bw_worker(void *arg)
 	return NULL;
 }
 
-static void
-sleep_for(double seconds)
+static void sleep_for(double seconds)
 {
 	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
 
@@ -339,8 +327,7 @@ sleep_for(double seconds)
 }
 
 /* Create a thread on one CPU: it starts there, never elsewhere. */
-static int
-spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
+static int spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
 	cpu_set_t *set;
@@ -361,11 +348,10 @@ spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
 	return rc;
 }
 
-static void
-cell_fail(struct slab_membench_cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static void
-cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
+static void cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -376,9 +362,9 @@ cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
 }
 
 /* Bandwidth into c->bw: 0, or a negative SLAB_ERR_* with the reason in c->error. */
-static int
-measure_bw(const struct buffer *b, const unsigned *cpus, unsigned ncpus, unsigned nthreads,
-	   unsigned runs, double seconds, struct slab_membench_cell *c)
+static int measure_bw(const struct buffer *b, const unsigned *cpus, unsigned ncpus,
+		      unsigned nthreads,
+		      unsigned runs, double seconds, struct slab_membench_cell *c)
 {
 	struct slab_membench_stat *st = &c->bw;
 	struct bw_shared sh;
@@ -463,8 +449,7 @@ struct lat_job {
 	struct slab_membench_stat *st;
 };
 
-static void *
-lat_worker(void *arg)
+static void *lat_worker(void *arg)
 {
 	struct lat_job *j = arg;
 	void *volatile sink;
@@ -491,9 +476,8 @@ lat_worker(void *arg)
 }
 
 /* Latency into c->lat: 0, or SLAB_ERR_IO with the reason in c->error. */
-static int
-measure_lat(const struct buffer *b, unsigned cpu, unsigned runs, double seconds,
-	    struct slab_membench_cell *c)
+static int measure_lat(const struct buffer *b, unsigned cpu, unsigned runs, double seconds,
+		       struct slab_membench_cell *c)
 {
 	struct lat_job j = { b->p, runs, seconds, &c->lat };
 	pthread_t th;
@@ -510,8 +494,7 @@ measure_lat(const struct buffer *b, unsigned cpu, unsigned runs, double seconds,
 
 /* Total and idle (idle + iowait) CPU time of all CPUs so far, in ticks: 0, or a negative
  * SLAB_ERR_* when /proc/stat cannot be read. */
-static int
-cpu_times(unsigned long long *total, unsigned long long *idle)
+static int cpu_times(unsigned long long *total, unsigned long long *idle)
 {
 	int fd = slab_sysfs_openat(NULL, "proc/stat", O_RDONLY);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -536,8 +519,7 @@ cpu_times(unsigned long long *total, unsigned long long *idle)
 /* Other work competing for CPUs and memory makes the figures lower and noisier, and the
  * reader should know: the share of CPU time in use over a short look before measuring
  * (this process sleeps meanwhile). -1 when /proc/stat cannot be read. */
-static double
-busy_share(double seconds)
+static double busy_share(double seconds)
 {
 	unsigned long long t0, i0, t1, i1;
 
@@ -552,9 +534,9 @@ busy_share(double seconds)
 /* ---- the matrix --------------------------------------------------------------------------- */
 
 /* The CPUs of a node this process may run on (cpuset, taskset), into out. */
-static unsigned
-allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask, size_t masksize,
-	     unsigned *out)
+static unsigned allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask,
+			     size_t masksize,
+			     unsigned *out)
 {
 	unsigned n = 0;
 
@@ -564,17 +546,15 @@ allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask, size_t mask
 	return n;
 }
 
-static int
-alloc_stat(struct slab_membench_stat *s, unsigned n)
+static int alloc_stat(struct slab_membench_stat *s, unsigned n)
 {
 	s->runs = calloc(n, sizeof(*s->runs));
 	s->nruns = 0;
 	return s->runs != NULL ? 0 : SLAB_ERR_NOMEM;
 }
 
-int
-slab_membench_run(const struct slab_topo_info *ti, const struct slab_membench_opts *o,
-		  struct slab_membench_result *r)
+int slab_membench_run(const struct slab_topo_info *ti, const struct slab_membench_opts *o,
+		      struct slab_membench_result *r)
 {
 	unsigned repeat = o->repeat ? o->repeat : 5;
 	double seconds = o->seconds > 0 ? o->seconds : 0.2;
@@ -590,8 +570,8 @@ slab_membench_run(const struct slab_topo_info *ti, const struct slab_membench_op
 	r->seconds = seconds;
 	r->bound = 1;
 	r->busy = busy_share(0.2);
-	if (size < 4096 * (uint64_t)(o->threads ? o->threads : 1) || size / SLAB_MEMBENCH_LINE > UINT32_MAX ||
-	    size > SIZE_MAX / 2) {
+	if (size < 4096 * (uint64_t)(o->threads ? o->threads : 1) ||
+	    size / SLAB_MEMBENCH_LINE > UINT32_MAX || size > SIZE_MAX / 2) {
 		snprintf(r->err, sizeof(r->err), "a buffer of %" PRIu64 " bytes cannot be measured that way",
 			 size);
 		return SLAB_ERR_INVAL;
@@ -712,14 +692,12 @@ out:
 	return ret;
 }
 
-const char *
-slab_membench_error(const struct slab_membench_result *r)
+const char *slab_membench_error(const struct slab_membench_result *r)
 {
 	return r->err;
 }
 
-void
-slab_membench_free(struct slab_membench_result *r)
+void slab_membench_free(struct slab_membench_result *r)
 {
 	for (size_t i = 0; r->cells != NULL && i < (size_t)r->nrows * r->ncols; i++) {
 		free(r->cells[i].bw.runs);

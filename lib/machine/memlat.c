@@ -21,32 +21,28 @@
 #define MAP_HUGE_SHIFT 26
 #endif
 
-const char *
-slab_memlat_backing_name(enum slab_memlat_backing b)
+const char *slab_memlat_backing_name(enum slab_memlat_backing b)
 {
 	static const char *const names[] = { "4k", "thp", "hugetlb" };
 
 	return (unsigned)b < SLAB_MEMLAT_NBACKINGS ? names[b] : "?";
 }
 
-const char *
-slab_memlat_pattern_name(enum slab_memlat_pattern p)
+const char *slab_memlat_pattern_name(enum slab_memlat_pattern p)
 {
 	static const char *const names[] = { "chase", "page", "seq" };
 
 	return (unsigned)p <= SLAB_MEMLAT_SEQ ? names[p] : "?";
 }
 
-size_t
-slab_memlat_unit(enum slab_memlat_pattern p)
+size_t slab_memlat_unit(enum slab_memlat_pattern p)
 {
 	return p == SLAB_MEMLAT_PAGE ? SLAB_MEMLAT_SMALL_PAGE : SLAB_MEMLAT_LINE;
 }
 
 static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void
-say(char *buf, size_t len, const char *fmt, ...)
+static void say(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -56,8 +52,7 @@ say(char *buf, size_t len, const char *fmt, ...)
 }
 
 /* "2 MiB", "1.5 GiB": the library does not use cli.h, which belongs to the tools. */
-static const char *
-size_text(uint64_t n, char *buf, size_t len)
+static const char *size_text(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)n;
@@ -75,8 +70,7 @@ size_text(uint64_t n, char *buf, size_t len)
 }
 
 /* A number from a file of this machine's /sys or /proc (no allocation: see sysfs.h). */
-static int
-read_ulong(const char *rel, unsigned long *out)
+static int read_ulong(const char *rel, unsigned long *out)
 {
 	int64_t v;
 	int rc = slab_sysfs_i64(NULL, rel, &v);
@@ -96,8 +90,7 @@ read_ulong(const char *rel, unsigned long *out)
  * reports a failure as an error where touching the pages would die of SIGBUS (a hugetlb
  * pool emptied by someone else); older kernels get the pages touched one by one.
  */
-static int
-populate(unsigned char *p, size_t len, size_t step)
+static int populate(unsigned char *p, size_t len, size_t step)
 {
 #ifdef MADV_POPULATE_WRITE
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
@@ -114,8 +107,7 @@ populate(unsigned char *p, size_t len, size_t step)
  * AnonHugePages of the mappings that overlap [base, base + len), from /proc/self/smaps: what
  * the kernel really gave, whatever was asked. -1 when smaps cannot be read.
  */
-static int
-smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
+static int smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 {
 	int fd = slab_sysfs_openat(NULL, "proc/self/smaps", O_RDONLY);
 	uintptr_t lo = (uintptr_t)base, hi = lo + len;
@@ -170,8 +162,7 @@ smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 	return 0;
 }
 
-void
-slab_memlat_region_check(struct slab_memlat_region *r)
+void slab_memlat_region_check(struct slab_memlat_region *r)
 {
 	uint64_t huge;
 
@@ -183,22 +174,19 @@ slab_memlat_region_check(struct slab_memlat_region *r)
 	}
 }
 
-const char *
-slab_memlat_region_error(const struct slab_memlat_region *r)
+const char *slab_memlat_region_error(const struct slab_memlat_region *r)
 {
 	return r->err;
 }
 
-double
-slab_memlat_huge_fraction(const struct slab_memlat_region *r)
+double slab_memlat_huge_fraction(const struct slab_memlat_region *r)
 {
 	if (!r->ok || !r->huge_known || r->len == 0)
 		return -1;
 	return (double)r->huge_bytes / (double)r->len;
 }
 
-static int
-map_anon(struct slab_memlat_region *r, size_t len, size_t align, int advice)
+static int map_anon(struct slab_memlat_region *r, size_t len, size_t align, int advice)
 {
 	size_t map_len = len + (align > SLAB_MEMLAT_SMALL_PAGE ? align : 0);
 	unsigned char *p, *base;
@@ -235,8 +223,7 @@ map_anon(struct slab_memlat_region *r, size_t len, size_t align, int advice)
 	return 0;
 }
 
-static int
-map_hugetlb(struct slab_memlat_region *r, size_t want, size_t hp)
+static int map_hugetlb(struct slab_memlat_region *r, size_t want, size_t hp)
 {
 	const char *name = hp == SLAB_MEMLAT_THP_SIZE ? "2 MiB" : "1 GiB";
 	const char *howto = hp == SLAB_MEMLAT_THP_SIZE ?
@@ -294,9 +281,8 @@ map_hugetlb(struct slab_memlat_region *r, size_t want, size_t hp)
 	return 0;
 }
 
-int
-slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b, size_t want,
-		  size_t hugetlb_page)
+int slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b, size_t want,
+			   size_t hugetlb_page)
 {
 	size_t len;
 	int rc;
@@ -342,8 +328,7 @@ slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b,
 	return 0;
 }
 
-void
-slab_memlat_region_unmap(struct slab_memlat_region *r)
+void slab_memlat_region_unmap(struct slab_memlat_region *r)
 {
 	if (r->base != NULL)
 		munmap(r->base, r->len);
@@ -354,8 +339,7 @@ slab_memlat_region_unmap(struct slab_memlat_region *r)
 
 /* ---- patterns ----------------------------------------------------------------------------- */
 
-static uint64_t
-mix64(uint64_t z)
+static uint64_t mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
@@ -363,8 +347,7 @@ mix64(uint64_t z)
 }
 
 /* splitmix64: fast, and good enough to shuffle; uniform below n by a 128-bit multiply. */
-static uint64_t
-below(uint64_t *state, uint64_t n)
+static uint64_t below(uint64_t *state, uint64_t n)
 {
 	*state += 0x9e3779b97f4a7c15u;
 	return (uint64_t)(((unsigned __int128)mix64(*state) * n) >> 64);
@@ -374,8 +357,7 @@ below(uint64_t *state, uint64_t n)
  * Element i of a chain: line i (chase), or one line of page i (page), at an offset drawn from
  * i so that the lines do not all fall into the same cache sets.
  */
-static void **
-slot(unsigned char *base, enum slab_memlat_pattern pat, size_t i)
+static void **slot(unsigned char *base, enum slab_memlat_pattern pat, size_t i)
 {
 	if (pat == SLAB_MEMLAT_PAGE)
 		return (void **)(base + i * SLAB_MEMLAT_SMALL_PAGE +
@@ -389,8 +371,7 @@ slot(unsigned char *base, enum slab_memlat_pattern pat, size_t i)
  * element before it repeats and no prefetcher can guess the next). The order depends only
  * on the size and the pattern: every backing gets the same one.
  */
-static void **
-lay_chain(unsigned char *base, size_t ws, enum slab_memlat_pattern pat)
+static void **lay_chain(unsigned char *base, size_t ws, enum slab_memlat_pattern pat)
 {
 	size_t n = ws / slab_memlat_unit(pat), i;
 	uint64_t state = 0x62656e63682d746cu ^ ((uint64_t)ws << 4) ^ (uint64_t)pat;
@@ -449,8 +430,7 @@ struct job {
 	double wall;                    /* wall-clock seconds of the runs so far */
 };
 
-static double
-clock_s(clockid_t id)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
@@ -464,8 +444,7 @@ clock_s(clockid_t id)
  * CPU, the scheduler's slices given to them would otherwise count as memory latency. The
  * wall-clock time is kept too, to tell how much the CPU was shared.
  */
-static double
-run(struct job *j, uint64_t n)
+static double run(struct job *j, uint64_t n)
 {
 	double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), c1;
 	uint64_t s = 0;
@@ -488,17 +467,16 @@ run(struct job *j, uint64_t n)
 	return c1 - c0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
 }
 
-int
-slab_memlat_measure(struct slab_memlat_region *r, size_t ws, const struct slab_memlat_params *prm,
-	       struct slab_memlat_point *out)
+int slab_memlat_measure(struct slab_memlat_region *r, size_t ws,
+			const struct slab_memlat_params *prm,
+			struct slab_memlat_point *out)
 {
 	struct job j;
 	uint64_t elements, per_unit, n, n_rep, done;
@@ -587,8 +565,7 @@ slab_memlat_measure(struct slab_memlat_region *r, size_t ws, const struct slab_m
 	return 0;
 }
 
-int
-slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n)
+int slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n)
 {
 	uint64_t *v;
 	size_t cap, cnt = 0;
@@ -626,8 +603,7 @@ slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, siz
 
 /* ---- what the machine says about itself ----------------------------------------------- */
 
-int
-slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max)
+int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max)
 {
 	int cnt = 0;
 
@@ -656,8 +632,7 @@ slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache 
 
 /* ---- the verdict -------------------------------------------------------------------------- */
 
-static size_t
-count_measured(const double *m, size_t n)
+static size_t count_measured(const double *m, size_t n)
 {
 	size_t c = 0;
 
@@ -667,8 +642,7 @@ count_measured(const double *m, size_t n)
 }
 
 /* Median of the finite values among m[first..last]; v has room for them (and may be m). */
-static double
-median_of(const double *m, size_t first, size_t last, double *v)
+static double median_of(const double *m, size_t first, size_t last, double *v)
 {
 	size_t n = 0;
 
@@ -691,9 +665,9 @@ median_of(const double *m, size_t first, size_t last, double *v)
  */
 #define LEVEL_SPAN 1.25
 
-static void
-find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct slab_sysfs_cache *caches,
-	      int ncaches, double memory_ns, struct slab_memlat_verdict *v, double *scratch)
+static void find_plateaus(const uint64_t *sizes, size_t n, const double *m,
+			  const struct slab_sysfs_cache *caches, int ncaches, double memory_ns,
+			  struct slab_memlat_verdict *v, double *scratch)
 {
 	size_t i = 0;
 
@@ -778,10 +752,10 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct sla
 	}
 }
 
-int
-slab_memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[SLAB_MEMLAT_NBACKINGS],
-	       const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
-	       int ncaches, double memory_ns, struct slab_memlat_verdict *v)
+int slab_memlat_analyse(const uint64_t *sizes, size_t n,
+			const double *const med[SLAB_MEMLAT_NBACKINGS],
+			const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
+			int ncaches, double memory_ns, struct slab_memlat_verdict *v)
 {
 	const double *k4 = med[SLAB_MEMLAT_4K];
 	int order[5], b;

@@ -15,7 +15,9 @@
 #define SLAB_MEMLAT_MIN_SIZE 4096            /* the smallest working set */
 
 /* Column order everywhere: 4k, thp, hugetlb. */
-enum slab_memlat_backing { SLAB_MEMLAT_4K, SLAB_MEMLAT_THP, SLAB_MEMLAT_HUGETLB, SLAB_MEMLAT_NBACKINGS };
+enum slab_memlat_backing {
+	SLAB_MEMLAT_4K, SLAB_MEMLAT_THP, SLAB_MEMLAT_HUGETLB, SLAB_MEMLAT_NBACKINGS
+};
 
 enum slab_memlat_pattern { SLAB_MEMLAT_CHASE, SLAB_MEMLAT_PAGE, SLAB_MEMLAT_SEQ };
 
@@ -147,7 +149,8 @@ struct slab_memlat_verdict {
  * with 4k when hugetlb was measured, or thp with at least half its memory in huge pages.
  * 0, or SLAB_ERR_NOMEM (*v then holds no finding).
  */
-int slab_memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[SLAB_MEMLAT_NBACKINGS],
+int slab_memlat_analyse(const uint64_t *sizes, size_t n,
+			const double *const med[SLAB_MEMLAT_NBACKINGS],
 		    const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
 		    int ncaches, double memory_ns, struct slab_memlat_verdict *v);
 

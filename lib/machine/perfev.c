@@ -25,14 +25,12 @@ struct slab_perfev {
 };
 
 /* This thread, any CPU; in the group of GROUP (-1: a new group). */
-static long
-sys_perf_event_open(struct perf_event_attr *attr, int group)
+static long sys_perf_event_open(struct perf_event_attr *attr, int group)
 {
 	return syscall(SYS_perf_event_open, attr, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int
-paranoid_level(void)
+static int paranoid_level(void)
 {
 	int64_t v;
 
@@ -42,8 +40,7 @@ paranoid_level(void)
 	return (int)v;
 }
 
-static int
-have_pmu(void)
+static int have_pmu(void)
 {
 	int fd;
 
@@ -57,8 +54,7 @@ have_pmu(void)
 	return 1;
 }
 
-static void
-explain(int err, char *why, size_t len)
+static void explain(int err, char *why, size_t len)
 {
 	int level = paranoid_level();
 
@@ -84,8 +80,7 @@ explain(int err, char *why, size_t len)
  * between generations (event 0x08, then 0x12), so without a model table it is left out
  * rather than guessed.
  */
-static int
-amd_zen(void)
+static int amd_zen(void)
 {
 	char text[4096];        /* the first CPU's vendor_id and cpu family lines */
 	int amd = 0, family = 0;
@@ -109,8 +104,7 @@ amd_zen(void)
 	return amd && family >= 0x17;
 }
 
-static void
-attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
+static void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -123,8 +117,7 @@ attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
 			 PERF_FORMAT_TOTAL_TIME_RUNNING;
 }
 
-struct slab_perfev *
-slab_perfev_new(void)
+struct slab_perfev *slab_perfev_new(void)
 {
 	struct slab_perfev *p = calloc(1, sizeof(*p));
 
@@ -133,8 +126,7 @@ slab_perfev_new(void)
 	return p;
 }
 
-int
-slab_perfev_open(struct slab_perfev *p)
+int slab_perfev_open(struct slab_perfev *p)
 {
 	struct perf_event_attr a;
 	long fd;
@@ -166,32 +158,27 @@ slab_perfev_open(struct slab_perfev *p)
 	return 0;
 }
 
-const char *
-slab_perfev_walk_event(const struct slab_perfev *p)
+const char *slab_perfev_walk_event(const struct slab_perfev *p)
 {
 	return p->walk >= 0 ? p->walk_name : NULL;
 }
 
-const char *
-slab_perfev_error(const struct slab_perfev *p)
+const char *slab_perfev_error(const struct slab_perfev *p)
 {
 	return p->err;
 }
 
-void
-slab_perfev_start(struct slab_perfev *p)
+void slab_perfev_start(struct slab_perfev *p)
 {
 	ioctl(p->leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 }
 
-void
-slab_perfev_stop(struct slab_perfev *p)
+void slab_perfev_stop(struct slab_perfev *p)
 {
 	ioctl(p->leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
-void
-slab_perfev_read(struct slab_perfev *p, double *dtlb, double *walks)
+void slab_perfev_read(struct slab_perfev *p, double *dtlb, double *walks)
 {
 	/* PERF_FORMAT_GROUP: nr, time_enabled, time_running, then one value per event. */
 	uint64_t buf[3 + 2];
@@ -216,8 +203,7 @@ slab_perfev_read(struct slab_perfev *p, double *dtlb, double *walks)
 		*walks = (double)buf[4] * scale;
 }
 
-void
-slab_perfev_close(struct slab_perfev *p)
+void slab_perfev_close(struct slab_perfev *p)
 {
 	if (p == NULL)
 		return;

@@ -31,8 +31,7 @@ struct slab_topo {
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-static void *
-t_calloc(struct slab_topo *t, size_t n, size_t size)
+static void *t_calloc(struct slab_topo *t, size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
@@ -41,8 +40,7 @@ t_calloc(struct slab_topo *t, size_t n, size_t size)
 	return p;
 }
 
-static char *
-t_strdup(struct slab_topo *t, const char *s)
+static char *t_strdup(struct slab_topo *t, const char *s)
 {
 	char *p = strdup(s);
 
@@ -53,8 +51,7 @@ t_strdup(struct slab_topo *t, const char *s)
 
 /* Append p to a growing array of pointers kept NULL-terminated; the array is unchanged when
  * memory runs out (and p freed). */
-static void
-push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
+static void push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
 {
 	char **grown;
 
@@ -71,8 +68,7 @@ push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
 	*arr = grown;
 }
 
-static int
-has_str(char *const *arr, const char *s)
+static int has_str(char *const *arr, const char *s)
 {
 	if (arr == NULL)
 		return 0;
@@ -82,11 +78,10 @@ has_str(char *const *arr, const char *s)
 	return 0;
 }
 
-static void
-path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void path_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void
-path_fmt(char *buf, size_t len, const char *fmt, ...)
+static void path_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -101,8 +96,7 @@ path_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* The readers below keep topology's rule: a missing file leaves a field unknown; running out
  * of memory is remembered and fails the read at the end. */
-static char *
-slurp(struct slab_topo *t, const char *rel)
+static char *slurp(struct slab_topo *t, const char *rel)
 {
 	char *text = NULL;
 	int rc = slab_sysfs_slurp(t->fs, rel, &text);
@@ -112,35 +106,30 @@ slurp(struct slab_topo *t, const char *rel)
 	return rc == 0 ? text : NULL;
 }
 
-static int
-read_line(struct slab_topo *t, const char *rel, char *buf, size_t len)
+static int read_line(struct slab_topo *t, const char *rel, char *buf, size_t len)
 {
 	return slab_sysfs_line(t->fs, rel, buf, len);
 }
 
-static int
-read_i64(struct slab_topo *t, const char *rel, int64_t *out)
+static int read_i64(struct slab_topo *t, const char *rel, int64_t *out)
 {
 	return slab_sysfs_i64(t->fs, rel, out);
 }
 
-static int
-read_hex(struct slab_topo *t, const char *rel, unsigned *out)
+static int read_hex(struct slab_topo *t, const char *rel, unsigned *out)
 {
 	return slab_sysfs_hex(t->fs, rel, out);
 }
 
-static int
-cmp_plain(const void *a, const void *b)
+static int cmp_plain(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The entries of a folder (no dot files), in version order ("nvme2n1" before "nvme10n1"),
  * or the order of cmp. A missing folder is an empty list. */
-static unsigned
-list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
-	     int (*cmp)(const void *, const void *))
+static unsigned list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
+			     int (*cmp)(const void *, const void *))
 {
 	int n = slab_sysfs_list(t->fs, rel, cmp, out);
 
@@ -149,15 +138,13 @@ list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
 	return n > 0 ? (unsigned)n : 0;
 }
 
-static unsigned
-list_dir(struct slab_topo *t, const char *rel, char ***out)
+static unsigned list_dir(struct slab_topo *t, const char *rel, char ***out)
 {
 	return list_dir_cmp(t, rel, out, NULL);
 }
 
 /* "prefix" followed by digits only: the number, else -1. */
-static long
-numbered(const char *name, const char *prefix)
+static long numbered(const char *name, const char *prefix)
 {
 	size_t pl = strlen(prefix);
 	int64_t v;
@@ -173,16 +160,14 @@ numbered(const char *name, const char *prefix)
 
 /* ---- id lists ----------------------------------------------------------------------------- */
 
-static int
-cmp_unsigned(const void *a, const void *b)
+static int cmp_unsigned(const void *a, const void *b)
 {
 	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-int
-slab_idlist_parse(const char *s, struct slab_idlist *out)
+int slab_idlist_parse(const char *s, struct slab_idlist *out)
 {
 	unsigned *ids = NULL, *grown;
 	size_t n = 0, cap = 0, total = 0;
@@ -250,8 +235,7 @@ junk:
 }
 
 /* slab_idlist_parse, noting out of memory on t: the list is not junk then. */
-static int
-idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
+static int idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
 {
 	int r = slab_idlist_parse(s, out);
 
@@ -260,8 +244,7 @@ idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
 	return r;
 }
 
-void
-slab_idlist_free(struct slab_idlist *l)
+void slab_idlist_free(struct slab_idlist *l)
 {
 	free(l->id);
 	l->id = NULL;
@@ -282,8 +265,7 @@ static const struct {
 	{ 64.0, 7.563, 6 },     /* PAM4 with FLIT mode: 242 of 256 bytes carry data, roughly */
 };
 
-static int
-gen_index(double gts)
+static int gen_index(double gts)
 {
 	for (size_t i = 0; i < sizeof(pcie_gens) / sizeof(pcie_gens[0]); i++)
 		if (gts > pcie_gens[i].gts - 0.01 && gts < pcie_gens[i].gts + 0.01)
@@ -291,38 +273,33 @@ gen_index(double gts)
 	return -1;
 }
 
-int
-slab_pci_gen(double gts)
+int slab_pci_gen(double gts)
 {
 	int i = gen_index(gts);
 
 	return i < 0 ? 0 : pcie_gens[i].gen;
 }
 
-double
-slab_pci_lane_gbs(double gts)
+double slab_pci_lane_gbs(double gts)
 {
 	int i = gen_index(gts);
 
 	return i < 0 ? 0.0 : pcie_gens[i].lane_gbs;
 }
 
-double
-slab_pci_link_gbs(const struct slab_pci_link *l)
+double slab_pci_link_gbs(const struct slab_pci_link *l)
 {
 	return l->width ? slab_pci_lane_gbs(l->gts) * l->width : 0.0;
 }
 
-int
-slab_pci_downgraded(const struct slab_topo_pci *d)
+int slab_pci_downgraded(const struct slab_topo_pci *d)
 {
 	if (d->cur.gts > 0 && d->max.gts > 0 && d->cur.gts < d->max.gts - 0.01)
 		return 1;
 	return d->cur.width && d->max.width && d->cur.width < d->max.width;
 }
 
-const char *
-slab_pci_kind_name(enum slab_pci_kind k)
+const char *slab_pci_kind_name(enum slab_pci_kind k)
 {
 	switch (k) {
 	case SLAB_PCI_GPU: return "gpu";
@@ -336,8 +313,7 @@ slab_pci_kind_name(enum slab_pci_kind k)
 }
 
 /* "16.0 GT/s PCIe", "8 GT/s", "Unknown": GT/s or 0. */
-static double
-parse_gts(const char *s)
+static double parse_gts(const char *s)
 {
 	double v = 0, scale = 1;
 	const char *p = s;
@@ -357,8 +333,7 @@ parse_gts(const char *s)
 /* ---- nodes -------------------------------------------------------------------------------- */
 
 /* MemTotal and MemFree of a meminfo file, in bytes; -1 unknown. */
-static void
-read_meminfo(struct slab_topo *t, const char *rel, struct slab_topo_node *nd)
+static void read_meminfo(struct slab_topo *t, const char *rel, struct slab_topo_node *nd)
 {
 	if (slab_sysfs_meminfo(t->fs, rel, "MemTotal", &nd->mem_total) < 0)
 		nd->mem_total = -1;
@@ -366,8 +341,7 @@ read_meminfo(struct slab_topo *t, const char *rel, struct slab_topo_node *nd)
 		nd->mem_free = -1;
 }
 
-static void
-read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
+static void read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
 {
 	char rel[PATH_MAX];
 
@@ -385,8 +359,7 @@ read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
 		nd->huge_1g_free = -1;
 }
 
-static void
-read_nodes(struct slab_topo *t)
+static void read_nodes(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	char **names, rel[PATH_MAX];
@@ -471,8 +444,7 @@ read_nodes(struct slab_topo *t)
 	free(ids);
 }
 
-const struct slab_topo_node *
-slab_topo_node(const struct slab_topo_info *ti, int id)
+const struct slab_topo_node *slab_topo_node(const struct slab_topo_info *ti, int id)
 {
 	for (unsigned i = 0; i < ti->nnodes; i++)
 		if (ti->nodes[i].id == id)
@@ -482,8 +454,7 @@ slab_topo_node(const struct slab_topo_info *ti, int id)
 
 /* ---- CPUs and caches ---------------------------------------------------------------------- */
 
-static void
-read_model(struct slab_topo *t)
+static void read_model(struct slab_topo *t)
 {
 	char model[512];
 
@@ -492,8 +463,7 @@ read_model(struct slab_topo *t)
 		t->nomem = 1;
 }
 
-static void
-read_online(struct slab_topo *t)
+static void read_online(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	char line[4096], **names;
@@ -526,8 +496,7 @@ struct cache_rec {
 	unsigned shared_n;
 };
 
-static int
-cmp_cache_rec(const void *a, const void *b)
+static int cmp_cache_rec(const void *a, const void *b)
 {
 	const struct cache_rec *x = a, *y = b;
 
@@ -540,22 +509,19 @@ cmp_cache_rec(const void *a, const void *b)
 	return strcmp(x->shared, y->shared);
 }
 
-static int
-cmp_i64(const void *a, const void *b)
+static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void
-read_cpus(struct slab_topo *t)
+static void read_cpus(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	unsigned ncpu = ti->online.n, nsib = 0, ncr = 0, crcap = 0;
@@ -695,8 +661,7 @@ out:
 /* ---- PCIe --------------------------------------------------------------------------------- */
 
 /* Display controllers that are not for compute: BMCs' and hypervisors' frame buffers. */
-static int
-display_only(unsigned vendor)
+static int display_only(unsigned vendor)
 {
 	static const unsigned v[] = {
 		0x1a03,         /* ASPEED (server BMCs) */
@@ -717,8 +682,7 @@ display_only(unsigned vendor)
 	return 0;
 }
 
-static int
-classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
+static int classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
 {
 	unsigned base = class_code >> 16, sub = (class_code >> 8) & 0xff;
 
@@ -738,9 +702,9 @@ classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
 }
 
 /* The entries of dev/sub (all of them, or those the filter accepts) as names of d. */
-static void
-add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev, const char *sub,
-	  int (*accept)(const char *))
+static void add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev,
+		      const char *sub,
+		      int (*accept)(const char *))
 {
 	char rel[PATH_MAX], **names;
 	unsigned n;
@@ -759,8 +723,7 @@ add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev, const c
 }
 
 /* nvme0n1, not the per-path nvme0c0n1 of native multipath */
-static int
-nvme_namespace(const char *s)
+static int nvme_namespace(const char *s)
 {
 	size_t a, b;
 
@@ -773,14 +736,12 @@ nvme_namespace(const char *s)
 	return b > 0 && s[5 + a + b] == '\0';
 }
 
-static int
-drm_card(const char *s)
+static int drm_card(const char *s)
 {
 	return numbered(s, "card") >= 0;
 }
 
-static void
-read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
+static void read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 {
 	char rel[PATH_MAX], **sub;
 	unsigned n;
@@ -846,8 +807,7 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 	slab_sysfs_free_names(sub);
 }
 
-static void
-read_pci(struct slab_topo *t)
+static void read_pci(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	char **names;
@@ -925,12 +885,12 @@ read_pci(struct slab_topo *t)
 
 /* ---- advice and warnings ------------------------------------------------------------------ */
 
-static void
-warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
+		 ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void
-warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
+		 ...)
 {
 	struct slab_topo_info *ti = &t->info;
 	struct slab_topo_warning *g;
@@ -965,11 +925,9 @@ struct sbuf {
 	int nomem;
 };
 
-static void
-sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void
-sb_add(struct sbuf *b, const char *fmt, ...)
+static void sb_add(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -996,8 +954,7 @@ sb_add(struct sbuf *b, const char *fmt, ...)
 }
 
 /* Free b's text; a text cut short by out of memory makes the whole read fail. */
-static void
-sb_free(struct slab_topo *t, struct sbuf *b)
+static void sb_free(struct slab_topo *t, struct sbuf *b)
 {
 	if (b->nomem)
 		t->nomem = 1;
@@ -1005,15 +962,13 @@ sb_free(struct slab_topo *t, struct sbuf *b)
 	b->s = NULL;
 }
 
-static const char *
-sb_str(const struct sbuf *b)
+static const char *sb_str(const struct sbuf *b)
 {
 	return b->s ? b->s : "";
 }
 
 /* "0000:17:00.0 (nvme0n1)" or just the address. */
-static void
-sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
+static void sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
 {
 	sb_add(b, "%s", d->addr);
 	if (d->nnames) {
@@ -1025,27 +980,24 @@ sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
 }
 
 /* A device's first name ("nvidia0", "nvme0n1"), or its address. */
-static void
-sb_short(struct sbuf *b, const struct slab_topo_pci *d)
+static void sb_short(struct sbuf *b, const struct slab_topo_pci *d)
 {
 	sb_add(b, "%s", d->nnames ? d->names[0] : d->addr);
 }
 
-static int
-node_has_cpus(const struct slab_topo_node *nd)
+static int node_has_cpus(const struct slab_topo_node *nd)
 {
 	return nd != NULL && nd->cpus.n > 0;
 }
 
-static int
-node_has_memory(const struct slab_topo_node *nd)
+static int node_has_memory(const struct slab_topo_node *nd)
 {
 	return nd != NULL && nd->mem_total != 0;        /* unknown (-1) counts as memory */
 }
 
 /* The node nearest to node index from (itself first) that satisfies want; -1 if none. */
-static int
-nearest(const struct slab_topo_info *ti, unsigned from, int (*want)(const struct slab_topo_node *))
+static int nearest(const struct slab_topo_info *ti, unsigned from,
+		   int (*want)(const struct slab_topo_node *))
 {
 	int best = -1, bestd = INT_MAX;
 
@@ -1067,8 +1019,7 @@ nearest(const struct slab_topo_info *ti, unsigned from, int (*want)(const struct
 }
 
 /* The node a device belongs to for advice: its own, or on a one-node machine that one. */
-static int
-device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
+static int device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
 {
 	if (d->numa_node >= 0 && slab_topo_node(ti, d->numa_node) != NULL)
 		return d->numa_node;
@@ -1077,14 +1028,12 @@ device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
 	return -1;
 }
 
-static int
-is_compute(const struct slab_topo_pci *d)
+static int is_compute(const struct slab_topo_pci *d)
 {
 	return d->kind == SLAB_PCI_GPU || d->kind == SLAB_PCI_ACCEL;
 }
 
-static void
-advise(struct slab_topo *t)
+static void advise(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	unsigned ncomp = 0;
@@ -1149,8 +1098,7 @@ advise(struct slab_topo *t)
 	}
 }
 
-static void
-gts_text(char *buf, size_t len, const struct slab_pci_link *l)
+static void gts_text(char *buf, size_t len, const struct slab_pci_link *l)
 {
 	char sp[32], w[16];
 
@@ -1170,8 +1118,7 @@ gts_text(char *buf, size_t len, const struct slab_pci_link *l)
 	}
 }
 
-static void
-warnings(struct slab_topo *t)
+static void warnings(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	int multi = ti->nnodes > 1;
@@ -1373,8 +1320,7 @@ warnings(struct slab_topo *t)
 
 /* ---- the context -------------------------------------------------------------------------- */
 
-struct slab_topo *
-slab_topo_new(void)
+struct slab_topo *slab_topo_new(void)
 {
 	struct slab_topo *t = calloc(1, sizeof(*t));
 
@@ -1388,14 +1334,12 @@ slab_topo_new(void)
 	return t;
 }
 
-void
-slab_topo_set_missing(struct slab_topo *t, void (*fn)(const char *, int, void *), void *arg)
+void slab_topo_set_missing(struct slab_topo *t, void (*fn)(const char *, int, void *), void *arg)
 {
 	slab_sysfs_set_missing(t->fs, fn, arg);
 }
 
-int
-slab_topo_read(struct slab_topo *t, const char *root)
+int slab_topo_read(struct slab_topo *t, const char *root)
 {
 	struct slab_topo_info *ti = &t->info;
 
@@ -1424,20 +1368,17 @@ slab_topo_read(struct slab_topo *t, const char *root)
 	return 0;
 }
 
-const struct slab_topo_info *
-slab_topo_info(const struct slab_topo *t)
+const struct slab_topo_info *slab_topo_info(const struct slab_topo *t)
 {
 	return &t->info;
 }
 
-const char *
-slab_topo_error(const struct slab_topo *t)
+const char *slab_topo_error(const struct slab_topo *t)
 {
 	return t->err;
 }
 
-void
-slab_topo_close(struct slab_topo *t)
+void slab_topo_close(struct slab_topo *t)
 {
 	struct slab_topo_info *ti;
 
