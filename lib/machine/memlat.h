@@ -54,7 +54,7 @@ struct slab_memlat_region {
  * B, WANT or HUGETLB_PAGE (r->ok 0 and slab_memlat_region_error() says why).
  */
 int slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b, size_t want,
-		      size_t hugetlb_page);
+			   size_t hugetlb_page);
 
 /* Why the region is not ok: "no 2 MiB huge pages reserved (...)"; "" when it is. */
 const char *slab_memlat_region_error(const struct slab_memlat_region *r);
@@ -96,7 +96,7 @@ struct slab_memlat_point {
  * out->measured to 0 when WS does not fit. 0, or SLAB_ERR_NOMEM for the samples.
  */
 int slab_memlat_measure(struct slab_memlat_region *r, size_t ws, const struct slab_memlat_params *p,
-		   struct slab_memlat_point *out);
+			struct slab_memlat_point *out);
 
 /* Working sets are multiples of this: 64 (chase, seq) or 4096 (page). */
 size_t slab_memlat_unit(enum slab_memlat_pattern p);
@@ -151,7 +151,7 @@ struct slab_memlat_verdict {
  */
 int slab_memlat_analyse(const uint64_t *sizes, size_t n,
 			const double *const med[SLAB_MEMLAT_NBACKINGS],
-		    const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
-		    int ncaches, double memory_ns, struct slab_memlat_verdict *v);
+			const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
+			int ncaches, double memory_ns, struct slab_memlat_verdict *v);
 
 #endif
