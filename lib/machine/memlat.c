@@ -608,7 +608,7 @@ int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_ca
 	int cnt = 0;
 
 	for (int idx = 0; idx < 16 && cnt < max; idx++) {
-		char index[16];
+		char index[24];
 		int rc;
 
 		snprintf(index, sizeof(index), "index%d", idx);
