@@ -27,7 +27,7 @@ hugetlb_reserved() {
 	run -0 --separate-stderr bench-tlb --help
 	assert_line --index 0 "Usage: bench-tlb [OPTIONS]"
 	for opt in --pattern --backing --hugetlb-size --max --steps-per-octave --min-time \
-		--repeat --cpu --perf --csv --json --svg --quiet --help --version; do
+		--repeat --cpu --perf --csv --json --svg --sysfs-root --quiet --help --version; do
 		assert_output --partial -- "$opt"
 	done
 	assert_equal "$stderr" ""
@@ -310,4 +310,61 @@ PY
 	run -0 --separate-stderr bench-tlb "${TINY[@]}" -q --backing 4k
 	assert_equal "$stderr" ""
 	assert_line "verdict:"
+}
+
+# ---- the hardware description from captured trees (--sysfs-root) ---------------------------
+
+SYSFS="$SLAB_ROOT/tests/fixtures/sysfs"
+# The smallest run: the description is the point, not the numbers.
+MINI=(--max 16K --repeat 1 --min-time 1ms)
+
+# system_is TREE JSON: the "system" object of --json on TREE is exactly JSON.
+system_is() {
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k --json --sysfs-root "$1"
+	assert_equal "$stderr" ""
+	assert_equal "$(python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])["system"]))' "$output")" "$2"
+}
+
+@test "--sysfs-root: CPU model, THP setting and caches of each captured tree, in --json" {
+	system_is "$SYSFS/vm-1node" '{"cpu_model": "AMD EPYC", "thp_enabled": "madvise", "thp_defrag": "madvise", "caches": [{"name": "L1d", "level": 1, "type": "Data", "size": 32768}, {"name": "L2", "level": 2, "type": "Unified", "size": 524288}, {"name": "L3", "level": 3, "type": "Unified", "size": 33554432}]}'
+	system_is "$SYSFS/server-2s-8gpu" '{"cpu_model": "Intel(R) Xeon(R) Gold 6346 CPU @ 3.10GHz", "thp_enabled": "always", "thp_defrag": "madvise", "caches": [{"name": "L1d", "level": 1, "type": "Data", "size": 49152}, {"name": "L2", "level": 2, "type": "Unified", "size": 1310720}, {"name": "L3", "level": 3, "type": "Unified", "size": 37748736}]}'
+	system_is "$SYSFS/cxl-memnodes" '{"cpu_model": "Intel(R) Xeon(R) Gold 6434", "thp_enabled": "never", "thp_defrag": "never", "caches": [{"name": "L1d", "level": 1, "type": "Data", "size": 49152}, {"name": "L2", "level": 2, "type": "Unified", "size": 2097152}, {"name": "L3", "level": 3, "type": "Unified", "size": 23592960}]}'
+}
+
+@test "--sysfs-root: the table names the tree's CPU, THP setting and caches" {
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k,thp --sysfs-root "$SYSFS/server-2s-8gpu"
+	assert_equal "$stderr" ""
+	assert_line --index 3 --regexp '^cpu:      not pinned \(--cpu N pins\), Intel\(R\) Xeon\(R\) Gold 6346 CPU @ 3\.10GHz; the thread ran [0-9]+% of the wall-clock time'
+	assert_line --index 5 --regexp '^thp:      (.*; THP enabled=always, defrag=madvise|missing: .*)$'
+	run -0 bench-tlb "${MINI[@]}" --backing 4k --sysfs-root "$SYSFS/vm-1node"
+	assert_line "  levels of the 4k curve (within 25% over an octave or more; caches per sysfs: L1d 32.0 KiB, L2 512.0 KiB, L3 32.0 MiB):"
+	run -0 bench-tlb "${MINI[@]}" --backing 4k --sysfs-root "$SYSFS/cxl-memnodes"
+	assert_line "  levels of the 4k curve (within 25% over an octave or more; caches per sysfs: L1d 48.0 KiB, L2 2.0 MiB, L3 22.5 MiB):"
+}
+
+@test "--sysfs-root: a tree without cpuinfo, THP files or caches gives an empty description" {
+	cp -a "$SYSFS/vm-1node" tree
+	rm tree/proc/cpuinfo tree/sys/kernel/mm/transparent_hugepage/enabled \
+		tree/sys/kernel/mm/transparent_hugepage/defrag
+	rm -r tree/sys/devices/system/cpu/cpu*/cache
+	system_is tree '{"cpu_model": "", "thp_enabled": "", "thp_defrag": "", "caches": []}'
+	run -0 bench-tlb "${MINI[@]}" --backing 4k --sysfs-root tree
+	assert_line --index 3 --regexp '^cpu:      not pinned \(--cpu N pins\); the thread ran '
+	assert_line "  levels of the 4k curve (within 25% over an octave or more):"
+}
+
+@test "--sysfs-root that is missing, not a folder or not a sysfs tree: exit 1 before measuring" {
+	run -1 --separate-stderr bench-tlb "${MINI[@]}" --sysfs-root nowhere
+	assert_equal "$stderr" "bench-tlb: 'nowhere': No such file or directory"
+	assert_equal "$output" ""
+	touch plain
+	run -1 --separate-stderr bench-tlb "${MINI[@]}" --sysfs-root plain
+	assert_equal "$stderr" "bench-tlb: 'plain': Not a directory"
+	mkdir empty
+	run -1 --separate-stderr bench-tlb "${MINI[@]}" --json --sysfs-root empty
+	assert_equal "$stderr" "bench-tlb: 'empty': not a sysfs root (no sys/devices/system)"
+	assert_equal "$output" ""
+	run -2 --separate-stderr bench-tlb --sysfs-root ''
+	assert_equal "$stderr" "bench-tlb: --sysfs-root needs a folder
+Try 'bench-tlb --help' for more information."
 }

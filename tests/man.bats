@@ -252,8 +252,8 @@ options_documented() {
 	need_man
 	local text key missing=""
 	text=$(render "$MAN_DIR/numa-probe.1")
-	# Keys: every json_*(j, "key", ...) of the tool; codes: every warn(..., "code", ...) of lib/machine/topo.c.
-	for key in $(grep -o 'json_[a-z0-9_]*(j, "[a-z0-9_]*"' "$SLAB_ROOT/tools/numa-probe.c" | sed 's/.*"\(.*\)"/\1/' | sort -u) \
+	# Keys: every json_*(j, "key", ...) of the tool and its report (lib/fe/numareport.c); codes: every warn(..., "code", ...) of lib/machine/topo.c.
+	for key in $(grep -oh 'json_[a-z0-9_]*(j, "[a-z0-9_]*"' "$SLAB_ROOT/tools/numa-probe.c" "$SLAB_ROOT/lib/fe/numareport.c" | sed 's/.*"\(.*\)"/\1/' | sort -u) \
 		$(grep -o 'SLAB_TOPO_\(NOTE\|WARNING\), "[a-z_]*"' "$SLAB_ROOT/lib/machine/topo.c" | sed 's/.*"\(.*\)"/\1/' | sort -u); do
 		grep -qE "(^|[^a-z_])$key([^a-z_]|\$)" <<<"$text" || missing="$missing $key"
 	done
@@ -279,8 +279,9 @@ options_documented() {
 	need_man
 	local text key missing=""
 	text=$(render "$MAN_DIR/bench-tlb.1" | section 'JSON OUTPUT')
-	# Every key the tool passes to the JSON writer, as "key" in the page's example or text.
-	for key in $(grep -oE 'json_[a-z0-9]+\(&j, "[a-z0-9_]+"' "$SLAB_ROOT/tools/bench-tlb.c" |
+	# Every key the tool and its report (lib/fe/tlbreport.c) pass to the JSON writer, as "key"
+	# in the page's example or text.
+	for key in $(grep -ohE 'json_[a-z0-9]+\(&j, "[a-z0-9_]+"' "$SLAB_ROOT/tools/bench-tlb.c" "$SLAB_ROOT/lib/fe/tlbreport.c" |
 		sed 's/.*"\(.*\)"/\1/' | sort -u); do
 		grep -qE "(\"$key\"|(^|[^a-z_])$key([^a-z_]|\$))" <<<"$text" || missing="$missing $key"
 	done

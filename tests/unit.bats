@@ -19,3 +19,4 @@ run_unit() {
 @test "unit: following a plan: window, release, O_DIRECT with and without AIO (test_follow)" { run_unit test_follow; }
 @test "unit: several files as one dataset: numbering, keys, plans (test_dataset)" { run_unit test_dataset; }
 @test "unit: error codes and texts, sized structs, two writers finishing at once (test_errors)" { run_unit test_errors; }
+@test "unit: bench-tlb's verdict on synthetic latency curves (test_memlat)" { run_unit test_memlat; }

@@ -2,6 +2,7 @@
  * mbind(2), threads pinned with sched_setaffinity(2), placement checked with move_pages(2),
  * warm-up discarded, runs repeated, median and spread kept. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/mempolicy.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 
 #include "membench.h"
 #include "slab.h"
+#include "sysfs.h"
 
 #define HUGE_2M (2u << 20)
 /* Bandwidth threads look at the stop flag after each chunk this size: ~20 us of reading. */
@@ -27,8 +29,7 @@
 /* Pages whose node move_pages reports, spread over the buffer. */
 #define PLACE_SAMPLES 1024u
 
-static double
-now(void)
+static double now(void)
 {
 	struct timespec ts;
 
@@ -36,8 +37,7 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-uint64_t
-slab_mb_llc_bytes(const struct slab_topo_info *ti)
+uint64_t slab_membench_llc_bytes(const struct slab_topo_info *ti)
 {
 	uint64_t llc = 0;
 	unsigned top = 0;
@@ -51,10 +51,9 @@ slab_mb_llc_bytes(const struct slab_topo_info *ti)
 	return llc;
 }
 
-uint64_t
-slab_mb_default_size(const struct slab_topo_info *ti)
+uint64_t slab_membench_default_size(const struct slab_topo_info *ti)
 {
-	uint64_t size = 256u << 20, llc = slab_mb_llc_bytes(ti);
+	uint64_t size = 256u << 20, llc = slab_membench_llc_bytes(ti);
 
 	if (llc * 4 > size)
 		size = (llc * 4 + HUGE_2M - 1) / HUGE_2M * HUGE_2M;
@@ -63,16 +62,14 @@ slab_mb_default_size(const struct slab_topo_info *ti)
 
 /* ---- statistics --------------------------------------------------------------------------- */
 
-static int
-cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static void
-summarize(struct slab_mb_stat *s)
+static void summarize(struct slab_membench_stat *s)
 {
 	double *sorted = malloc(s->nruns * sizeof(*sorted));
 	unsigned n = s->nruns;
@@ -96,8 +93,7 @@ struct buffer {
 	size_t len;
 };
 
-static void
-buffer_free(struct buffer *b)
+static void buffer_free(struct buffer *b)
 {
 	if (b->p != NULL)
 		munmap(b->p, b->len);
@@ -108,10 +104,10 @@ buffer_free(struct buffer *b)
  * Map len bytes, ask for transparent huge pages (fewer TLB misses, so the latency figure is
  * memory's rather than the page walker's; a no-op when THP is "never"), bind them to node
  * before any is touched, then touch them all. *bound is 0 when the kernel has no NUMA
- * support and one node was asked for: then binding means nothing. 0 or -1 with errno.
+ * support and one node was asked for: then binding means nothing. 0, or SLAB_ERR_IO with
+ * errno set.
  */
-static int
-buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
+static int buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 {
 	size_t map = len + HUGE_2M, head;
 	unsigned char *raw;
@@ -122,7 +118,7 @@ buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 	b->p = NULL;
 	raw = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (raw == MAP_FAILED)
-		return -1;
+		return SLAB_ERR_IO;
 	head = (HUGE_2M - (uintptr_t)raw % HUGE_2M) % HUGE_2M;
 	if (head)
 		munmap(raw, head);
@@ -135,7 +131,7 @@ buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 	if (mask == NULL) {
 		buffer_free(b);
 		errno = ENOMEM;
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	mask[node / (8 * sizeof(long))] |= 1ul << (node % (8 * sizeof(long)));
 	/* maxnode counts one more than the bits, as libnuma passes it. */
@@ -149,7 +145,7 @@ buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 			free(mask);
 			buffer_free(b);
 			errno = saved;
-			return -1;
+			return SLAB_ERR_IO;
 		}
 	}
 	free(mask);
@@ -158,8 +154,7 @@ buffer_alloc(struct buffer *b, size_t len, int node, int *bound)
 }
 
 /* Share of sampled pages move_pages finds on node; -1 when it cannot say. */
-static double
-on_node_share(const struct buffer *b, int node)
+static double on_node_share(const struct buffer *b, int node)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = b->len / page;
 	unsigned n = pages < PLACE_SAMPLES ? (unsigned)pages : PLACE_SAMPLES, hits = 0, known = 0;
@@ -189,18 +184,21 @@ out:
 
 /* Share of the buffer the kernel backs with transparent huge pages (AnonHugePages in
  * /proc/self/smaps over its mappings); -1 when smaps cannot be read. */
-static double
-huge_share(const struct buffer *b)
+static double huge_share(const struct buffer *b)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
+	int fd = slab_sysfs_openat(NULL, "proc/self/smaps", O_RDONLY);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	uintptr_t lo = (uintptr_t)b->p, hi = lo + b->len;
 	char *line = NULL;
 	size_t cap = 0;
 	int inside = 0, found = 0;
 	uint64_t kb = 0;
 
-	if (f == NULL)
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	while (getline(&line, &cap, f) > 0) {
 		uintptr_t s, e;
 		unsigned long long v;
@@ -222,18 +220,17 @@ huge_share(const struct buffer *b)
 /* A random single cycle through every line of the buffer (Sattolo's shuffle), each line
  * holding the address of the next, so every load depends on the one before and no
  * prefetcher can guess it. */
-static int
-build_chain(struct buffer *b)
+static int build_chain(struct buffer *b)
 {
-	size_t lines = b->len / SLAB_MB_LINE;
+	size_t lines = b->len / SLAB_MEMBENCH_LINE;
 	uint32_t *order;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
 	if (lines < 2 || lines > UINT32_MAX)
-		return -1;
+		return SLAB_ERR_INVAL;
 	order = malloc(lines * sizeof(*order));
 	if (order == NULL)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	for (size_t i = 0; i < lines; i++)
 		order[i] = (uint32_t)i;
 	for (size_t i = lines - 1; i > 0; i--) {
@@ -250,7 +247,7 @@ build_chain(struct buffer *b)
 		order[j] = tmp;
 	}
 	for (size_t i = 0; i < lines; i++)
-		*(void **)(b->p + i * SLAB_MB_LINE) = b->p + (size_t)order[i] * SLAB_MB_LINE;
+		*(void **)(b->p + i * SLAB_MEMBENCH_LINE) = b->p + (size_t)order[i] * SLAB_MEMBENCH_LINE;
 	free(order);
 	return 0;
 }
@@ -277,8 +274,7 @@ struct bw_thread {
 	uint64_t sink;
 };
 
-static void *
-bw_worker(void *arg)
+static void *bw_worker(void *arg)
 {
 	struct bw_thread *w = arg;
 	size_t chunk = BW_CHUNK / 8 < w->words ? BW_CHUNK / 8 : w->words, pos = 0;
@@ -322,8 +318,7 @@ bw_worker(void *arg)
 	return NULL;
 }
 
-static void
-sleep_for(double seconds)
+static void sleep_for(double seconds)
 {
 	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
 
@@ -332,8 +327,7 @@ sleep_for(double seconds)
 }
 
 /* Create a thread on one CPU: it starts there, never elsewhere. */
-static int
-spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
+static int spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
 	cpu_set_t *set;
@@ -354,22 +348,37 @@ spawn_on(pthread_t *th, unsigned cpu, void *(*fn)(void *), void *arg)
 	return rc;
 }
 
-static int
-measure_bw(const struct buffer *b, const unsigned *cpus, unsigned ncpus, unsigned nthreads,
-	   unsigned runs, double seconds, struct slab_mb_stat *st, char *err, size_t errlen)
+static void cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void cell_fail(struct slab_membench_cell *c, const char *fmt, ...)
 {
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->error, sizeof(c->error), fmt, ap);
+	va_end(ap);
+	c->ok = 0;
+}
+
+/* Bandwidth into c->bw: 0, or a negative SLAB_ERR_* with the reason in c->error. */
+static int measure_bw(const struct buffer *b, const unsigned *cpus, unsigned ncpus,
+		      unsigned nthreads,
+		      unsigned runs, double seconds, struct slab_membench_cell *c)
+{
+	struct slab_membench_stat *st = &c->bw;
 	struct bw_shared sh;
 	struct bw_thread *w = calloc(nthreads, sizeof(*w));
 	pthread_t *th = calloc(nthreads, sizeof(*th));
 	size_t slice = b->len / nthreads / 4096 * 4096;
 	unsigned started = 0;
-	int ret = -1;
+	int ret = SLAB_ERR_IO;
 
 	if (w == NULL || th == NULL) {
-		snprintf(err, errlen, "out of memory");
+		cell_fail(c, "out of memory");
 		free(w);
 		free(th);
-		return -1;
+		return SLAB_ERR_NOMEM;
 	}
 	pthread_mutex_init(&sh.lock, NULL);
 	pthread_cond_init(&sh.cond, NULL);
@@ -386,8 +395,8 @@ measure_bw(const struct buffer *b, const unsigned *cpus, unsigned ncpus, unsigne
 		w[i].words = slice / 8;
 		rc = spawn_on(&th[i], cpus[i % ncpus], bw_worker, &w[i]);
 		if (rc != 0) {
-			snprintf(err, errlen, "cannot start a thread on CPU %u: %s", cpus[i % ncpus],
-				 strerror(rc));
+			cell_fail(c, "cannot start a thread on CPU %u: %s", cpus[i % ncpus],
+				  strerror(rc));
 			break;
 		}
 		started++;
@@ -437,11 +446,10 @@ struct lat_job {
 	void *start;
 	unsigned runs;
 	double seconds;
-	struct slab_mb_stat *st;
+	struct slab_membench_stat *st;
 };
 
-static void *
-lat_worker(void *arg)
+static void *lat_worker(void *arg)
 {
 	struct lat_job *j = arg;
 	void *volatile sink;
@@ -467,38 +475,42 @@ lat_worker(void *arg)
 	return NULL;
 }
 
-static int
-measure_lat(const struct buffer *b, unsigned cpu, unsigned runs, double seconds,
-	    struct slab_mb_stat *st, char *err, size_t errlen)
+/* Latency into c->lat: 0, or SLAB_ERR_IO with the reason in c->error. */
+static int measure_lat(const struct buffer *b, unsigned cpu, unsigned runs, double seconds,
+		       struct slab_membench_cell *c)
 {
-	struct lat_job j = { b->p, runs, seconds, st };
+	struct lat_job j = { b->p, runs, seconds, &c->lat };
 	pthread_t th;
 	int rc = spawn_on(&th, cpu, lat_worker, &j);
 
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot start a thread on CPU %u: %s", cpu, strerror(rc));
-		return -1;
+		cell_fail(c, "cannot start a thread on CPU %u: %s", cpu, strerror(rc));
+		return SLAB_ERR_IO;
 	}
 	pthread_join(th, NULL);
-	summarize(st);
+	summarize(&c->lat);
 	return 0;
 }
 
-/* Total and idle (idle + iowait) CPU time of all CPUs so far, in ticks; -1 unknown. */
-static int
-cpu_times(unsigned long long *total, unsigned long long *idle)
+/* Total and idle (idle + iowait) CPU time of all CPUs so far, in ticks: 0, or a negative
+ * SLAB_ERR_* when /proc/stat cannot be read. */
+static int cpu_times(unsigned long long *total, unsigned long long *idle)
 {
-	FILE *f = fopen("/proc/stat", "re");
+	int fd = slab_sysfs_openat(NULL, "proc/stat", O_RDONLY);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	unsigned long long v[8] = { 0 };
 	int n;
 
-	if (f == NULL)
-		return -1;
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return SLAB_ERR_IO;
+	}
 	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
 	if (n < 5)
-		return -1;
+		return SLAB_ERR_CORRUPT;
 	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 	*idle = v[3] + v[4];
 	return 0;
@@ -507,8 +519,7 @@ cpu_times(unsigned long long *total, unsigned long long *idle)
 /* Other work competing for CPUs and memory makes the figures lower and noisier, and the
  * reader should know: the share of CPU time in use over a short look before measuring
  * (this process sleeps meanwhile). -1 when /proc/stat cannot be read. */
-static double
-busy_share(double seconds)
+static double busy_share(double seconds)
 {
 	unsigned long long t0, i0, t1, i1;
 
@@ -523,9 +534,9 @@ busy_share(double seconds)
 /* ---- the matrix --------------------------------------------------------------------------- */
 
 /* The CPUs of a node this process may run on (cpuset, taskset), into out. */
-static unsigned
-allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask, size_t masksize,
-	     unsigned *out)
+static unsigned allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask,
+			     size_t masksize,
+			     unsigned *out)
 {
 	unsigned n = 0;
 
@@ -535,50 +546,33 @@ allowed_cpus(const struct slab_topo_node *nd, const cpu_set_t *mask, size_t mask
 	return n;
 }
 
-static int
-alloc_stat(struct slab_mb_stat *s, unsigned n)
+static int alloc_stat(struct slab_membench_stat *s, unsigned n)
 {
 	s->runs = calloc(n, sizeof(*s->runs));
 	s->nruns = 0;
-	return s->runs != NULL ? 0 : -1;
+	return s->runs != NULL ? 0 : SLAB_ERR_NOMEM;
 }
 
-static void
-cell_fail(struct slab_mb_cell *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-cell_fail(struct slab_mb_cell *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->error, sizeof(c->error), fmt, ap);
-	va_end(ap);
-	c->ok = 0;
-}
-
-int
-slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
-	    struct slab_mb_result *r, char *err, size_t errlen)
+int slab_membench_run(const struct slab_topo_info *ti, const struct slab_membench_opts *o,
+		      struct slab_membench_result *r)
 {
 	unsigned repeat = o->repeat ? o->repeat : 5;
 	double seconds = o->seconds > 0 ? o->seconds : 0.2;
-	uint64_t size = o->size ? o->size : slab_mb_default_size(ti);
+	uint64_t size = o->size ? o->size : slab_membench_default_size(ti);
 	size_t masksize = CPU_ALLOC_SIZE(8192);
 	cpu_set_t *mask = NULL;
 	unsigned *cpus = NULL, maxcpus = 0;
 	int ret = SLAB_ERR_NOMEM, failed = 0;
 
 	memset(r, 0, sizeof(*r));
-	err[0] = '\0';
 	r->size = size;
 	r->repeat = repeat;
 	r->seconds = seconds;
 	r->bound = 1;
 	r->busy = busy_share(0.2);
-	if (size < 4096 * (uint64_t)(o->threads ? o->threads : 1) || size / SLAB_MB_LINE > UINT32_MAX ||
-	    size > SIZE_MAX / 2) {
-		snprintf(err, errlen, "a buffer of %" PRIu64 " bytes cannot be measured that way",
+	if (size < 4096 * (uint64_t)(o->threads ? o->threads : 1) ||
+	    size / SLAB_MEMBENCH_LINE > UINT32_MAX || size > SIZE_MAX / 2) {
+		snprintf(r->err, sizeof(r->err), "a buffer of %" PRIu64 " bytes cannot be measured that way",
 			 size);
 		return SLAB_ERR_INVAL;
 	}
@@ -598,11 +592,11 @@ slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
 	mask = CPU_ALLOC(8192);
 	if (r->row_node == NULL || r->col_node == NULL || r->cells == NULL || cpus == NULL ||
 	    mask == NULL) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(r->err, sizeof(r->err), "out of memory");
 		goto out;
 	}
 	if (r->nrows == 0 || r->ncols == 0) {
-		snprintf(err, errlen, "no node with CPUs or no node with memory");
+		snprintf(r->err, sizeof(r->err), "no node with CPUs or no node with memory");
 		ret = SLAB_ERR_INVAL;
 		goto out;
 	}
@@ -617,7 +611,7 @@ slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
 	}
 	CPU_ZERO_S(masksize, mask);
 	if (sched_getaffinity(0, masksize, mask) != 0) {
-		snprintf(err, errlen, "sched_getaffinity: %s", strerror(errno));
+		snprintf(r->err, sizeof(r->err), "sched_getaffinity: %s", strerror(errno));
 		ret = SLAB_ERR_IO;
 		goto out;
 	}
@@ -647,10 +641,9 @@ slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
 		if (!bound)
 			r->bound = 0;
 		for (unsigned row = 0; row < r->nrows; row++) {
-			struct slab_mb_cell *c = &r->cells[(size_t)row * r->ncols + col];
+			struct slab_membench_cell *c = &r->cells[(size_t)row * r->ncols + col];
 			int cn = r->row_node[row];
 			unsigned n, nthreads;
-			char e[160];
 
 			c->on_node = on_node;
 			c->huge = huge;
@@ -666,24 +659,19 @@ slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
 			}
 			nthreads = o->threads ? o->threads : n;
 			if (alloc_stat(&c->bw, repeat) != 0 || alloc_stat(&c->lat, repeat) != 0) {
-				snprintf(err, errlen, "out of memory");
+				snprintf(r->err, sizeof(r->err), "out of memory");
 				buffer_free(&b);
 				goto out;
 			}
 			c->threads = nthreads;
 			if (o->progress)
 				o->progress(cn, m, "bandwidth", o->arg);
-			if (measure_bw(&b, cpus, n, nthreads, repeat, seconds, &c->bw, e,
-				       sizeof(e)) != 0) {
-				cell_fail(c, "%s", e);
+			if (measure_bw(&b, cpus, n, nthreads, repeat, seconds, c) != 0)
 				continue;
-			}
 			if (o->progress)
 				o->progress(cn, m, "latency", o->arg);
-			if (measure_lat(&b, cpus[0], repeat, seconds, &c->lat, e, sizeof(e)) != 0) {
-				cell_fail(c, "%s", e);
+			if (measure_lat(&b, cpus[0], repeat, seconds, c) != 0)
 				continue;
-			}
 			c->ok = 1;
 		}
 		buffer_free(&b);
@@ -691,7 +679,7 @@ slab_mb_run(const struct slab_topo_info *ti, const struct slab_mb_opts *o,
 	for (size_t i = 0; i < (size_t)r->nrows * r->ncols; i++)
 		if (!r->cells[i].ok) {
 			if (!failed)
-				snprintf(err, errlen, "CPU node %d, memory node %d: %s",
+				snprintf(r->err, sizeof(r->err), "CPU node %d, memory node %d: %s",
 					 r->row_node[i / r->ncols], r->col_node[i % r->ncols],
 					 r->cells[i].error);
 			failed = 1;
@@ -704,8 +692,12 @@ out:
 	return ret;
 }
 
-void
-slab_mb_free(struct slab_mb_result *r)
+const char *slab_membench_error(const struct slab_membench_result *r)
+{
+	return r->err;
+}
+
+void slab_membench_free(struct slab_membench_result *r)
 {
 	for (size_t i = 0; r->cells != NULL && i < (size_t)r->nrows * r->ncols; i++) {
 		free(r->cells[i].bw.runs);

@@ -14,37 +14,35 @@
 #include <unistd.h>
 
 #include "memlat.h"
+#include "slab.h"
+#include "sysfs.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
 
-const char *
-memlat_backing_name(enum memlat_backing b)
+const char *slab_memlat_backing_name(enum slab_memlat_backing b)
 {
 	static const char *const names[] = { "4k", "thp", "hugetlb" };
 
-	return (unsigned)b < MEMLAT_NBACKINGS ? names[b] : "?";
+	return (unsigned)b < SLAB_MEMLAT_NBACKINGS ? names[b] : "?";
 }
 
-const char *
-memlat_pattern_name(enum memlat_pattern p)
+const char *slab_memlat_pattern_name(enum slab_memlat_pattern p)
 {
 	static const char *const names[] = { "chase", "page", "seq" };
 
-	return (unsigned)p <= MEMLAT_SEQ ? names[p] : "?";
+	return (unsigned)p <= SLAB_MEMLAT_SEQ ? names[p] : "?";
 }
 
-size_t
-memlat_unit(enum memlat_pattern p)
+size_t slab_memlat_unit(enum slab_memlat_pattern p)
 {
-	return p == MEMLAT_PAGE ? MEMLAT_SMALL_PAGE : MEMLAT_LINE;
+	return p == SLAB_MEMLAT_PAGE ? SLAB_MEMLAT_SMALL_PAGE : SLAB_MEMLAT_LINE;
 }
 
 static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void
-say(char *buf, size_t len, const char *fmt, ...)
+static void say(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -54,8 +52,7 @@ say(char *buf, size_t len, const char *fmt, ...)
 }
 
 /* "2 MiB", "1.5 GiB": the library does not use cli.h, which belongs to the tools. */
-static const char *
-size_text(uint64_t n, char *buf, size_t len)
+static const char *size_text(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)n;
@@ -72,58 +69,18 @@ size_text(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * The start of a file, up to len - 1 bytes, NUL-terminated, into the caller's buffer. The
- * readers of /sys and /proc below allocate nothing (no FILE, no getline buffer): running
- * short of memory must not turn a value the kernel gives into an unknown one. The length
- * read, or -1.
- */
-static ssize_t
-read_head(const char *path, char *buf, size_t len)
+/* A number from a file of this machine's /sys or /proc (no allocation: see sysfs.h). */
+static int read_ulong(const char *rel, unsigned long *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
+	int64_t v;
+	int rc = slab_sysfs_i64(NULL, rel, &v);
 
-	if (fd < 0)
-		return -1;
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, len - 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			close(fd);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return (ssize_t)n;
-}
-
-/* The line of text starting with key, or NULL. */
-static const char *
-find_line(const char *text, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = text; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, key, kl) == 0)
-			return p;
-	return NULL;
-}
-
-static int
-read_ulong(const char *path, unsigned long *out)
-{
-	char buf[64];
-
-	if (read_head(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return sscanf(buf, "%lu", out) == 1 ? 0 : -1;
+	if (rc < 0)
+		return rc;
+	if (v < 0)
+		return SLAB_ERR_CORRUPT;
+	*out = (unsigned long)v;
+	return 0;
 }
 
 /* ---- regions ---------------------------------------------------------------------------- */
@@ -133,14 +90,13 @@ read_ulong(const char *path, unsigned long *out)
  * reports a failure as an error where touching the pages would die of SIGBUS (a hugetlb
  * pool emptied by someone else); older kernels get the pages touched one by one.
  */
-static int
-populate(unsigned char *p, size_t len, size_t step)
+static int populate(unsigned char *p, size_t len, size_t step)
 {
 #ifdef MADV_POPULATE_WRITE
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
 	if (errno != EINVAL)
-		return -1;
+		return SLAB_ERR_IO;
 #endif
 	for (size_t off = 0; off < len; off += step)
 		p[off] = 1;
@@ -151,10 +107,9 @@ populate(unsigned char *p, size_t len, size_t step)
  * AnonHugePages of the mappings that overlap [base, base + len), from /proc/self/smaps: what
  * the kernel really gave, whatever was asked. -1 when smaps cannot be read.
  */
-static int
-smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
+static int smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 {
-	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+	int fd = slab_sysfs_openat(NULL, "proc/self/smaps", O_RDONLY);
 	uintptr_t lo = (uintptr_t)base, hi = lo + len;
 	char buf[16384];
 	size_t have = 0;
@@ -162,7 +117,7 @@ smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 	int inside = 0, found = 0, eof = 0;
 
 	if (fd < 0)
-		return -1;
+		return SLAB_ERR_IO;
 	/* Line by line through a fixed buffer; a line longer than it (a very long path) is
 	 * skipped: what matters are the address and AnonHugePages lines. */
 	while (!eof) {
@@ -173,7 +128,7 @@ smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 			continue;
 		if (r < 0) {
 			close(fd);
-			return -1;
+			return SLAB_ERR_IO;
 		}
 		eof = r == 0;
 		have += (size_t)r;
@@ -201,18 +156,17 @@ smaps_huge_bytes(const unsigned char *base, size_t len, uint64_t *out)
 	}
 	close(fd);
 	if (!found)
-		return -1;
+		return SLAB_ERR_NOTFOUND;
 	/* A neighbour merged into the same mapping would count too; never more than the region. */
 	*out = sum > len ? len : sum;
 	return 0;
 }
 
-void
-memlat_region_check(struct memlat_region *r)
+void slab_memlat_region_check(struct slab_memlat_region *r)
 {
 	uint64_t huge;
 
-	if (!r->ok || r->backing == MEMLAT_HUGETLB)
+	if (!r->ok || r->backing == SLAB_MEMLAT_HUGETLB)
 		return;
 	if (smaps_huge_bytes(r->base, r->len, &huge) == 0) {
 		r->huge_bytes = huge;
@@ -220,29 +174,32 @@ memlat_region_check(struct memlat_region *r)
 	}
 }
 
-double
-memlat_huge_fraction(const struct memlat_region *r)
+const char *slab_memlat_region_error(const struct slab_memlat_region *r)
+{
+	return r->err;
+}
+
+double slab_memlat_huge_fraction(const struct slab_memlat_region *r)
 {
 	if (!r->ok || !r->huge_known || r->len == 0)
 		return -1;
 	return (double)r->huge_bytes / (double)r->len;
 }
 
-static int
-map_anon(struct memlat_region *r, size_t len, size_t align, int advice)
+static int map_anon(struct slab_memlat_region *r, size_t len, size_t align, int advice)
 {
-	size_t map_len = len + (align > MEMLAT_SMALL_PAGE ? align : 0);
+	size_t map_len = len + (align > SLAB_MEMLAT_SMALL_PAGE ? align : 0);
 	unsigned char *p, *base;
 	char a[32];
 
 	p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		say(r->why, sizeof(r->why), "mmap of %s: %s", size_text(len, a, sizeof(a)),
+		say(r->err, sizeof(r->err), "mmap of %s: %s", size_text(len, a, sizeof(a)),
 		    strerror(errno));
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	base = p;
-	if (align > MEMLAT_SMALL_PAGE) {
+	if (align > SLAB_MEMLAT_SMALL_PAGE) {
 		/* Trim to an aligned region, so each 2 MiB of it can be one huge page. */
 		base = (unsigned char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
 		if (base > p)
@@ -253,42 +210,41 @@ map_anon(struct memlat_region *r, size_t len, size_t align, int advice)
 	r->base = base;
 	r->len = len;
 	if (madvise(base, len, advice) != 0 && advice == MADV_HUGEPAGE) {
-		say(r->why, sizeof(r->why), "madvise MADV_HUGEPAGE: %s (a kernel without "
+		say(r->err, sizeof(r->err), "madvise MADV_HUGEPAGE: %s (a kernel without "
 		    "transparent huge pages)", strerror(errno));
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	/* MADV_NOHUGEPAGE fails only where there is no THP: 4 KiB pages anyway. */
-	if (populate(base, len, MEMLAT_SMALL_PAGE) != 0) {
-		say(r->why, sizeof(r->why), "faulting in %s: %s", size_text(len, a, sizeof(a)),
+	if (populate(base, len, SLAB_MEMLAT_SMALL_PAGE) != 0) {
+		say(r->err, sizeof(r->err), "faulting in %s: %s", size_text(len, a, sizeof(a)),
 		    strerror(errno));
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	return 0;
 }
 
-static int
-map_hugetlb(struct memlat_region *r, size_t want, size_t hp)
+static int map_hugetlb(struct slab_memlat_region *r, size_t want, size_t hp)
 {
-	const char *name = hp == MEMLAT_THP_SIZE ? "2 MiB" : "1 GiB";
-	const char *howto = hp == MEMLAT_THP_SIZE ?
+	const char *name = hp == SLAB_MEMLAT_THP_SIZE ? "2 MiB" : "1 GiB";
+	const char *howto = hp == SLAB_MEMLAT_THP_SIZE ?
 		"echo N > /proc/sys/vm/nr_hugepages, or hugepages=N at boot" :
 		"echo N > /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages, or "
 		"hugepagesz=1G hugepages=N at boot";
 	unsigned long nr, nfree, resv = 0, avail, need, use;
-	int shift = hp == MEMLAT_THP_SIZE ? 21 : 30;
+	int shift = hp == SLAB_MEMLAT_THP_SIZE ? 21 : 30;
 	char dir[96], path[160], a[32];
 	unsigned char *p;
 
-	snprintf(dir, sizeof(dir), "/sys/kernel/mm/hugepages/hugepages-%zukB", hp >> 10);
+	snprintf(dir, sizeof(dir), "sys/kernel/mm/hugepages/hugepages-%zukB", hp >> 10);
 	snprintf(path, sizeof(path), "%s/nr_hugepages", dir);
 	if (read_ulong(path, &nr) != 0) {
-		say(r->why, sizeof(r->why), "this kernel or CPU offers no %s huge pages (no %s)",
+		say(r->err, sizeof(r->err), "this kernel or CPU offers no %s huge pages (no /%s)",
 		    name, dir);
-		return -1;
+		return SLAB_ERR_NOTFOUND;
 	}
 	if (nr == 0) {
-		say(r->why, sizeof(r->why), "no %s huge pages reserved (%s)", name, howto);
-		return -1;
+		say(r->err, sizeof(r->err), "no %s huge pages reserved (%s)", name, howto);
+		return SLAB_ERR_NOTFOUND;
 	}
 	snprintf(path, sizeof(path), "%s/free_hugepages", dir);
 	if (read_ulong(path, &nfree) != 0)
@@ -297,25 +253,25 @@ map_hugetlb(struct memlat_region *r, size_t want, size_t hp)
 	read_ulong(path, &resv);
 	avail = nfree > resv ? nfree - resv : 0;
 	if (avail == 0) {
-		say(r->why, sizeof(r->why), "all %lu reserved %s huge pages are in use (%s)",
+		say(r->err, sizeof(r->err), "all %lu reserved %s huge pages are in use (%s)",
 		    nr, name, howto);
-		return -1;
+		return SLAB_ERR_NOTFOUND;
 	}
 	need = (unsigned long)((want + hp - 1) / hp);
 	use = need < avail ? need : avail;
 	p = mmap(NULL, use * hp, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), -1, 0);
 	if (p == MAP_FAILED) {
-		say(r->why, sizeof(r->why), "mmap MAP_HUGETLB of %lu %s pages: %s (%lu free)",
+		say(r->err, sizeof(r->err), "mmap MAP_HUGETLB of %lu %s pages: %s (%lu free)",
 		    use, name, strerror(errno), avail);
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	r->base = p;
 	r->len = use * hp;
 	if (populate(p, r->len, hp) != 0) {
-		say(r->why, sizeof(r->why), "faulting in %lu %s huge pages: %s", use, name,
+		say(r->err, sizeof(r->err), "faulting in %lu %s huge pages: %s", use, name,
 		    strerror(errno));
-		return -1;
+		return SLAB_ERR_IO;
 	}
 	if (use < need)
 		say(r->note, sizeof(r->note), "only %s in free %s huge pages: larger working sets "
@@ -325,9 +281,8 @@ map_hugetlb(struct memlat_region *r, size_t want, size_t hp)
 	return 0;
 }
 
-int
-memlat_region_map(struct memlat_region *r, enum memlat_backing b, size_t want,
-		  size_t hugetlb_page)
+int slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b, size_t want,
+			   size_t hugetlb_page)
 {
 	size_t len;
 	int rc;
@@ -335,46 +290,45 @@ memlat_region_map(struct memlat_region *r, enum memlat_backing b, size_t want,
 	memset(r, 0, sizeof(*r));
 	r->backing = b;
 	r->want = want;
-	r->page_size = MEMLAT_SMALL_PAGE;
+	r->page_size = SLAB_MEMLAT_SMALL_PAGE;
 	if (want == 0)
-		return -1;
+		return SLAB_ERR_INVAL;
 	switch (b) {
-	case MEMLAT_4K:
-		len = (want + MEMLAT_SMALL_PAGE - 1) / MEMLAT_SMALL_PAGE * MEMLAT_SMALL_PAGE;
-		rc = map_anon(r, len, MEMLAT_SMALL_PAGE, MADV_NOHUGEPAGE);
+	case SLAB_MEMLAT_4K:
+		len = (want + SLAB_MEMLAT_SMALL_PAGE - 1) / SLAB_MEMLAT_SMALL_PAGE * SLAB_MEMLAT_SMALL_PAGE;
+		rc = map_anon(r, len, SLAB_MEMLAT_SMALL_PAGE, MADV_NOHUGEPAGE);
 		break;
-	case MEMLAT_THP:
+	case SLAB_MEMLAT_THP:
 		/* Whole 2 MiB extents, so even a 4 KiB working set sits in a huge page. */
-		r->page_size = MEMLAT_THP_SIZE;
-		len = (want + MEMLAT_THP_SIZE - 1) / MEMLAT_THP_SIZE * MEMLAT_THP_SIZE;
-		rc = map_anon(r, len, MEMLAT_THP_SIZE, MADV_HUGEPAGE);
+		r->page_size = SLAB_MEMLAT_THP_SIZE;
+		len = (want + SLAB_MEMLAT_THP_SIZE - 1) / SLAB_MEMLAT_THP_SIZE * SLAB_MEMLAT_THP_SIZE;
+		rc = map_anon(r, len, SLAB_MEMLAT_THP_SIZE, MADV_HUGEPAGE);
 		break;
-	case MEMLAT_HUGETLB:
-		if (hugetlb_page != MEMLAT_THP_SIZE && hugetlb_page != (size_t)1 << 30)
-			return -1;
+	case SLAB_MEMLAT_HUGETLB:
+		if (hugetlb_page != SLAB_MEMLAT_THP_SIZE && hugetlb_page != (size_t)1 << 30)
+			return SLAB_ERR_INVAL;
 		r->page_size = hugetlb_page;
 		rc = map_hugetlb(r, want, hugetlb_page);
 		break;
 	default:
-		return -1;
+		return SLAB_ERR_INVAL;
 	}
 	if (rc != 0) {
 		if (r->base != NULL)
 			munmap(r->base, r->len);
 		r->base = NULL;
 		r->len = 0;
-		return 0;
+		return rc;
 	}
 	r->ok = 1;
-	if (b != MEMLAT_HUGETLB) {
-		memlat_region_check(r);
+	if (b != SLAB_MEMLAT_HUGETLB) {
+		slab_memlat_region_check(r);
 		r->huge_bytes_start = r->huge_bytes;
 	}
 	return 0;
 }
 
-void
-memlat_region_unmap(struct memlat_region *r)
+void slab_memlat_region_unmap(struct slab_memlat_region *r)
 {
 	if (r->base != NULL)
 		munmap(r->base, r->len);
@@ -385,8 +339,7 @@ memlat_region_unmap(struct memlat_region *r)
 
 /* ---- patterns ----------------------------------------------------------------------------- */
 
-static uint64_t
-mix64(uint64_t z)
+static uint64_t mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
@@ -394,8 +347,7 @@ mix64(uint64_t z)
 }
 
 /* splitmix64: fast, and good enough to shuffle; uniform below n by a 128-bit multiply. */
-static uint64_t
-below(uint64_t *state, uint64_t n)
+static uint64_t below(uint64_t *state, uint64_t n)
 {
 	*state += 0x9e3779b97f4a7c15u;
 	return (uint64_t)(((unsigned __int128)mix64(*state) * n) >> 64);
@@ -405,13 +357,12 @@ below(uint64_t *state, uint64_t n)
  * Element i of a chain: line i (chase), or one line of page i (page), at an offset drawn from
  * i so that the lines do not all fall into the same cache sets.
  */
-static void **
-slot(unsigned char *base, enum memlat_pattern pat, size_t i)
+static void **slot(unsigned char *base, enum slab_memlat_pattern pat, size_t i)
 {
-	if (pat == MEMLAT_PAGE)
-		return (void **)(base + i * MEMLAT_SMALL_PAGE +
-				 (size_t)(mix64(i) >> 58) * MEMLAT_LINE);
-	return (void **)(base + i * MEMLAT_LINE);
+	if (pat == SLAB_MEMLAT_PAGE)
+		return (void **)(base + i * SLAB_MEMLAT_SMALL_PAGE +
+				 (size_t)(mix64(i) >> 58) * SLAB_MEMLAT_LINE);
+	return (void **)(base + i * SLAB_MEMLAT_LINE);
 }
 
 /*
@@ -420,10 +371,9 @@ slot(unsigned char *base, enum memlat_pattern pat, size_t i)
  * element before it repeats and no prefetcher can guess the next). The order depends only
  * on the size and the pattern: every backing gets the same one.
  */
-static void **
-lay_chain(unsigned char *base, size_t ws, enum memlat_pattern pat)
+static void **lay_chain(unsigned char *base, size_t ws, enum slab_memlat_pattern pat)
 {
-	size_t n = ws / memlat_unit(pat), i;
+	size_t n = ws / slab_memlat_unit(pat), i;
 	uint64_t state = 0x62656e63682d746cu ^ ((uint64_t)ws << 4) ^ (uint64_t)pat;
 
 	for (i = 0; i < n; i++)
@@ -459,7 +409,7 @@ sum_lines(const uint64_t *w, size_t lines)
 {
 	uint64_t a = 0, b = 0, c = 0, d = 0;
 
-	for (size_t i = 0; i < lines; i++, w += MEMLAT_LINE / 8) {
+	for (size_t i = 0; i < lines; i++, w += SLAB_MEMLAT_LINE / 8) {
 		a += w[0] + w[4];
 		b += w[1] + w[5];
 		c += w[2] + w[6];
@@ -473,15 +423,14 @@ static void *volatile chase_sink;
 static volatile uint64_t seq_sink;
 
 struct job {
-	enum memlat_pattern pat;
+	enum slab_memlat_pattern pat;
 	void **p;                       /* chase, page: where the chain goes on */
 	const uint64_t *words;          /* seq */
 	size_t lines;                   /* seq: lines per pass */
 	double wall;                    /* wall-clock seconds of the runs so far */
 };
 
-static double
-clock_s(clockid_t id)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
@@ -495,13 +444,12 @@ clock_s(clockid_t id)
  * CPU, the scheduler's slices given to them would otherwise count as memory latency. The
  * wall-clock time is kept too, to tell how much the CPU was shared.
  */
-static double
-run(struct job *j, uint64_t n)
+static double run(struct job *j, uint64_t n)
 {
 	double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), c1;
 	uint64_t s = 0;
 
-	if (j->pat == MEMLAT_SEQ) {
+	if (j->pat == SLAB_MEMLAT_SEQ) {
 		for (uint64_t k = 0; k < n; k++) {
 			s += sum_lines(j->words, j->lines);
 			/* Memory "changes" between passes: no pass may be merged with another. */
@@ -512,24 +460,23 @@ run(struct job *j, uint64_t n)
 	}
 	c1 = clock_s(CLOCK_THREAD_CPUTIME_ID);
 	j->wall += clock_s(CLOCK_MONOTONIC) - w0;
-	if (j->pat == MEMLAT_SEQ)
+	if (j->pat == SLAB_MEMLAT_SEQ)
 		seq_sink = seq_sink + s;
 	else
 		chase_sink = j->p;
 	return c1 - c0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
 }
 
-int
-memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *prm,
-	       struct memlat_point *out)
+int slab_memlat_measure(struct slab_memlat_region *r, size_t ws,
+			const struct slab_memlat_params *prm,
+			struct slab_memlat_point *out)
 {
 	struct job j;
 	uint64_t elements, per_unit, n, n_rep, done;
@@ -538,22 +485,22 @@ memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p
 
 	memset(out, 0, sizeof(*out));
 	out->dtlb_per_access = out->walks_per_access = NAN;
-	if (!r->ok || ws < memlat_unit(prm->pattern) || ws > r->len)
+	if (!r->ok || ws < slab_memlat_unit(prm->pattern) || ws > r->len)
 		return 0;
 	ns = malloc(reps * sizeof(*ns));
 	if (ns == NULL)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	memset(&j, 0, sizeof(j));
 	j.pat = prm->pattern;
-	if (j.pat == MEMLAT_SEQ) {
+	if (j.pat == SLAB_MEMLAT_SEQ) {
 		j.words = (const uint64_t *)(const void *)r->base;
-		j.lines = ws / MEMLAT_LINE;
+		j.lines = ws / SLAB_MEMLAT_LINE;
 		per_unit = j.lines;
 		elements = 1;                   /* one pass */
 	} else {
 		j.p = lay_chain(r->base, ws, j.pat);
 		per_unit = 1;
-		elements = ws / memlat_unit(j.pat);
+		elements = ws / slab_memlat_unit(j.pat);
 	}
 
 	/*
@@ -572,7 +519,7 @@ memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p
 	}
 
 	/* Calibrate: grow the count until a run takes an eighth of min_time, then scale. */
-	n = j.pat == MEMLAT_SEQ ? 1 : 256;
+	n = j.pat == SLAB_MEMLAT_SEQ ? 1 : 256;
 	for (;;) {
 		t = run(&j, n);
 		if (t >= prm->min_time / 8 || n > UINT64_MAX / 4)
@@ -582,18 +529,18 @@ memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p
 	n_rep = t > 0 ? (uint64_t)ceil((double)n * prm->min_time / t) : n;
 	if (n_rep < n)
 		n_rep = n;
-	if (j.pat != MEMLAT_SEQ)
+	if (j.pat != SLAB_MEMLAT_SEQ)
 		n_rep = (n_rep + 15) / 16 * 16;
 
 	if (prm->perf != NULL)
-		perfev_read(prm->perf, &d0, &w0);
+		slab_perfev_read(prm->perf, &d0, &w0);
 	j.wall = 0;
 	for (k = 0; k < reps; k++) {
 		if (prm->perf != NULL)
-			perfev_start(prm->perf);
+			slab_perfev_start(prm->perf);
 		t = run(&j, n_rep);
 		if (prm->perf != NULL)
-			perfev_stop(prm->perf);
+			slab_perfev_stop(prm->perf);
 		ns[k] = t * 1e9 / ((double)n_rep * (double)per_unit);
 		cpu += t;
 	}
@@ -601,7 +548,7 @@ memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p
 	if (prm->perf != NULL) {
 		double total = (double)reps * (double)n_rep * (double)per_unit;
 
-		perfev_read(prm->perf, &d1, &w1);
+		slab_perfev_read(prm->perf, &d1, &w1);
 		out->dtlb_per_access = (d1 - d0) / total;
 		out->walks_per_access = (w1 - w0) / total;
 	}
@@ -612,14 +559,13 @@ memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p
 	out->max = ns[reps - 1];
 	out->median = reps % 2 ? ns[reps / 2] : (ns[reps / 2 - 1] + ns[reps / 2]) / 2;
 	out->accesses = n_rep * per_unit;
-	if (j.pat == MEMLAT_SEQ && out->median > 0)
-		out->gbps = MEMLAT_LINE / out->median;  /* bytes per ns = GB/s */
+	if (j.pat == SLAB_MEMLAT_SEQ && out->median > 0)
+		out->gbps = SLAB_MEMLAT_LINE / out->median;  /* bytes per ns = GB/s */
 	free(ns);
 	return 0;
 }
 
-int
-memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n)
+int slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n)
 {
 	uint64_t *v;
 	size_t cap, cnt = 0;
@@ -628,16 +574,16 @@ memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *
 	*out = NULL;
 	*n = 0;
 	if (unit == 0 || steps == 0)
-		return -1;
+		return SLAB_ERR_INVAL;
 	max = max / unit * unit;
-	if (max < MEMLAT_MIN_SIZE)
-		return -1;
+	if (max < SLAB_MEMLAT_MIN_SIZE)
+		return SLAB_ERR_INVAL;
 	cap = (size_t)64 * steps + 2;   /* 2^64 / 4096 is fewer than 64 octaves */
 	v = malloc(cap * sizeof(*v));
 	if (v == NULL)
-		return -1;
+		return SLAB_ERR_NOMEM;
 	for (k = 0; cnt + 1 < cap; k++) {
-		double x = (double)MEMLAT_MIN_SIZE * pow(2.0, (double)k / steps);
+		double x = (double)SLAB_MEMLAT_MIN_SIZE * pow(2.0, (double)k / steps);
 		uint64_t s;
 
 		if (x > (double)max)
@@ -657,55 +603,26 @@ memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *
 
 /* ---- what the machine says about itself ----------------------------------------------- */
 
-static int
-read_word(const char *path, char *buf, size_t len)
-{
-	if (read_head(path, buf, len) <= 0)
-		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-int
-memlat_caches(unsigned cpu, struct memlat_cache *c, int max)
+int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max)
 {
 	int cnt = 0;
 
 	for (int idx = 0; idx < 16 && cnt < max; idx++) {
-		char path[128], type[16], size[32], *end;
-		unsigned long level;
-		unsigned long long v;
+		char index[24];
+		int rc;
 
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/level",
-			 cpu, idx);
-		if (read_ulong(path, &level) != 0)
-			break;
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/type",
-			 cpu, idx);
-		if (read_word(path, type, sizeof(type)) != 0 || strcmp(type, "Instruction") == 0)
+		snprintf(index, sizeof(index), "index%d", idx);
+		rc = slab_sysfs_cache(fs, cpu, index, &c[cnt]);
+		if (rc == SLAB_ERR_IO)
+			break;          /* no such index: the last was the last */
+		if (rc < 0 || strcmp(c[cnt].type, "Instruction") == 0)
 			continue;
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cache/index%d/size",
-			 cpu, idx);
-		if (read_word(path, size, sizeof(size)) != 0)
-			continue;
-		v = strtoull(size, &end, 10);
-		if (*end == 'K')
-			v <<= 10;
-		else if (*end == 'M')
-			v <<= 20;
-		else if (*end == 'G')
-			v <<= 30;
-		if (v == 0)
-			continue;
-		c[cnt].level = (unsigned)level;
-		snprintf(c[cnt].type, sizeof(c[cnt].type), "%s", type);
-		c[cnt].size = v;
 		cnt++;
 	}
 	/* By size, which is by level on every CPU that has sane caches. */
 	for (int a = 1; a < cnt; a++)
 		for (int b = a; b > 0 && c[b].size < c[b - 1].size; b--) {
-			struct memlat_cache t = c[b];
+			struct slab_sysfs_cache t = c[b];
 
 			c[b] = c[b - 1];
 			c[b - 1] = t;
@@ -713,57 +630,9 @@ memlat_caches(unsigned cpu, struct memlat_cache *c, int max)
 	return cnt;
 }
 
-const char *
-memlat_thp_setting(const char *which, char *buf, size_t len)
-{
-	char path[96], line[128], *lb, *rb;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s", which);
-	if (read_word(path, line, sizeof(line)) != 0)
-		return buf;
-	/* "always [madvise] never": the bracketed word is the setting. */
-	lb = strchr(line, '[');
-	rb = lb != NULL ? strchr(lb, ']') : NULL;
-	if (rb != NULL)
-		snprintf(buf, len, "%.*s", (int)(rb - lb - 1), lb + 1);
-	return buf;
-}
-
-const char *
-memlat_cpu_model(char *buf, size_t len)
-{
-	char text[8192];        /* the first CPU's lines, "model name" among them */
-	const char *line, *colon;
-
-	buf[0] = '\0';
-	if (read_head("/proc/cpuinfo", text, sizeof(text)) < 0 ||
-	    (line = find_line(text, "model name")) == NULL ||
-	    (colon = strchr(line, ':')) == NULL || colon > line + strcspn(line, "\n"))
-		return buf;
-	colon += strspn(colon + 1, " \t") + 1;
-	snprintf(buf, len, "%.*s", (int)strcspn(colon, "\n"), colon);
-	return buf;
-}
-
-uint64_t
-memlat_mem_available(void)
-{
-	char text[4096];        /* MemAvailable is the third line */
-	const char *line;
-	unsigned long long kb;
-
-	if (read_head("/proc/meminfo", text, sizeof(text)) < 0 ||
-	    (line = find_line(text, "MemAvailable:")) == NULL ||
-	    sscanf(line, "MemAvailable: %llu kB", &kb) != 1)
-		return 0;
-	return (uint64_t)kb * 1024;
-}
-
 /* ---- the verdict -------------------------------------------------------------------------- */
 
-static size_t
-count_measured(const double *m, size_t n)
+static size_t count_measured(const double *m, size_t n)
 {
 	size_t c = 0;
 
@@ -773,8 +642,7 @@ count_measured(const double *m, size_t n)
 }
 
 /* Median of the finite values among m[first..last]; v has room for them (and may be m). */
-static double
-median_of(const double *m, size_t first, size_t last, double *v)
+static double median_of(const double *m, size_t first, size_t last, double *v)
 {
 	size_t n = 0;
 
@@ -797,14 +665,14 @@ median_of(const double *m, size_t first, size_t last, double *v)
  */
 #define LEVEL_SPAN 1.25
 
-static void
-find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct memlat_cache *caches,
-	      int ncaches, double memory_ns, struct memlat_verdict *v, double *scratch)
+static void find_plateaus(const uint64_t *sizes, size_t n, const double *m,
+			  const struct slab_sysfs_cache *caches, int ncaches, double memory_ns,
+			  struct slab_memlat_verdict *v, double *scratch)
 {
 	size_t i = 0;
 
-	while (i < n && v->nplateaus < MEMLAT_MAX_PLATEAUS) {
-		struct memlat_plateau *p, *prev;
+	while (i < n && v->nplateaus < SLAB_MEMLAT_MAX_PLATEAUS) {
+		struct slab_memlat_plateau *p, *prev;
 		double lo, hi;
 		size_t j = i;
 
@@ -845,7 +713,7 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 	 * position: on a shared machine noise can split or hide a level.
 	 */
 	for (size_t k = 0; k < v->nplateaus; k++) {
-		struct memlat_plateau *p = &v->plateaus[k];
+		struct slab_memlat_plateau *p = &v->plateaus[k];
 		double mid = sqrt((double)sizes[p->first] * (double)sizes[p->last]);
 
 		p->cache = -1;
@@ -871,7 +739,7 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 		v->nplateaus = w;
 	}
 	for (size_t k = 0; k < v->nplateaus; k++) {
-		struct memlat_plateau *p = &v->plateaus[k];
+		struct slab_memlat_plateau *p = &v->plateaus[k];
 
 		p->value = median_of(m, p->first, p->last, scratch);
 		p->lo = INFINITY;
@@ -884,12 +752,12 @@ find_plateaus(const uint64_t *sizes, size_t n, const double *m, const struct mem
 	}
 }
 
-int
-memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
-	       const double frac[MEMLAT_NBACKINGS], const struct memlat_cache *caches,
-	       int ncaches, double memory_ns, struct memlat_verdict *v)
+int slab_memlat_analyse(const uint64_t *sizes, size_t n,
+			const double *const med[SLAB_MEMLAT_NBACKINGS],
+			const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
+			int ncaches, double memory_ns, struct slab_memlat_verdict *v)
 {
-	const double *k4 = med[MEMLAT_4K];
+	const double *k4 = med[SLAB_MEMLAT_4K];
 	int order[5], b;
 	/* For the medians and the 4k / huge ratios: allocated once, so no part of the verdict
 	 * is left out when memory runs short. */
@@ -899,26 +767,26 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 	v->ref = v->huge = -1;
 	v->reach = -1;
 	v->reach_ratio = v->reach_median = NAN;
-	for (b = 0; b < MEMLAT_NBACKINGS; b++) {
+	for (b = 0; b < SLAB_MEMLAT_NBACKINGS; b++) {
 		v->largest[b] = -1;
 		v->speedup[b] = NAN;
 	}
 	if (scratch == NULL)
-		return -1;
-	if (count_measured(med[MEMLAT_HUGETLB], n) > 0)
-		v->huge = MEMLAT_HUGETLB;
-	else if (count_measured(med[MEMLAT_THP], n) > 0 && frac[MEMLAT_THP] >= 0.5)
-		v->huge = MEMLAT_THP;
+		return SLAB_ERR_NOMEM;
+	if (count_measured(med[SLAB_MEMLAT_HUGETLB], n) > 0)
+		v->huge = SLAB_MEMLAT_HUGETLB;
+	else if (count_measured(med[SLAB_MEMLAT_THP], n) > 0 && frac[SLAB_MEMLAT_THP] >= 0.5)
+		v->huge = SLAB_MEMLAT_THP;
 
 	/*
 	 * Plateaus: a huge-page curve shows the caches without TLB misses mixed in; the first
 	 * curve that covers every size, else the first with any point.
 	 */
 	order[0] = v->huge;
-	order[1] = frac[MEMLAT_THP] >= 0.5 ? MEMLAT_THP : -1;
-	order[2] = MEMLAT_4K;
-	order[3] = MEMLAT_THP;
-	order[4] = MEMLAT_HUGETLB;
+	order[1] = frac[SLAB_MEMLAT_THP] >= 0.5 ? SLAB_MEMLAT_THP : -1;
+	order[2] = SLAB_MEMLAT_4K;
+	order[3] = SLAB_MEMLAT_THP;
+	order[4] = SLAB_MEMLAT_HUGETLB;
 	for (int o = 0; o < 5 && v->ref < 0; o++)
 		if (order[o] >= 0 && count_measured(med[order[o]], n) == n)
 			v->ref = order[o];
@@ -964,7 +832,7 @@ memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_N
 			}
 		}
 	}
-	for (b = MEMLAT_THP; b < MEMLAT_NBACKINGS; b++) {
+	for (b = SLAB_MEMLAT_THP; b < SLAB_MEMLAT_NBACKINGS; b++) {
 		if (med[b] == NULL)
 			continue;
 		for (size_t i = n; i-- > 0;)

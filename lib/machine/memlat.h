@@ -7,36 +7,40 @@
 #include <stdint.h>
 
 #include "perfev.h"
+#include "sysfs.h"
 
-#define MEMLAT_LINE 64                  /* cache line: the unit of chase and seq */
-#define MEMLAT_SMALL_PAGE 4096
-#define MEMLAT_THP_SIZE (2u << 20)      /* x86-64 PMD size: what THP can give */
-#define MEMLAT_MIN_SIZE 4096            /* the smallest working set */
+#define SLAB_MEMLAT_LINE 64                  /* cache line: the unit of chase and seq */
+#define SLAB_MEMLAT_SMALL_PAGE 4096
+#define SLAB_MEMLAT_THP_SIZE (2u << 20)      /* x86-64 PMD size: what THP can give */
+#define SLAB_MEMLAT_MIN_SIZE 4096            /* the smallest working set */
 
 /* Column order everywhere: 4k, thp, hugetlb. */
-enum memlat_backing { MEMLAT_4K, MEMLAT_THP, MEMLAT_HUGETLB, MEMLAT_NBACKINGS };
+enum slab_memlat_backing {
+	SLAB_MEMLAT_4K, SLAB_MEMLAT_THP, SLAB_MEMLAT_HUGETLB, SLAB_MEMLAT_NBACKINGS
+};
 
-enum memlat_pattern { MEMLAT_CHASE, MEMLAT_PAGE, MEMLAT_SEQ };
+enum slab_memlat_pattern { SLAB_MEMLAT_CHASE, SLAB_MEMLAT_PAGE, SLAB_MEMLAT_SEQ };
 
 /* "4k", "thp", "hugetlb"; "chase", "page", "seq". */
-const char *memlat_backing_name(enum memlat_backing b);
-const char *memlat_pattern_name(enum memlat_pattern p);
+const char *slab_memlat_backing_name(enum slab_memlat_backing b);
+const char *slab_memlat_pattern_name(enum slab_memlat_pattern p);
 
 /*
  * One mapping of one backing, populated once; every working set is measured from its start.
  * A backing that cannot be had (no hugetlb pages reserved, no THP in the kernel, mmap
- * refused) is not an error: ok is 0 and why says what is missing and how to get it.
+ * refused) leaves ok 0, and slab_memlat_region_error() says what is missing and how to get
+ * it.
  */
-struct memlat_region {
-	enum memlat_backing backing;
+struct slab_memlat_region {
+	enum slab_memlat_backing backing;
 	int ok;                         /* mapped and populated */
-	char why[320];                  /* !ok: the reason: "no 2 MiB huge pages reserved (...)" */
+	char err[320];                  /* !ok: read with slab_memlat_region_error() */
 	char note[320];                 /* ok: a limit worth saying ("only 64 MiB in ...") */
 	unsigned char *base;            /* working sets start here */
 	size_t len;                     /* bytes usable from base; larger sets are not measured */
 	size_t want;                    /* bytes asked for */
 	size_t page_size;               /* 4k: 4096; thp: 2 MiB asked for; hugetlb: 2 MiB or 1 GiB */
-	uint64_t huge_bytes;            /* in huge pages at the last memlat_region_check() */
+	uint64_t huge_bytes;            /* in huge pages at the last slab_memlat_region_check() */
 	uint64_t huge_bytes_start;      /* ... and right after mapping */
 	int huge_known;                 /* huge_bytes came from /proc/self/smaps (or is hugetlb) */
 };
@@ -45,31 +49,35 @@ struct memlat_region {
  * Map WANT bytes of backing B into r: 4k with MADV_NOHUGEPAGE; thp 2 MiB-aligned with
  * MADV_HUGEPAGE; hugetlb with MAP_HUGETLB in pages of HUGETLB_PAGE (2 MiB or 1 GiB), as much
  * of WANT as the free reserved pages hold. Populated (faulted in, written) before it
- * returns. 0 on success or when the backing is missing (see r->ok); -1 only when B or
- * HUGETLB_PAGE is invalid.
+ * returns. 0 (r->ok 1); SLAB_ERR_NOTFOUND when the backing is missing (no huge pages offered
+ * or free), SLAB_ERR_IO when mmap, madvise or faulting in failed, SLAB_ERR_INVAL for a bad
+ * B, WANT or HUGETLB_PAGE (r->ok 0 and slab_memlat_region_error() says why).
  */
-int memlat_region_map(struct memlat_region *r, enum memlat_backing b, size_t want,
-		      size_t hugetlb_page);
+int slab_memlat_region_map(struct slab_memlat_region *r, enum slab_memlat_backing b, size_t want,
+			   size_t hugetlb_page);
+
+/* Why the region is not ok: "no 2 MiB huge pages reserved (...)"; "" when it is. */
+const char *slab_memlat_region_error(const struct slab_memlat_region *r);
 
 /* Re-read how much of the region is in huge pages (khugepaged may have changed it). */
-void memlat_region_check(struct memlat_region *r);
+void slab_memlat_region_check(struct slab_memlat_region *r);
 
 /* Unmap; safe on a region that is not mapped. */
-void memlat_region_unmap(struct memlat_region *r);
+void slab_memlat_region_unmap(struct slab_memlat_region *r);
 
 /* Share of the region in huge pages, 0..1; -1 when unknown. */
-double memlat_huge_fraction(const struct memlat_region *r);
+double slab_memlat_huge_fraction(const struct slab_memlat_region *r);
 
-struct memlat_params {
-	enum memlat_pattern pattern;
+struct slab_memlat_params {
+	enum slab_memlat_pattern pattern;
 	double min_time;                /* CPU seconds each timed repetition lasts at least */
 	unsigned repeat;                /* timed repetitions, >= 1 */
-	struct perfev *perf;            /* NULL: no counters */
+	struct slab_perfev *perf;            /* NULL: no counters */
 };
 
 /* One working set on one backing. "Access": one load (chase, page) or one 64-byte line read
  * (seq). */
-struct memlat_point {
+struct slab_memlat_point {
 	int measured;                   /* 0: the set does not fit, or the backing is missing */
 	double median, min, max;        /* ns per access over the repetitions */
 	double gbps;                    /* seq: 64 bytes / median, in GB/s; otherwise 0 */
@@ -80,70 +88,55 @@ struct memlat_point {
 };
 
 /*
- * Measure working set WS (a multiple of memlat_unit()) in region r: lay out the pattern
+ * Measure working set WS (a multiple of slab_memlat_unit()) in region r: lay out the pattern
  * (a random cyclic chain of lines or of pages, the same order for every backing), warm up
  * (one traversal, cut short past 2 x min_time), calibrate the count so one repetition lasts
  * at least min_time, then time p->repeat repetitions by the thread's CPU time
  * (CLOCK_THREAD_CPUTIME_ID: slices given to other processes do not count). Sets
- * out->measured to 0 when WS does not fit. 0, or -1 when memory for the samples ran out.
+ * out->measured to 0 when WS does not fit. 0, or SLAB_ERR_NOMEM for the samples.
  */
-int memlat_measure(struct memlat_region *r, size_t ws, const struct memlat_params *p,
-		   struct memlat_point *out);
+int slab_memlat_measure(struct slab_memlat_region *r, size_t ws, const struct slab_memlat_params *p,
+			struct slab_memlat_point *out);
 
 /* Working sets are multiples of this: 64 (chase, seq) or 4096 (page). */
-size_t memlat_unit(enum memlat_pattern p);
+size_t slab_memlat_unit(enum slab_memlat_pattern p);
 
 /*
  * The working sets: 4096 * 2^(k/steps) for k = 0, 1, ... up to max, each rounded to a
  * multiple of unit, duplicates dropped, and max itself (rounded down to unit) last. *out is
- * malloc'd; the caller frees it. 0, or -1 (no memory, or max below 4096).
+ * malloc'd; the caller frees it. 0, SLAB_ERR_INVAL (max below 4096, unit or steps 0) or
+ * SLAB_ERR_NOMEM.
  */
-int memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n);
+int slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n);
 
-/* A data or unified cache of the CPU, from /sys/devices/system/cpu/cpuN/cache. */
-struct memlat_cache {
-	unsigned level;
-	char type[16];                  /* "Data", "Unified" */
-	uint64_t size;
-};
-
-/* Up to max caches of CPU cpu, by level; the count (0 when sysfs says nothing). */
-int memlat_caches(unsigned cpu, struct memlat_cache *c, int max);
-
-/* The selected word of /sys/kernel/mm/transparent_hugepage/WHICH ("enabled", "defrag"):
- * "madvise", ...; "" when unknown. */
-const char *memlat_thp_setting(const char *which, char *buf, size_t len);
-
-/* The "model name" of /proc/cpuinfo ("AMD EPYC 7B13"); "" when unknown. */
-const char *memlat_cpu_model(char *buf, size_t len);
-
-/* MemAvailable from /proc/meminfo in bytes; 0 when unknown. */
-uint64_t memlat_mem_available(void);
+/* Up to max data and unified caches of CPU cpu (sys/devices/system/cpu/cpuN/cache under the
+ * root of fs; NULL: this machine), by size; the count (0 when sysfs says nothing). */
+int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max);
 
 /* ---- the verdict ------------------------------------------------------------------------ */
 
-#define MEMLAT_MAX_PLATEAUS 16
+#define SLAB_MEMLAT_MAX_PLATEAUS 16
 
 /* A run of consecutive points spanning an octave or more whose medians lie within a factor
  * of 1.25 of each other: one level of the memory hierarchy. Neighbouring runs given the
  * same label are joined into one. */
-struct memlat_plateau {
+struct slab_memlat_plateau {
 	size_t first, last;             /* indices into the sizes */
 	double value;                   /* median of the points' medians, ns */
 	double lo, hi;                  /* smallest and largest of them */
 	int cache;                      /* index into the caches; -1: memory */
 };
 
-struct memlat_verdict {
+struct slab_memlat_verdict {
 	int ref;                        /* backing the plateaus come from; -1: none measured */
 	size_t nplateaus;
-	struct memlat_plateau plateaus[MEMLAT_MAX_PLATEAUS];
+	struct slab_memlat_plateau plateaus[SLAB_MEMLAT_MAX_PLATEAUS];
 	int huge;                       /* huge-page backing the 4k curve is compared with; -1: none */
 	long reach;                     /* first point from which 4k stays > 10% slower; -1: none */
 	double reach_ratio;             /* 4k / huge there */
 	double reach_median;            /* median of 4k / huge from there on */
-	long largest[MEMLAT_NBACKINGS]; /* per huge backing: largest point on it and on 4k; -1 */
-	double speedup[MEMLAT_NBACKINGS]; /* 4k / that backing at largest[]; NAN */
+	long largest[SLAB_MEMLAT_NBACKINGS]; /* per huge backing: largest point on it and on 4k; -1 */
+	double speedup[SLAB_MEMLAT_NBACKINGS]; /* 4k / that backing at largest[]; NAN */
 };
 
 /*
@@ -154,10 +147,11 @@ struct memlat_verdict {
  * of the caches (may be NULL; sorted by size) that holds its geometric middle, or memory
  * when none does. A huge backing is compared
  * with 4k when hugetlb was measured, or thp with at least half its memory in huge pages.
- * 0, or -1 when out of memory (*v then holds no finding).
+ * 0, or SLAB_ERR_NOMEM (*v then holds no finding).
  */
-int memlat_analyse(const uint64_t *sizes, size_t n, const double *const med[MEMLAT_NBACKINGS],
-		    const double frac[MEMLAT_NBACKINGS], const struct memlat_cache *caches,
-		    int ncaches, double memory_ns, struct memlat_verdict *v);
+int slab_memlat_analyse(const uint64_t *sizes, size_t n,
+			const double *const med[SLAB_MEMLAT_NBACKINGS],
+			const double frac[SLAB_MEMLAT_NBACKINGS], const struct slab_sysfs_cache *caches,
+			int ncaches, double memory_ns, struct slab_memlat_verdict *v);
 
 #endif

@@ -1,6 +1,7 @@
 /* perfev.c: dTLB-load-misses and page walks of the calling thread through perf_event_open(2),
  * as one group so both count over the same instants; honest about why they may be absent. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,47 +14,47 @@
 #include <unistd.h>
 
 #include "perfev.h"
+#include "slab.h"
+#include "sysfs.h"
 
-struct perfev {
-	int leader;                     /* dTLB-load-misses */
+struct slab_perfev {
+	int leader;                     /* dTLB-load-misses; -1 when not open */
 	int walk;                       /* page walks; -1 when absent */
 	const char *walk_name;
-	char walk_why[200];
+	char err[400];                  /* why the counters, or the page walks, are absent */
 };
 
 /* This thread, any CPU; in the group of GROUP (-1: a new group). */
-static long
-sys_perf_event_open(struct perf_event_attr *attr, int group)
+static long sys_perf_event_open(struct perf_event_attr *attr, int group)
 {
 	return syscall(SYS_perf_event_open, attr, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int
-paranoid_level(void)
+static int paranoid_level(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 99;
+	int64_t v;
 
-	if (f != NULL) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 99;
-		fclose(f);
-	}
-	return v;
+	if (slab_sysfs_i64(NULL, "proc/sys/kernel/perf_event_paranoid", &v) < 0 ||
+	    v < -1000 || v > 1000)
+		return 99;
+	return (int)v;
 }
 
-static int
-have_pmu(void)
+static int have_pmu(void)
 {
-	struct stat st;
+	int fd;
 
 	/* Hybrid Intel parts name theirs cpu_core and cpu_atom. */
-	return stat("/sys/bus/event_source/devices/cpu", &st) == 0 ||
-	       stat("/sys/bus/event_source/devices/cpu_core", &st) == 0;
+	fd = slab_sysfs_openat(NULL, "sys/bus/event_source/devices/cpu", O_PATH);
+	if (fd < 0)
+		fd = slab_sysfs_openat(NULL, "sys/bus/event_source/devices/cpu_core", O_PATH);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
-static void
-explain(int err, char *why, size_t len)
+static void explain(int err, char *why, size_t len)
 {
 	int level = paranoid_level();
 
@@ -79,32 +80,31 @@ explain(int err, char *why, size_t len)
  * between generations (event 0x08, then 0x12), so without a model table it is left out
  * rather than guessed.
  */
-static int
-amd_zen(void)
+static int amd_zen(void)
 {
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
+	char text[4096];        /* the first CPU's vendor_id and cpu family lines */
 	int amd = 0, family = 0;
 
-	if (f == NULL)
+	if (slab_sysfs_read(NULL, "proc/cpuinfo", text, sizeof(text)) < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "vendor_id", 9) == 0)
-			amd = strstr(line, "AuthenticAMD") != NULL ||
-			      strstr(line, "HygonGenuine") != NULL;
-		else if (strncmp(line, "cpu family", 10) == 0) {
+	for (char *line = text; line != NULL && *line; line = strchr(line, '\n'),
+	     line = line ? line + 1 : NULL) {
+		if (strncmp(line, "vendor_id", 9) == 0) {
+			size_t end = strcspn(line, "\n");
+
+			amd = memmem(line, end, "AuthenticAMD", 12) != NULL ||
+			      memmem(line, end, "HygonGenuine", 12) != NULL;
+		} else if (strncmp(line, "cpu family", 10) == 0) {
 			const char *colon = strchr(line, ':');
 			family = colon != NULL ? atoi(colon + 1) : 0;
 		} else if (line[0] == '\n') {
 			break;          /* the first CPU is enough */
 		}
 	}
-	fclose(f);
 	return amd && family >= 0x17;
 }
 
-static void
-attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
+static void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -117,67 +117,68 @@ attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, int leader)
 			 PERF_FORMAT_TOTAL_TIME_RUNNING;
 }
 
-struct perfev *
-perfev_open(char *why, size_t len)
+struct slab_perfev *slab_perfev_new(void)
+{
+	struct slab_perfev *p = calloc(1, sizeof(*p));
+
+	if (p != NULL)
+		p->leader = p->walk = -1;
+	return p;
+}
+
+int slab_perfev_open(struct slab_perfev *p)
 {
 	struct perf_event_attr a;
-	struct perfev *p;
 	long fd;
 
+	if (p->leader >= 0) {
+		snprintf(p->err, sizeof(p->err), "counters open already");
+		return SLAB_ERR_INVAL;
+	}
 	attr_init(&a, PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB |
 		  (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16), 1);
 	fd = sys_perf_event_open(&a, -1);
 	if (fd < 0) {
-		explain(errno, why, len);
-		return NULL;
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		close((int)fd);
-		snprintf(why, len, "out of memory");
-		return NULL;
+		explain(errno, p->err, sizeof(p->err));
+		return SLAB_ERR_IO;
 	}
 	p->leader = (int)fd;
-	p->walk = -1;
 	if (!amd_zen()) {
-		snprintf(p->walk_why, sizeof(p->walk_why),
-			 "no known page-walk event for this CPU");
-		return p;
+		snprintf(p->err, sizeof(p->err), "no known page-walk event for this CPU");
+		return 0;
 	}
 	attr_init(&a, PERF_TYPE_RAW, 0xf045, 0);
 	fd = sys_perf_event_open(&a, p->leader);
 	if (fd < 0) {
-		snprintf(p->walk_why, sizeof(p->walk_why), "raw event 0xf045: %s", strerror(errno));
-		return p;
+		snprintf(p->err, sizeof(p->err), "raw event 0xf045: %s", strerror(errno));
+		return 0;
 	}
 	p->walk = (int)fd;
 	p->walk_name = "L2 DTLB misses (page walks), raw event 0xf045";
-	return p;
+	return 0;
 }
 
-const char *
-perfev_walk_event(const struct perfev *p, char *why, size_t len)
+const char *slab_perfev_walk_event(const struct slab_perfev *p)
 {
-	if (p->walk >= 0)
-		return p->walk_name;
-	snprintf(why, len, "%s", p->walk_why);
-	return NULL;
+	return p->walk >= 0 ? p->walk_name : NULL;
 }
 
-void
-perfev_start(struct perfev *p)
+const char *slab_perfev_error(const struct slab_perfev *p)
+{
+	return p->err;
+}
+
+void slab_perfev_start(struct slab_perfev *p)
 {
 	ioctl(p->leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 }
 
-void
-perfev_stop(struct perfev *p)
+void slab_perfev_stop(struct slab_perfev *p)
 {
 	ioctl(p->leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
-void
-perfev_read(struct perfev *p, double *dtlb, double *walks)
+void slab_perfev_read(struct slab_perfev *p, double *dtlb, double *walks)
 {
 	/* PERF_FORMAT_GROUP: nr, time_enabled, time_running, then one value per event. */
 	uint64_t buf[3 + 2];
@@ -202,13 +203,13 @@ perfev_read(struct perfev *p, double *dtlb, double *walks)
 		*walks = (double)buf[4] * scale;
 }
 
-void
-perfev_close(struct perfev *p)
+void slab_perfev_close(struct slab_perfev *p)
 {
 	if (p == NULL)
 		return;
 	if (p->walk >= 0)
 		close(p->walk);
-	close(p->leader);
+	if (p->leader >= 0)
+		close(p->leader);
 	free(p);
 }

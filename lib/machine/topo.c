@@ -15,30 +15,23 @@
 #include <unistd.h>
 
 #include "slab.h"
+#include "sysfs.h"
 #include "topo.h"
 
-/* Files larger than this are not sysfs attributes; /proc/cpuinfo of a 1024-CPU machine is
- * well under it. */
-#define MAX_FILE (16u << 20)
 /* A list naming more ids than this is junk, not a machine. */
 #define MAX_IDS (1u << 20)
 
 struct slab_topo {
-	int rootfd;
+	struct slab_sysfs *fs;
 	int done;
 	int nomem;
-	int no_openat2;         /* openat2 refused (old kernel, seccomp): plain openat */
-	char root[PATH_MAX];
 	char err[PATH_MAX + 128];
-	void (*missing)(const char *path, int err, void *arg);
-	void *missing_arg;
 	struct slab_topo_info info;
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-static void *
-t_calloc(struct slab_topo *t, size_t n, size_t size)
+static void *t_calloc(struct slab_topo *t, size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
@@ -47,8 +40,7 @@ t_calloc(struct slab_topo *t, size_t n, size_t size)
 	return p;
 }
 
-static char *
-t_strdup(struct slab_topo *t, const char *s)
+static char *t_strdup(struct slab_topo *t, const char *s)
 {
 	char *p = strdup(s);
 
@@ -59,8 +51,7 @@ t_strdup(struct slab_topo *t, const char *s)
 
 /* Append p to a growing array of pointers kept NULL-terminated; the array is unchanged when
  * memory runs out (and p freed). */
-static void
-push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
+static void push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
 {
 	char **grown;
 
@@ -77,18 +68,7 @@ push_str(struct slab_topo *t, char ***arr, unsigned *n, char *p)
 	*arr = grown;
 }
 
-static void
-free_strs(char **arr)
-{
-	if (arr == NULL)
-		return;
-	for (char **p = arr; *p != NULL; p++)
-		free(*p);
-	free(arr);
-}
-
-static int
-has_str(char *const *arr, const char *s)
+static int has_str(char *const *arr, const char *s)
 {
 	if (arr == NULL)
 		return 0;
@@ -98,11 +78,10 @@ has_str(char *const *arr, const char *s)
 	return 0;
 }
 
-static void
-path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void path_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void
-path_fmt(char *buf, size_t len, const char *fmt, ...)
+static void path_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -115,241 +94,57 @@ path_fmt(char *buf, size_t len, const char *fmt, ...)
 		snprintf(buf, len, "%s", "\001too-long");
 }
 
-static void
-report_missing(struct slab_topo *t, const char *rel, int err)
+/* The readers below keep topology's rule: a missing file leaves a field unknown; running out
+ * of memory is remembered and fails the read at the end. */
+static char *slurp(struct slab_topo *t, const char *rel)
 {
-	char full[PATH_MAX * 2];
+	char *text = NULL;
+	int rc = slab_sysfs_slurp(t->fs, rel, &text);
 
-	if (t->missing == NULL)
-		return;
-	snprintf(full, sizeof(full), "%s%s%s", t->root,
-		 t->root[0] && t->root[strlen(t->root) - 1] == '/' ? "" : "/", rel);
-	t->missing(full, err, t->missing_arg);
+	if (rc == SLAB_ERR_NOMEM)
+		t->nomem = 1;
+	return rc == 0 ? text : NULL;
 }
 
-/*
- * Open rel under the root. openat2's RESOLVE_IN_ROOT treats the root as "/" for every
- * component, absolute symlinks and ".." included, so a captured tree with an absolute link
- * (or a hostile one) can never lead outside it. Where openat2 is missing (Linux < 5.6) or
- * filtered, plain openat is used: relative links inside a tree still work.
- */
-static int
-open_rel(struct slab_topo *t, const char *rel, int flags)
+static int read_line(struct slab_topo *t, const char *rel, char *buf, size_t len)
 {
-	int fd;
-
-	if (!t->no_openat2) {
-		struct open_how how;
-
-		memset(&how, 0, sizeof(how));
-		how.flags = (uint64_t)(flags | O_CLOEXEC);
-		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, t->rootfd, rel, &how, sizeof(how));
-		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-			return fd;
-		t->no_openat2 = 1;
-	}
-	return openat(t->rootfd, rel, flags | O_CLOEXEC);
+	return slab_sysfs_line(t->fs, rel, buf, len);
 }
 
-/* The whole file, NUL-terminated, or NULL (missing, unreadable, too big, out of memory). */
-static char *
-slurp(struct slab_topo *t, const char *rel)
+static int read_i64(struct slab_topo *t, const char *rel, int64_t *out)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = NULL, *grown;
-	int fd = open_rel(t, rel, O_RDONLY);
-
-	if (fd < 0) {
-		report_missing(t, rel, errno);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (buf == NULL || len + 1 >= cap) {
-			if (buf != NULL)
-				cap *= 2;
-			if (cap > MAX_FILE) {
-				report_missing(t, rel, EFBIG);
-				goto fail;
-			}
-			grown = realloc(buf, cap);
-			if (grown == NULL) {
-				t->nomem = 1;
-				goto fail;
-			}
-			buf = grown;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			report_missing(t, rel, errno);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-fail:
-	close(fd);
-	free(buf);
-	return NULL;
+	return slab_sysfs_i64(t->fs, rel, out);
 }
 
-/* The first line of a file without surrounding blanks into buf; 0 or -1. */
-static int
-read_line(struct slab_topo *t, const char *rel, char *buf, size_t len)
+static int read_hex(struct slab_topo *t, const char *rel, unsigned *out)
 {
-	char *s = slurp(t, rel), *p, *e;
-
-	if (s == NULL)
-		return -1;
-	for (p = s; *p == ' ' || *p == '\t'; p++)
-		;
-	e = p + strcspn(p, "\n");
-	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	snprintf(buf, len, "%.*s", (int)(e - p), p);
-	free(s);
-	return 0;
+	return slab_sysfs_hex(t->fs, rel, out);
 }
 
-/* A decimal number, optionally signed, with nothing after it but blanks. */
-static int
-parse_i64(const char *s, int64_t *out)
-{
-	int neg = 0;
-	int64_t v = 0;
-	const char *p = s;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p == '-') {
-		neg = 1;
-		p++;
-	}
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (INT64_MAX - (*p - '0')) / 10)
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	if (*p != '\0')
-		return -1;
-	*out = neg ? -v : v;
-	return 0;
-}
-
-static int
-read_i64(struct slab_topo *t, const char *rel, int64_t *out)
-{
-	char buf[64];
-
-	if (read_line(t, rel, buf, sizeof(buf)) < 0)
-		return -1;
-	return parse_i64(buf, out);
-}
-
-/* "0x030200" or "0x10de" */
-static int
-read_hex(struct slab_topo *t, const char *rel, unsigned *out)
-{
-	char buf[64], *p;
-	unsigned long v = 0;
-	int digits = 0;
-
-	if (read_line(t, rel, buf, sizeof(buf)) < 0)
-		return -1;
-	p = buf;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	for (; *p; p++, digits++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			return -1;
-		if (digits >= 8)
-			return -1;
-		v = v * 16 + (unsigned long)d;
-	}
-	if (digits == 0)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int
-cmp_names(const void *a, const void *b)
-{
-	return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int
-cmp_plain(const void *a, const void *b)
+static int cmp_plain(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The entries of a folder (no dot files), in version order ("nvme2n1" before "nvme10n1"),
- * or plain order with list_dir_plain (PCI addresses: fixed-width hex). A missing folder is an
- * empty list. */
-static unsigned
-list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
-	     int (*cmp)(const void *, const void *))
+ * or the order of cmp. A missing folder is an empty list. */
+static unsigned list_dir_cmp(struct slab_topo *t, const char *rel, char ***out,
+			     int (*cmp)(const void *, const void *))
 {
-	DIR *d;
-	struct dirent *e;
-	char **names = NULL;
-	unsigned n = 0;
-	int fd = open_rel(t, rel, O_RDONLY | O_DIRECTORY);
+	int n = slab_sysfs_list(t->fs, rel, cmp, out);
 
-	*out = NULL;
-	if (fd < 0) {
-		report_missing(t, rel, errno);
-		return 0;
-	}
-	d = fdopendir(fd);
-	if (d == NULL) {
-		if (errno == ENOMEM)
-			t->nomem = 1;
-		close(fd);
-		return 0;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		push_str(t, &names, &n, t_strdup(t, e->d_name));
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof(*names), cmp);
-	*out = names;
-	return n;
+	if (n == SLAB_ERR_NOMEM)
+		t->nomem = 1;
+	return n > 0 ? (unsigned)n : 0;
 }
 
-static unsigned
-list_dir(struct slab_topo *t, const char *rel, char ***out)
+static unsigned list_dir(struct slab_topo *t, const char *rel, char ***out)
 {
-	return list_dir_cmp(t, rel, out, cmp_names);
+	return list_dir_cmp(t, rel, out, NULL);
 }
 
 /* "prefix" followed by digits only: the number, else -1. */
-static long
-numbered(const char *name, const char *prefix)
+static long numbered(const char *name, const char *prefix)
 {
 	size_t pl = strlen(prefix);
 	int64_t v;
@@ -358,23 +153,21 @@ numbered(const char *name, const char *prefix)
 		return -1;
 	if (strspn(name + pl, "0123456789") != strlen(name + pl))
 		return -1;
-	if (parse_i64(name + pl, &v) < 0 || v > INT_MAX)
+	if (slab_parse_i64(name + pl, &v) < 0 || v > INT_MAX)
 		return -1;
 	return (long)v;
 }
 
 /* ---- id lists ----------------------------------------------------------------------------- */
 
-static int
-cmp_unsigned(const void *a, const void *b)
+static int cmp_unsigned(const void *a, const void *b)
 {
 	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-int
-slab_idlist_parse(const char *s, struct slab_idlist *out)
+int slab_idlist_parse(const char *s, struct slab_idlist *out)
 {
 	unsigned *ids = NULL, *grown;
 	size_t n = 0, cap = 0, total = 0;
@@ -442,8 +235,7 @@ junk:
 }
 
 /* slab_idlist_parse, noting out of memory on t: the list is not junk then. */
-static int
-idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
+static int idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
 {
 	int r = slab_idlist_parse(s, out);
 
@@ -452,8 +244,7 @@ idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
 	return r;
 }
 
-void
-slab_idlist_free(struct slab_idlist *l)
+void slab_idlist_free(struct slab_idlist *l)
 {
 	free(l->id);
 	l->id = NULL;
@@ -474,8 +265,7 @@ static const struct {
 	{ 64.0, 7.563, 6 },     /* PAM4 with FLIT mode: 242 of 256 bytes carry data, roughly */
 };
 
-static int
-gen_index(double gts)
+static int gen_index(double gts)
 {
 	for (size_t i = 0; i < sizeof(pcie_gens) / sizeof(pcie_gens[0]); i++)
 		if (gts > pcie_gens[i].gts - 0.01 && gts < pcie_gens[i].gts + 0.01)
@@ -483,38 +273,33 @@ gen_index(double gts)
 	return -1;
 }
 
-int
-slab_pci_gen(double gts)
+int slab_pci_gen(double gts)
 {
 	int i = gen_index(gts);
 
 	return i < 0 ? 0 : pcie_gens[i].gen;
 }
 
-double
-slab_pci_lane_gbs(double gts)
+double slab_pci_lane_gbs(double gts)
 {
 	int i = gen_index(gts);
 
 	return i < 0 ? 0.0 : pcie_gens[i].lane_gbs;
 }
 
-double
-slab_pci_link_gbs(const struct slab_pci_link *l)
+double slab_pci_link_gbs(const struct slab_pci_link *l)
 {
 	return l->width ? slab_pci_lane_gbs(l->gts) * l->width : 0.0;
 }
 
-int
-slab_pci_downgraded(const struct slab_topo_pci *d)
+int slab_pci_downgraded(const struct slab_topo_pci *d)
 {
 	if (d->cur.gts > 0 && d->max.gts > 0 && d->cur.gts < d->max.gts - 0.01)
 		return 1;
 	return d->cur.width && d->max.width && d->cur.width < d->max.width;
 }
 
-const char *
-slab_pci_kind_name(enum slab_pci_kind k)
+const char *slab_pci_kind_name(enum slab_pci_kind k)
 {
 	switch (k) {
 	case SLAB_PCI_GPU: return "gpu";
@@ -528,8 +313,7 @@ slab_pci_kind_name(enum slab_pci_kind k)
 }
 
 /* "16.0 GT/s PCIe", "8 GT/s", "Unknown": GT/s or 0. */
-static double
-parse_gts(const char *s)
+static double parse_gts(const char *s)
 {
 	double v = 0, scale = 1;
 	const char *p = s;
@@ -548,49 +332,16 @@ parse_gts(const char *s)
 
 /* ---- nodes -------------------------------------------------------------------------------- */
 
-/* "Node 0 MemTotal:   10184920 kB" (or /proc/meminfo's "MemTotal: ... kB"): bytes or -1. */
-static int64_t
-meminfo_value(const char *text, const char *key)
+/* MemTotal and MemFree of a meminfo file, in bytes; -1 unknown. */
+static void read_meminfo(struct slab_topo *t, const char *rel, struct slab_topo_node *nd)
 {
-	const char *p = text;
-	size_t kl = strlen(key);
-
-	while (p != NULL && *p != '\0') {
-		const char *line = p, *k = NULL;
-		const char *nl = strchr(p, '\n');
-
-		/* The key may follow "Node N ". */
-		for (const char *q = line; q < (nl ? nl : line + strlen(line)); q++)
-			if ((q == line || q[-1] == ' ') && strncmp(q, key, kl) == 0 && q[kl] == ':') {
-				k = q + kl + 1;
-				break;
-			}
-		if (k != NULL) {
-			int64_t v = 0;
-			int digits = 0;
-
-			while (*k == ' ' || *k == '\t')
-				k++;
-			for (; *k >= '0' && *k <= '9'; k++, digits++) {
-				if (v > INT64_MAX / 10 - 10)
-					return -1;
-				v = v * 10 + (*k - '0');
-			}
-			if (!digits)
-				return -1;
-			while (*k == ' ')
-				k++;
-			if (strncmp(k, "kB", 2) == 0)
-				return v > INT64_MAX / 1024 ? -1 : v * 1024;
-			return v;
-		}
-		p = nl ? nl + 1 : NULL;
-	}
-	return -1;
+	if (slab_sysfs_meminfo(t->fs, rel, "MemTotal", &nd->mem_total) < 0)
+		nd->mem_total = -1;
+	if (slab_sysfs_meminfo(t->fs, rel, "MemFree", &nd->mem_free) < 0)
+		nd->mem_free = -1;
 }
 
-static void
-read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
+static void read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
 {
 	char rel[PATH_MAX];
 
@@ -608,11 +359,10 @@ read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
 		nd->huge_1g_free = -1;
 }
 
-static void
-read_nodes(struct slab_topo *t)
+static void read_nodes(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
-	char **names, rel[PATH_MAX], *s;
+	char **names, rel[PATH_MAX];
 	unsigned n = list_dir(t, "sys/devices/system/node", &names), k = 0;
 	int *ids = t_calloc(t, n, sizeof(*ids));
 
@@ -621,7 +371,7 @@ read_nodes(struct slab_topo *t)
 		if (id >= 0)
 			ids[k++] = (int)id;
 	}
-	free_strs(names);
+	slab_sysfs_free_names(names);
 	if (ids == NULL)
 		return;
 	ti->nnodes = k;
@@ -656,12 +406,7 @@ read_nodes(struct slab_topo *t)
 					nd->cpus.n = ti->online.n;
 				}
 			}
-			s = slurp(t, "proc/meminfo");
-			if (s != NULL) {
-				nd->mem_total = meminfo_value(s, "MemTotal");
-				nd->mem_free = meminfo_value(s, "MemFree");
-				free(s);
-			}
+			read_meminfo(t, "proc/meminfo", nd);
 			read_hugepages(t, "sys/kernel/mm/hugepages", nd);
 			continue;
 		}
@@ -673,12 +418,7 @@ read_nodes(struct slab_topo *t)
 		if (idlist(t, line, &nd->cpus) < 0)
 			nd->cpus.n = 0;
 		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
-		s = slurp(t, rel);
-		if (s != NULL) {
-			nd->mem_total = meminfo_value(s, "MemTotal");
-			nd->mem_free = meminfo_value(s, "MemFree");
-			free(s);
-		}
+		read_meminfo(t, rel, nd);
 		path_fmt(rel, sizeof(rel), "%s/distance", dir);
 		if (nd->distance != NULL && read_line(t, rel, line, sizeof(line)) == 0) {
 			/* One number per online node, in node order: ours, as the folders are. */
@@ -704,8 +444,7 @@ read_nodes(struct slab_topo *t)
 	free(ids);
 }
 
-const struct slab_topo_node *
-slab_topo_node(const struct slab_topo_info *ti, int id)
+const struct slab_topo_node *slab_topo_node(const struct slab_topo_info *ti, int id)
 {
 	for (unsigned i = 0; i < ti->nnodes; i++)
 		if (ti->nodes[i].id == id)
@@ -715,38 +454,16 @@ slab_topo_node(const struct slab_topo_info *ti, int id)
 
 /* ---- CPUs and caches ---------------------------------------------------------------------- */
 
-static void
-read_model(struct slab_topo *t)
+static void read_model(struct slab_topo *t)
 {
-	char *s = slurp(t, "proc/cpuinfo"), *p;
+	char model[512];
 
-	if (s == NULL)
-		return;
-	for (p = s; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (strncmp(p, "model name", 10) == 0) {
-			char *v = p + 10, *e;
-
-			while (*v == ' ' || *v == '\t')
-				v++;
-			if (*v != ':')
-				continue;
-			for (v++; *v == ' ' || *v == '\t'; v++)
-				;
-			e = v + strcspn(v, "\n");
-			while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if (e > v)
-				t->info.model = strndup(v, (size_t)(e - v));
-			if (e > v && t->info.model == NULL)
-				t->nomem = 1;
-			break;
-		}
-	}
-	free(s);
+	if (slab_sysfs_cpu_model(t->fs, model, sizeof(model)) == 0 &&
+	    (t->info.model = strdup(model)) == NULL)
+		t->nomem = 1;
 }
 
-static void
-read_online(struct slab_topo *t)
+static void read_online(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	char line[4096], **names;
@@ -765,7 +482,7 @@ read_online(struct slab_topo *t)
 		if (id >= 0)
 			ti->online.id[k++] = (unsigned)id;
 	}
-	free_strs(names);
+	slab_sysfs_free_names(names);
 	ti->online.n = k;
 	if (k > 1)
 		qsort(ti->online.id, k, sizeof(unsigned), cmp_unsigned);
@@ -779,8 +496,7 @@ struct cache_rec {
 	unsigned shared_n;
 };
 
-static int
-cmp_cache_rec(const void *a, const void *b)
+static int cmp_cache_rec(const void *a, const void *b)
 {
 	const struct cache_rec *x = a, *y = b;
 
@@ -793,43 +509,19 @@ cmp_cache_rec(const void *a, const void *b)
 	return strcmp(x->shared, y->shared);
 }
 
-static int
-cmp_i64(const void *a, const void *b)
+static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "32K", "1280K", "36864K", "1M": bytes, 0 if unreadable. */
-static uint64_t
-parse_cache_size(const char *s)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	for (; *p >= '0' && *p <= '9'; p++)
-		if ((v = v * 10 + (uint64_t)(*p - '0')) > (UINT64_MAX >> 31))
-			return 0;
-	if (p == s)
-		return 0;
-	switch (*p) {
-	case 'K': return v << 10;
-	case 'M': return v << 20;
-	case 'G': return v << 30;
-	case '\0': return v;
-	}
-	return 0;
-}
-
-static void
-read_cpus(struct slab_topo *t)
+static void read_cpus(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	unsigned ncpu = ti->online.n, nsib = 0, ncr = 0, crcap = 0;
@@ -874,33 +566,16 @@ read_cpus(struct slab_topo *t)
 		nidx = list_dir(t, rel, &idx);
 		for (unsigned k = 0; k < nidx; k++) {
 			struct cache_rec r;
-			int64_t level;
+			struct slab_sysfs_cache sc;
 
-			if (numbered(idx[k], "index") < 0)
+			if (numbered(idx[k], "index") < 0 ||
+			    slab_sysfs_cache(t->fs, cpu, idx[k], &sc) < 0)
 				continue;
 			memset(&r, 0, sizeof(r));
-			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/level", cpu,
-				 idx[k]);
-			if (read_i64(t, rel, &level) < 0 || level < 1 || level > 9)
-				continue;
-			r.level = (unsigned)level;
-			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/type", cpu,
-				 idx[k]);
-			if (read_line(t, rel, line, sizeof(line)) < 0)
-				continue;
-			if (strcmp(line, "Data") == 0)
-				r.type = 0;
-			else if (strcmp(line, "Instruction") == 0)
-				r.type = 1;
-			else if (strcmp(line, "Unified") == 0)
-				r.type = 2;
-			else
-				continue;
-			path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/size", cpu,
-				 idx[k]);
-			if (read_line(t, rel, line, sizeof(line)) < 0 ||
-			    (r.size = parse_cache_size(line)) == 0)
-				continue;
+			r.level = sc.level;
+			r.type = strcmp(sc.type, "Data") == 0 ? 0 :
+				 strcmp(sc.type, "Instruction") == 0 ? 1 : 2;
+			r.size = sc.size;
 			path_fmt(rel, sizeof(rel),
 				 "sys/devices/system/cpu/cpu%u/cache/%s/shared_cpu_list", cpu, idx[k]);
 			if (read_line(t, rel, line, sizeof(line)) < 0)
@@ -930,7 +605,7 @@ read_cpus(struct slab_topo *t)
 				break;
 			cr[ncr++] = r;
 		}
-		free_strs(idx);
+		slab_sysfs_free_names(idx);
 	}
 
 	/* Sockets: distinct package ids; cores: distinct sibling lists. */
@@ -983,27 +658,10 @@ out:
 	free(pkgs);
 }
 
-static void
-read_thp(struct slab_topo *t, const char *rel, char *out, size_t len)
-{
-	char line[256], *a, *b;
-
-	out[0] = '\0';
-	if (read_line(t, rel, line, sizeof(line)) < 0)
-		return;
-	a = strchr(line, '[');
-	b = a ? strchr(a, ']') : NULL;
-	if (a != NULL && b != NULL)
-		snprintf(out, len, "%.*s", (int)(b - a - 1 < 31 ? b - a - 1 : 31), a + 1);
-	else if (strchr(line, ' ') == NULL)
-		snprintf(out, len, "%.31s", line);
-}
-
 /* ---- PCIe --------------------------------------------------------------------------------- */
 
 /* Display controllers that are not for compute: BMCs' and hypervisors' frame buffers. */
-static int
-display_only(unsigned vendor)
+static int display_only(unsigned vendor)
 {
 	static const unsigned v[] = {
 		0x1a03,         /* ASPEED (server BMCs) */
@@ -1024,8 +682,7 @@ display_only(unsigned vendor)
 	return 0;
 }
 
-static int
-classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
+static int classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
 {
 	unsigned base = class_code >> 16, sub = (class_code >> 8) & 0xff;
 
@@ -1045,9 +702,9 @@ classify(unsigned class_code, unsigned vendor, enum slab_pci_kind *kind)
 }
 
 /* The entries of dev/sub (all of them, or those the filter accepts) as names of d. */
-static void
-add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev, const char *sub,
-	  int (*accept)(const char *))
+static void add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev,
+		      const char *sub,
+		      int (*accept)(const char *))
 {
 	char rel[PATH_MAX], **names;
 	unsigned n;
@@ -1055,20 +712,18 @@ add_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev, const c
 	path_fmt(rel, sizeof(rel), "%s/%s", dev, sub);
 	/* Most devices lack most of these folders: not worth a -v line each. */
 	{
-		void (*saved)(const char *, int, void *) = t->missing;
-		t->missing = NULL;
+		int was = slab_sysfs_quiet(t->fs, 1);
 		n = list_dir(t, rel, &names);
-		t->missing = saved;
+		slab_sysfs_quiet(t->fs, was);
 	}
 	for (unsigned i = 0; i < n; i++)
 		if ((accept == NULL || accept(names[i])) && !has_str(d->names, names[i]))
 			push_str(t, &d->names, &d->nnames, t_strdup(t, names[i]));
-	free_strs(names);
+	slab_sysfs_free_names(names);
 }
 
 /* nvme0n1, not the per-path nvme0c0n1 of native multipath */
-static int
-nvme_namespace(const char *s)
+static int nvme_namespace(const char *s)
 {
 	size_t a, b;
 
@@ -1081,14 +736,12 @@ nvme_namespace(const char *s)
 	return b > 0 && s[5 + a + b] == '\0';
 }
 
-static int
-drm_card(const char *s)
+static int drm_card(const char *s)
 {
 	return numbered(s, "card") >= 0;
 }
 
-static void
-read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
+static void read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 {
 	char rel[PATH_MAX], **sub;
 	unsigned n;
@@ -1096,12 +749,11 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 	/* /dev/nvidiaN from the NVIDIA driver's own procfs view. */
 	if (d->kind == SLAB_PCI_GPU) {
 		char *s;
-		void (*saved)(const char *, int, void *) = t->missing;
+		int was = slab_sysfs_quiet(t->fs, 1);
 
 		path_fmt(rel, sizeof(rel), "proc/driver/nvidia/gpus/%s/information", d->addr);
-		t->missing = NULL;
 		s = slurp(t, rel);
-		t->missing = saved;
+		slab_sysfs_quiet(t->fs, was);
 		if (s != NULL) {
 			char *p = strstr(s, "Device Minor:");
 			int64_t minor;
@@ -1110,7 +762,7 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 			if (p != NULL) {
 				p += strlen("Device Minor:");
 				snprintf(num, sizeof(num), "%.*s", (int)strcspn(p, "\n"), p);
-				if (parse_i64(num, &minor) == 0 && minor >= 0 && minor < 1000000) {
+				if (slab_parse_i64(num, &minor) == 0 && minor >= 0 && minor < 1000000) {
 					snprintf(name, sizeof(name), "nvidia%lld", (long long)minor);
 					push_str(t, &d->names, &d->nnames, t_strdup(t, name));
 				}
@@ -1121,10 +773,9 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 	/* NVMe namespaces hang below the controller: X/nvme/nvme0/nvme0n1. */
 	path_fmt(rel, sizeof(rel), "%s/nvme", dev);
 	{
-		void (*saved)(const char *, int, void *) = t->missing;
-		t->missing = NULL;
+		int was = slab_sysfs_quiet(t->fs, 1);
 		n = list_dir(t, rel, &sub);
-		t->missing = saved;
+		slab_sysfs_quiet(t->fs, was);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		char s2[PATH_MAX];
@@ -1132,17 +783,16 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 		path_fmt(s2, sizeof(s2), "nvme/%s", sub[i]);
 		add_names(t, d, dev, s2, nvme_namespace);
 	}
-	free_strs(sub);
+	slab_sysfs_free_names(sub);
 	add_names(t, d, dev, "block", NULL);
 	add_names(t, d, dev, "infiniband", NULL);
 	add_names(t, d, dev, "net", NULL);
 	add_names(t, d, dev, "drm", drm_card);
 	/* virtio devices put theirs one level down: X/virtio2/net/eth0. */
 	{
-		void (*saved)(const char *, int, void *) = t->missing;
-		t->missing = NULL;
+		int was = slab_sysfs_quiet(t->fs, 1);
 		n = list_dir(t, dev, &sub);
-		t->missing = saved;
+		slab_sysfs_quiet(t->fs, was);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		char s2[PATH_MAX];
@@ -1154,11 +804,10 @@ read_names(struct slab_topo *t, struct slab_topo_pci *d, const char *dev)
 		path_fmt(s2, sizeof(s2), "%s/net", sub[i]);
 		add_names(t, d, dev, s2, NULL);
 	}
-	free_strs(sub);
+	slab_sysfs_free_names(sub);
 }
 
-static void
-read_pci(struct slab_topo *t)
+static void read_pci(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	char **names;
@@ -1171,7 +820,7 @@ read_pci(struct slab_topo *t)
 		unsigned class_code, vendor = 0, device = 0;
 		enum slab_pci_kind kind;
 		int64_t v;
-		int fd, found = 0;
+		int found = 0;
 
 		if (strlen(names[i]) >= sizeof(d->addr))
 			continue;
@@ -1194,22 +843,8 @@ read_pci(struct slab_topo *t)
 
 		/* driver is a symlink into /sys/bus/pci/drivers: its last component is the name;
 		 * read, never followed. */
-		fd = open_rel(t, dev, O_PATH | O_DIRECTORY);
-		if (fd >= 0) {
-			char target[PATH_MAX];
-			ssize_t len = readlinkat(fd, "driver", target, sizeof(target) - 1);
-
-			if (len > 0) {
-				const char *base;
-
-				target[len] = '\0';
-				base = strrchr(target, '/');
-				base = base ? base + 1 : target;
-				if (*base)
-					d->driver = t_strdup(t, base);
-			}
-			close(fd);
-		}
+		if (slab_sysfs_link_name(t->fs, dev, "driver", line, sizeof(line)) == 0)
+			d->driver = t_strdup(t, line);
 
 		d->numa_node = -1;
 		path_fmt(rel, sizeof(rel), "%s/numa_node", dev);
@@ -1245,17 +880,17 @@ read_pci(struct slab_topo *t)
 		read_names(t, d, dev);
 		ti->npci++;
 	}
-	free_strs(names);
+	slab_sysfs_free_names(names);
 }
 
 /* ---- advice and warnings ------------------------------------------------------------------ */
 
-static void
-warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
+		 ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void
-warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt, ...)
+static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
+		 ...)
 {
 	struct slab_topo_info *ti = &t->info;
 	struct slab_topo_warning *g;
@@ -1290,11 +925,9 @@ struct sbuf {
 	int nomem;
 };
 
-static void
-sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void
-sb_add(struct sbuf *b, const char *fmt, ...)
+static void sb_add(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -1321,8 +954,7 @@ sb_add(struct sbuf *b, const char *fmt, ...)
 }
 
 /* Free b's text; a text cut short by out of memory makes the whole read fail. */
-static void
-sb_free(struct slab_topo *t, struct sbuf *b)
+static void sb_free(struct slab_topo *t, struct sbuf *b)
 {
 	if (b->nomem)
 		t->nomem = 1;
@@ -1330,15 +962,13 @@ sb_free(struct slab_topo *t, struct sbuf *b)
 	b->s = NULL;
 }
 
-static const char *
-sb_str(const struct sbuf *b)
+static const char *sb_str(const struct sbuf *b)
 {
 	return b->s ? b->s : "";
 }
 
 /* "0000:17:00.0 (nvme0n1)" or just the address. */
-static void
-sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
+static void sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
 {
 	sb_add(b, "%s", d->addr);
 	if (d->nnames) {
@@ -1350,27 +980,24 @@ sb_dev(struct sbuf *b, const struct slab_topo_pci *d)
 }
 
 /* A device's first name ("nvidia0", "nvme0n1"), or its address. */
-static void
-sb_short(struct sbuf *b, const struct slab_topo_pci *d)
+static void sb_short(struct sbuf *b, const struct slab_topo_pci *d)
 {
 	sb_add(b, "%s", d->nnames ? d->names[0] : d->addr);
 }
 
-static int
-node_has_cpus(const struct slab_topo_node *nd)
+static int node_has_cpus(const struct slab_topo_node *nd)
 {
 	return nd != NULL && nd->cpus.n > 0;
 }
 
-static int
-node_has_memory(const struct slab_topo_node *nd)
+static int node_has_memory(const struct slab_topo_node *nd)
 {
 	return nd != NULL && nd->mem_total != 0;        /* unknown (-1) counts as memory */
 }
 
 /* The node nearest to node index from (itself first) that satisfies want; -1 if none. */
-static int
-nearest(const struct slab_topo_info *ti, unsigned from, int (*want)(const struct slab_topo_node *))
+static int nearest(const struct slab_topo_info *ti, unsigned from,
+		   int (*want)(const struct slab_topo_node *))
 {
 	int best = -1, bestd = INT_MAX;
 
@@ -1392,8 +1019,7 @@ nearest(const struct slab_topo_info *ti, unsigned from, int (*want)(const struct
 }
 
 /* The node a device belongs to for advice: its own, or on a one-node machine that one. */
-static int
-device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
+static int device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
 {
 	if (d->numa_node >= 0 && slab_topo_node(ti, d->numa_node) != NULL)
 		return d->numa_node;
@@ -1402,14 +1028,12 @@ device_node(const struct slab_topo_info *ti, const struct slab_topo_pci *d)
 	return -1;
 }
 
-static int
-is_compute(const struct slab_topo_pci *d)
+static int is_compute(const struct slab_topo_pci *d)
 {
 	return d->kind == SLAB_PCI_GPU || d->kind == SLAB_PCI_ACCEL;
 }
 
-static void
-advise(struct slab_topo *t)
+static void advise(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	unsigned ncomp = 0;
@@ -1474,8 +1098,7 @@ advise(struct slab_topo *t)
 	}
 }
 
-static void
-gts_text(char *buf, size_t len, const struct slab_pci_link *l)
+static void gts_text(char *buf, size_t len, const struct slab_pci_link *l)
 {
 	char sp[32], w[16];
 
@@ -1495,8 +1118,7 @@ gts_text(char *buf, size_t len, const struct slab_pci_link *l)
 	}
 }
 
-static void
-warnings(struct slab_topo *t)
+static void warnings(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
 	int multi = ti->nnodes > 1;
@@ -1698,59 +1320,44 @@ warnings(struct slab_topo *t)
 
 /* ---- the context -------------------------------------------------------------------------- */
 
-struct slab_topo *
-slab_topo_new(void)
+struct slab_topo *slab_topo_new(void)
 {
 	struct slab_topo *t = calloc(1, sizeof(*t));
 
-	if (t != NULL)
-		t->rootfd = -1;
+	if (t == NULL)
+		return NULL;
+	t->fs = slab_sysfs_new();
+	if (t->fs == NULL) {
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
-void
-slab_topo_set_missing(struct slab_topo *t, void (*fn)(const char *, int, void *), void *arg)
+void slab_topo_set_missing(struct slab_topo *t, void (*fn)(const char *, int, void *), void *arg)
 {
-	t->missing = fn;
-	t->missing_arg = arg;
+	slab_sysfs_set_missing(t->fs, fn, arg);
 }
 
-int
-slab_topo_read(struct slab_topo *t, const char *root)
+int slab_topo_read(struct slab_topo *t, const char *root)
 {
 	struct slab_topo_info *ti = &t->info;
-	struct stat st;
-	int fd;
 
 	if (t->done) {
 		snprintf(t->err, sizeof(t->err), "'%s': context already used", root);
 		return SLAB_ERR_INVAL;
 	}
 	t->done = 1;
-	snprintf(t->root, sizeof(t->root), "%s", root);
-	t->rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (t->rootfd < 0) {
-		snprintf(t->err, sizeof(t->err), "'%s': %s", root, strerror(errno));
+	if (slab_sysfs_open(t->fs, root) < 0) {
+		snprintf(t->err, sizeof(t->err), "%s", slab_sysfs_error(t->fs));
 		return SLAB_ERR_IO;
 	}
-	fd = open_rel(t, "sys/devices/system", O_PATH | O_DIRECTORY);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(t->err, sizeof(t->err), "'%s': not a sysfs root (no sys/devices/system)",
-			 root);
-		if (fd >= 0)
-			close(fd);
-		return SLAB_ERR_IO;
-	}
-	close(fd);
-
 	read_online(t);
 	read_model(t);
 	read_cpus(t);
 	read_nodes(t);
-	read_thp(t, "sys/kernel/mm/transparent_hugepage/enabled", ti->thp_enabled,
-		 sizeof(ti->thp_enabled));
-	read_thp(t, "sys/kernel/mm/transparent_hugepage/defrag", ti->thp_defrag,
-		 sizeof(ti->thp_defrag));
+	slab_sysfs_thp(t->fs, "enabled", ti->thp_enabled, sizeof(ti->thp_enabled));
+	slab_sysfs_thp(t->fs, "defrag", ti->thp_defrag, sizeof(ti->thp_defrag));
 	read_pci(t);
 	advise(t);
 	warnings(t);
@@ -1761,20 +1368,17 @@ slab_topo_read(struct slab_topo *t, const char *root)
 	return 0;
 }
 
-const struct slab_topo_info *
-slab_topo_info(const struct slab_topo *t)
+const struct slab_topo_info *slab_topo_info(const struct slab_topo *t)
 {
 	return &t->info;
 }
 
-const char *
-slab_topo_error(const struct slab_topo *t)
+const char *slab_topo_error(const struct slab_topo *t)
 {
 	return t->err;
 }
 
-void
-slab_topo_close(struct slab_topo *t)
+void slab_topo_close(struct slab_topo *t)
 {
 	struct slab_topo_info *ti;
 
@@ -1794,18 +1398,17 @@ slab_topo_close(struct slab_topo *t)
 	for (unsigned i = 0; ti->pci != NULL && i < ti->npci; i++) {
 		free(ti->pci[i].driver);
 		free(ti->pci[i].local_cpus);
-		free_strs(ti->pci[i].names);
+		slab_sysfs_free_names(ti->pci[i].names);
 	}
 	free(ti->pci);
 	for (unsigned i = 0; ti->advice != NULL && i < ti->nadvice; i++) {
-		free_strs(ti->advice[i].nvme);
-		free_strs(ti->advice[i].network);
+		slab_sysfs_free_names(ti->advice[i].nvme);
+		slab_sysfs_free_names(ti->advice[i].network);
 	}
 	free(ti->advice);
 	for (unsigned i = 0; i < ti->nwarnings; i++)
 		free(ti->warnings[i].message);
 	free(ti->warnings);
-	if (t->rootfd >= 0)
-		close(t->rootfd);
+	slab_sysfs_close(t->fs);
 	free(t);
 }
