@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -564,10 +565,11 @@ int cli_check_output(const char *output, char *const *inputs, int n)
 int cli_output_open(struct cli_output *o, const char *path)
 {
 	const char *slash, *base;
+	sigset_t block, unblock;
 	struct stat st;
 	char *tmp;
 	mode_t mode;
-	int fd, exists;
+	int fd, exists, err;
 
 	o->path = path;
 	o->target = NULL;
@@ -619,13 +621,20 @@ int cli_output_open(struct cli_output *o, const char *path)
 		cli_error("out of memory");
 		return -1;
 	}
+	/* No signal between the file's creation and the handler's knowing of it: it would be
+	 * left behind. */
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &unblock);
 	fd = mkostemp(tmp, O_CLOEXEC);
+	err = errno;
+	if (fd >= 0)
+		tmp_path = tmp;
+	pthread_sigmask(SIG_SETMASK, &unblock, NULL);
 	if (fd < 0) {
-		cli_error("'%s': cannot create a file there: %s", path, strerror(errno));
+		cli_error("'%s': cannot create a file there: %s", path, strerror(err));
 		free(tmp);
 		return -1;
 	}
-	tmp_path = tmp;
 	o->fd = fd;
 	o->own_fd = 1;
 	if (exists) {
