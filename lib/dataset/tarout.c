@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct slab_tarout {
 	struct archive *a;
 	struct archive_entry *e;
 	int opened;
-	int write_errno;
+	int fd;
+	int write_errno;                /* the first write that failed: nothing is written after */
 	unsigned nf_cap;                /* capacity of ids and fl */
 	unsigned *ids;
 	struct slab_field *fl;
@@ -25,16 +28,72 @@ struct slab_tarout {
 	struct slab_err err;
 };
 
-/* A libarchive failure: keep its text and the errno of the write behind it. */
+/* A libarchive failure: keep its text and the errno of the write behind it. A write that
+ * failed is reported in libarchive's own words for it. */
 static int archive_fail(struct slab_tarout *t)
 {
 	const char *msg = archive_error_string(t->a);
 	int e = archive_errno(t->a);
 
+	if (t->write_errno)
+		return slab_fail(&t->err, SLAB_ERR_IO, NULL, "Write error: %s",
+				 strerror(t->write_errno));
 	t->write_errno = e > 0 ? e : EIO;
 	if (msg && e > 0 && strstr(msg, strerror(e)) == NULL)
 		return slab_fail(&t->err, SLAB_ERR_IO, NULL, "%s: %s", msg, strerror(e));
 	return slab_fail(&t->err, SLAB_ERR_IO, NULL, "%s", msg ? msg : "write error");
+}
+
+/*
+ * libarchive's client callbacks, on our fd. A failed write (the reader went away, the disk is
+ * full) is remembered and the write reported done: libarchive taken into its fatal state
+ * would no longer close its output stage, and its buffers would outlive the archive. Every
+ * call checks write_errno afterwards, so the failure is reported all the same, and nothing is
+ * written after it.
+ */
+static int out_open(struct archive *a, void *arg)
+{
+	struct slab_tarout *t = arg;
+	struct stat st;
+
+	if (fstat(t->fd, &st) != 0) {
+		archive_set_error(a, errno, "Couldn't stat fd %d", t->fd);
+		return ARCHIVE_FATAL;
+	}
+	/* As libarchive's own fd writer does: pad the last block on devices, pipes and standard
+	 * output, not in a regular file. */
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || t->fd == 1)
+		archive_write_set_bytes_in_last_block(a, 0);
+	else
+		archive_write_set_bytes_in_last_block(a, 1);
+	return ARCHIVE_OK;
+}
+
+static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_t len)
+{
+	struct slab_tarout *t = arg;
+	size_t done = 0;
+
+	(void)a;
+	while (!t->write_errno && done < len) {
+		ssize_t w = write(t->fd, (const char *)buf + done, len - done);
+
+		if (w > 0)
+			done += (size_t)w;
+		else if (w < 0 && errno == EINTR)
+			continue;
+		else
+			t->write_errno = w < 0 ? errno : EIO;
+	}
+	return (la_ssize_t)len;
+}
+
+/* Check after each libarchive call: did a write fail under it? */
+static int checked(struct slab_tarout *t, int ok)
+{
+	if (t->write_errno || !ok)
+		return archive_fail(t);
+	return 0;
 }
 
 struct slab_tarout *slab_tarout_new(void)
@@ -50,8 +109,9 @@ int slab_tarout_open(struct slab_tarout *t, int fd)
 	t->e = archive_entry_new();
 	if (!t->a || !t->e)
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	t->fd = fd;
 	if (archive_write_set_format_pax_restricted(t->a) != ARCHIVE_OK ||
-	    archive_write_open_fd(t->a, fd) != ARCHIVE_OK)
+	    archive_write_open(t->a, t, out_open, out_write, NULL) != ARCHIVE_OK)
 		return archive_fail(t);
 	t->opened = 1;
 	return 0;
@@ -114,16 +174,16 @@ int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 		archive_entry_set_perm(t->e, 0644);
 		archive_entry_set_size(t->e, (la_int64_t)f->size);
 		archive_entry_set_mtime(t->e, 0, 0);
-		if (archive_write_header(t->a, t->e) < ARCHIVE_WARN)
-			return archive_fail(t);
+		if ((r = checked(t, archive_write_header(t->a, t->e) >= ARCHIVE_WARN)) < 0)
+			return r;
 		for (uint64_t done = 0; done < f->size;) {
 			uint64_t chunk = f->size - done;
 			la_ssize_t w;
 			if (chunk > (1u << 30))
 				chunk = 1u << 30;
 			w = archive_write_data(t->a, f->data + done, (size_t)chunk);
-			if (w <= 0)
-				return archive_fail(t);
+			if ((r = checked(t, w > 0)) < 0)
+				return r;
 			done += (uint64_t)w;
 		}
 	}
@@ -135,9 +195,7 @@ int slab_tarout_finish(struct slab_tarout *t)
 	if (!t->opened)
 		return slab_fail(&t->err, SLAB_ERR_INVAL, NULL, "tar writer not open");
 	t->opened = 0;
-	if (archive_write_close(t->a) != ARCHIVE_OK)
-		return archive_fail(t);
-	return 0;
+	return checked(t, archive_write_close(t->a) == ARCHIVE_OK);
 }
 
 const char *slab_tarout_error(const struct slab_tarout *t)
