@@ -32,6 +32,8 @@ DESTDIR ?=
 
 # BUILD is the object folder: build/ normally, build/asan for the sanitizer run.
 BUILD   ?= build
+# Compiles at once in make check and make asan (the suites themselves run one at a time).
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The library's version, from slab.h.
 version_part = $(shell sed -n 's/^\#define SLAB_VERSION_$(1) *\([0-9]*\).*/\1/p' lib/slab.h)
@@ -171,13 +173,16 @@ test: all layers
 
 ## check: install missing packages, build with -Werror, run every test, then again under ASan+UBSan
 check: deps
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) EXTRA_CFLAGS=-Werror all layers
 	$(Q)$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror test
 	$(Q)$(MAKE) --no-print-directory asan
 
 ## asan: build with AddressSanitizer + UndefinedBehaviorSanitizer into build/asan, run the suite
+ASAN_VARS = BUILD=build/asan EXTRA_CFLAGS="-Werror $(SANITIZE)" EXTRA_LDFLAGS="$(SANITIZE)" \
+	CFLAGS="-O1 -g"
 asan asan-check:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/asan EXTRA_CFLAGS="-Werror $(SANITIZE)" \
-		EXTRA_LDFLAGS="$(SANITIZE)" CFLAGS="-O1 -g" test
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(ASAN_VARS) all layers
+	$(Q)$(MAKE) --no-print-directory $(ASAN_VARS) test
 
 ## demo: install missing packages, build, make a small WebDataset of JPEGs, pack and inspect it
 demo: deps
