@@ -105,26 +105,31 @@ options_documented() {
 }
 
 @test "man/slab.5 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/slab.5"
 }
 
 @test "man/pack.1 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/pack.1"
 }
 
 @test "man/inspect.1 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/inspect.1"
 }
 
 @test "man/prefetch.1 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/prefetch.1"
 }
 
 @test "every page in man/ renders without warnings and has NAME, DESCRIPTION and SEE ALSO" {
+	not_twice
 	need_man
 	local page n=0 text
 	for page in "$MAN_DIR"/*.[1-8]; do
@@ -203,6 +208,7 @@ options_documented() {
 }
 
 @test "man/shuffle-plan.1 and man/slab-plan.5 render without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/shuffle-plan.1"
 	no_warnings "$MAN_DIR/slab-plan.5"
@@ -234,6 +240,7 @@ options_documented() {
 }
 
 @test "man/numa-probe.1 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/numa-probe.1"
 }
@@ -261,6 +268,7 @@ options_documented() {
 }
 
 @test "man/bench-tlb.1 renders without warnings" {
+	not_twice
 	need_man
 	no_warnings "$MAN_DIR/bench-tlb.1"
 }

@@ -27,6 +27,14 @@ if [ -n "${BATS_TEST_TMPDIR:-}" ]; then
 	mkdir -p "$BATS_TEST_TMPDIR/w" && cd "$BATS_TEST_TMPDIR/w" || exit 1
 fi
 
+# Tests that run none of slab's code (rendering man pages) skip in the sanitizer pass of make
+# check: they did the same work in the normal pass.
+not_twice() {
+	if grep -qa __asan_init "$SLAB_BUILD/bin/pack" 2>/dev/null; then
+		skip "runs no code of slab's: checked in the normal pass"
+	fi
+}
+
 # Tests that read the shared corpus skip where it is absent, as in a user's own clone.
 need_corpus() {
 	[ -d "$CORPUS" ] || skip "no shared corpus at $CORPUS"
