@@ -1,0 +1,647 @@
+/* image.c: one JPEG to a fixed-size uint8 RGB crop (image.h), on libjpeg-turbo's libjpeg API
+ * so that the decoder can be told to produce less: a DCT-scaled image, only the crop's
+ * columns, only its rows. The resize is PIL's BILINEAR resample with reducing (a triangle
+ * filter widened by the downscale factor, separable, 22-bit fixed-point weights). */
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+#include "error.h"
+#include "image.h"
+#include "slab.h"
+
+/* ---- crop parameters ------------------------------------------------------------------ */
+
+/*
+ * The random generator: counter-based, so a draw depends only on (seed, epoch, index, n) and
+ * never on which thread asks or what it asked before. The key is SplitMix64's finaliser
+ * chained over the three inputs, key = mix(mix(mix(seed) ^ epoch) ^ index); draw n is
+ * SplitMix64's n-th output from that key, mix(key + (n + 1) * golden) with mix the finaliser
+ * (Stafford's variant 13). Draw 0 decides the flip; the crop takes draws 1, 2, ...
+ */
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+static uint64_t fmix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t draw(uint64_t key, uint64_t n)
+{
+	return fmix(key + (n + 1) * GOLDEN);
+}
+
+/* Uniform in [0, 1), 53 bits. */
+static double unit(uint64_t x)
+{
+	return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform integer in [0, n), n >= 1. */
+static uint32_t below(uint64_t x, uint32_t n)
+{
+	uint64_t v = (uint64_t)(unit(x) * n);
+
+	return v < n ? (uint32_t)v : n - 1;
+}
+
+void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w, uint32_t out_h)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->out_w = out_w;
+	spec->out_h = out_h;
+	spec->crop = SLAB_IMAGE_CROP_CENTER;
+	spec->scale_min = 0.08;
+	spec->scale_max = 1.0;
+	spec->ratio_min = 3.0 / 4.0;
+	spec->ratio_max = 4.0 / 3.0;
+}
+
+static int spec_ok(const struct slab_image_spec *s)
+{
+	if (s->out_w < 1 || s->out_w > 65535 || s->out_h < 1 || s->out_h > 65535)
+		return 0;
+	if (s->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED) {
+		if (!(s->scale_min > 0 && s->scale_min <= s->scale_max && s->scale_max <= 1.0))
+			return 0;
+		if (!(s->ratio_min > 0 && s->ratio_min <= s->ratio_max && isfinite(s->ratio_max)))
+			return 0;
+	}
+	return s->crop == SLAB_IMAGE_CROP_NONE || s->crop == SLAB_IMAGE_CROP_CENTER ||
+	       s->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED;
+}
+
+/* a * b / c rounded to nearest, at least 1 and at most max. */
+static uint32_t scaled(uint32_t a, uint32_t b, uint32_t c, uint32_t max)
+{
+	uint64_t v = ((uint64_t)a * b * 2 + c) / ((uint64_t)c * 2);
+
+	if (v < 1)
+		v = 1;
+	return v > max ? max : (uint32_t)v;
+}
+
+/* torchvision's RandomResizedCrop.get_params, draw for draw: up to 10 tries of an area
+ * fraction uniform in the scale range and an aspect ratio log-uniform in the ratio range;
+ * then the whole image clamped to the ratio range, centred. Python's round() is
+ * round-half-even, as nearbyint() in the default rounding mode. */
+static void random_resized(const struct slab_image_spec *s, uint32_t W, uint32_t H,
+			   uint64_t key, struct slab_image_params *p)
+{
+	double area = (double)W * H, lr0 = log(s->ratio_min), lr1 = log(s->ratio_max);
+	double in_ratio = (double)W / H;
+	uint64_t n = 1;
+
+	for (int attempt = 0; attempt < 10; attempt++) {
+		double target = area * (s->scale_min + (s->scale_max - s->scale_min) *
+					unit(draw(key, n++)));
+		double ar = exp(lr0 + (lr1 - lr0) * unit(draw(key, n++)));
+		double w = nearbyint(sqrt(target * ar)), h = nearbyint(sqrt(target / ar));
+
+		if (w > 0 && w <= W && h > 0 && h <= H) {
+			p->w = (uint32_t)w;
+			p->h = (uint32_t)h;
+			p->y = below(draw(key, n++), H - p->h + 1);
+			p->x = below(draw(key, n++), W - p->w + 1);
+			p->fallback = 0;
+			return;
+		}
+	}
+	if (in_ratio < s->ratio_min) {
+		p->w = W;
+		p->h = (uint32_t)nearbyint(W / s->ratio_min);
+	} else if (in_ratio > s->ratio_max) {
+		p->h = H;
+		p->w = (uint32_t)nearbyint(H * s->ratio_max);
+	} else {
+		p->w = W;
+		p->h = H;
+	}
+	p->w = p->w < 1 ? 1 : p->w > W ? W : p->w;
+	p->h = p->h < 1 ? 1 : p->h > H ? H : p->h;
+	p->x = (W - p->w) / 2;
+	p->y = (H - p->h) / 2;
+	p->fallback = 1;
+}
+
+int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32_t src_h,
+		      uint64_t seed, uint64_t epoch, uint64_t index, struct slab_image_params *p)
+{
+	uint64_t key = fmix(fmix(fmix(seed) ^ epoch) ^ index);
+
+	memset(p, 0, sizeof(*p));
+	if (!spec_ok(spec) || src_w == 0 || src_h == 0)
+		return SLAB_ERR_INVAL;
+	switch (spec->crop) {
+	case SLAB_IMAGE_CROP_NONE:
+		p->w = src_w;
+		p->h = src_h;
+		break;
+	case SLAB_IMAGE_CROP_CENTER:
+		/* Floor of half the margin, as PIL's ImageOps.fit with centring 0.5 would not
+		 * promise and torchvision's CenterCrop rounds: documented, tested, stable. */
+		if ((uint64_t)src_w * spec->out_h > (uint64_t)src_h * spec->out_w) {
+			p->h = src_h;
+			p->w = scaled(src_h, spec->out_w, spec->out_h, src_w);
+		} else {
+			p->w = src_w;
+			p->h = scaled(src_w, spec->out_h, spec->out_w, src_h);
+		}
+		p->x = (src_w - p->w) / 2;
+		p->y = (src_h - p->h) / 2;
+		break;
+	default:
+		random_resized(spec, src_w, src_h, key, p);
+		break;
+	}
+	p->flip = spec->flip ? (int)(draw(key, 0) >> 63) : 0;
+	return 0;
+}
+
+/* ---- decoder --------------------------------------------------------------------------- */
+
+struct buf {
+	void *p;
+	size_t cap;
+};
+
+/* libjpeg's error manager, made to return: error_exit jumps back to the call that entered
+ * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. */
+struct errmgr {
+	struct jpeg_error_mgr pub;
+	jmp_buf jump;
+	int warnings;
+	char warning[JMSG_LENGTH_MAX];
+};
+
+struct slab_image_decoder {
+	struct jpeg_decompress_struct cinfo;
+	struct errmgr jerr;
+	struct slab_err err;
+	struct buf pix;         /* decoded region, 3 or 4 bytes a pixel */
+	struct buf tmp;         /* horizontally resized rows */
+	struct buf xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
+	struct buf xk, yk;      /* int32_t weights, ksize per output pixel */
+};
+
+/* The region decode_region() produced: a bw x bh buffer whose pixel (0, 0) is the scaled
+ * image's (bx, by); the crop box in that buffer's coordinates (fractional when scaled). */
+struct region {
+	uint32_t bw, bh;
+	double x0, y0, x1, y1;
+};
+
+static void on_error(j_common_ptr c)
+{
+	longjmp(((struct errmgr *)c->err)->jump, 1);
+}
+
+static void on_message(j_common_ptr c, int level)
+{
+	struct errmgr *e = (struct errmgr *)c->err;
+
+	if (level < 0) {
+		if (e->warnings++ == 0)
+			c->err->format_message(c, e->warning);
+		c->err->num_warnings++;
+	}
+}
+
+static void on_output(j_common_ptr c)
+{
+	(void)c;
+}
+
+static int reserve(struct buf *b, size_t need)
+{
+	void *p;
+
+	if (need <= b->cap)
+		return 0;
+	p = realloc(b->p, need);
+	if (!p)
+		return SLAB_ERR_NOMEM;
+	b->p = p;
+	b->cap = need;
+	return 0;
+}
+
+/* Scratch kept between calls is capped: one huge picture should not pin its pixels. */
+#define KEEP_MAX (64u << 20)
+
+static void trim(struct buf *b)
+{
+	if (b->cap > KEEP_MAX) {
+		free(b->p);
+		b->p = NULL;
+		b->cap = 0;
+	}
+}
+
+/* jpeg_create_decompress can only fail to allocate: 0, or SLAB_ERR_NOMEM. */
+static int create(struct slab_image_decoder *d)
+{
+	if (setjmp(d->jerr.jump))
+		return SLAB_ERR_NOMEM;
+	jpeg_create_decompress(&d->cinfo);
+	return 0;
+}
+
+struct slab_image_decoder *slab_image_decoder_new(void)
+{
+	struct slab_image_decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->cinfo.err = jpeg_std_error(&d->jerr.pub);
+	d->jerr.pub.error_exit = on_error;
+	d->jerr.pub.emit_message = on_message;
+	d->jerr.pub.output_message = on_output;
+	if (create(d) < 0) {
+		jpeg_destroy_decompress(&d->cinfo);
+		free(d);
+		return NULL;
+	}
+	slab_fail(&d->err, 0, NULL, "no error");
+	return d;
+}
+
+void slab_image_decoder_free(struct slab_image_decoder *d)
+{
+	if (!d)
+		return;
+	jpeg_destroy_decompress(&d->cinfo);
+	free(d->pix.p);
+	free(d->tmp.p);
+	free(d->xb.p);
+	free(d->yb.p);
+	free(d->xk.p);
+	free(d->yk.p);
+	free(d);
+}
+
+const char *slab_image_error(const struct slab_image_decoder *d)
+{
+	return d->err.text;
+}
+
+/* After libjpeg jumped out: its message into the handle, the decompressor reset. */
+static int jpeg_failed(struct slab_image_decoder *d)
+{
+	char msg[JMSG_LENGTH_MAX];
+	int nomem = d->jerr.pub.msg_code == JERR_OUT_OF_MEMORY;
+
+	d->jerr.pub.format_message((j_common_ptr)&d->cinfo, msg);
+	jpeg_abort_decompress(&d->cinfo);
+	if (nomem)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s", msg);
+	return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s", msg);
+}
+
+static void start(struct slab_image_decoder *d, const void *jpeg, size_t len)
+{
+	d->jerr.warnings = 0;
+	d->jerr.warning[0] = '\0';
+	d->jerr.pub.num_warnings = 0;
+	jpeg_mem_src(&d->cinfo, (const unsigned char *)jpeg, (unsigned long)len);
+	jpeg_read_header(&d->cinfo, TRUE);
+}
+
+static int read_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
+		     uint32_t *w, uint32_t *h)
+{
+	if (setjmp(d->jerr.jump))
+		return jpeg_failed(d);
+	start(d, jpeg, len);
+	*w = d->cinfo.image_width;
+	*h = d->cinfo.image_height;
+	jpeg_abort_decompress(&d->cinfo);
+	return 0;
+}
+
+int slab_image_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
+		    uint32_t *w, uint32_t *h)
+{
+	if (!jpeg || len == 0)
+		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: empty input");
+	return read_size(d, jpeg, len, w, h);
+}
+
+/* Decode the part of the image the crop needs into d->pix as RGB: the largest DCT scaling
+ * that keeps the crop at least the output size, the crop's columns (widened by libjpeg to an
+ * iMCU boundary), its rows, nothing after them. Calls libjpeg, which may jump to the caller's
+ * setjmp. */
+static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t len,
+			 const struct slab_image_spec *spec, const struct slab_image_params *p,
+			 struct region *r, struct slab_image_stats *st)
+{
+	struct jpeg_decompress_struct *c = &d->cinfo;
+	unsigned denom = 1;
+	uint32_t ow, oh, ix0, ix1, iy0, iy1;
+	JDIMENSION xoff, cw;
+	size_t stride, need;
+	unsigned char *row;
+
+	start(d, jpeg, len);
+	if ((uint64_t)p->x + p->w > c->image_width || (uint64_t)p->y + p->h > c->image_height ||
+	    p->w == 0 || p->h == 0) {
+		jpeg_abort_decompress(c);
+		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL,
+				 "crop %ux%u+%u+%u outside a %ux%u image", p->w, p->h, p->x, p->y,
+				 c->image_width, c->image_height);
+	}
+	for (unsigned s = 8; s > 1 && !spec->exact; s /= 2) {
+		if (p->w >= (uint64_t)spec->out_w * s && p->h >= (uint64_t)spec->out_h * s) {
+			denom = s;
+			break;
+		}
+	}
+	c->scale_num = 1;
+	c->scale_denom = denom;
+	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
+			     JCS_CMYK : JCS_RGB;
+	jpeg_start_decompress(c);
+	ow = c->output_width;
+	oh = c->output_height;
+
+	/* The crop in the scaled image: each scaled pixel is denom x denom source pixels. */
+	r->x0 = (double)p->x / denom;
+	r->x1 = fmin((double)(p->x + p->w) / denom, ow);
+	r->y0 = (double)p->y / denom;
+	r->y1 = fmin((double)(p->y + p->h) / denom, oh);
+	ix0 = (uint32_t)floor(r->x0);
+	ix1 = (uint32_t)fmin(ceil(r->x1), ow);
+	iy0 = (uint32_t)floor(r->y0);
+	iy1 = (uint32_t)fmin(ceil(r->y1), oh);
+	if (spec->exact) {
+		ix0 = iy0 = 0;
+		ix1 = ow;
+		iy1 = oh;
+	}
+
+	xoff = 0;
+	if (ix0 > 0 || ix1 < ow) {
+		xoff = ix0;
+		cw = ix1 - ix0;
+		jpeg_crop_scanline(c, &xoff, &cw);
+	}
+	if (iy0 > 0 && jpeg_skip_scanlines(c, iy0) != iy0) {
+		jpeg_abort_decompress(c);
+		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: cannot skip %u rows",
+				 iy0);
+	}
+	stride = (size_t)c->output_width * (size_t)c->output_components;
+	need = stride * (iy1 - iy0);
+	if (reserve(&d->pix, need) < 0) {
+		jpeg_abort_decompress(c);
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL,
+				 "out of memory decoding a %ux%u JPEG region", c->output_width,
+				 iy1 - iy0);
+	}
+	row = d->pix.p;
+	for (uint32_t y = iy0; y < iy1; y++, row += stride) {
+		JSAMPROW rp = row;
+
+		if (jpeg_read_scanlines(c, &rp, 1) != 1) {
+			jpeg_abort_decompress(c);
+			return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL,
+					 "corrupt JPEG: row %u did not decode", y);
+		}
+	}
+
+	/* CMYK as libjpeg gives it (Adobe's inverted form when the Adobe marker says so) to RGB,
+	 * in place, as PIL does: R = (255 - C)(255 - K) / 255. */
+	if (c->output_components == 4) {
+		unsigned char *px = d->pix.p;
+		size_t n = (size_t)c->output_width * (iy1 - iy0);
+		int inv = c->saw_Adobe_marker;
+
+		for (size_t i = 0; i < n; i++) {
+			unsigned k = inv ? px[4 * i + 3] : 255u - px[4 * i + 3];
+
+			for (int ch = 0; ch < 3; ch++) {
+				unsigned v = inv ? px[4 * i + ch] : 255u - px[4 * i + ch];
+				unsigned t = v * k + 128;
+
+				px[3 * i + ch] = (unsigned char)((t + (t >> 8)) >> 8);
+			}
+		}
+	}
+
+	st->scale_denom = denom;
+	st->region = xoff > 0 || c->output_width < ow || iy0 > 0 || iy1 < oh;
+	st->decoded_w = c->output_width;
+	st->decoded_h = iy1 - iy0;
+	r->bw = c->output_width;
+	r->bh = iy1 - iy0;
+	r->x0 -= xoff;
+	r->x1 -= xoff;
+	r->y0 -= iy0;
+	r->y1 -= iy0;
+
+	if (c->output_scanline == c->output_height)
+		jpeg_finish_decompress(c);
+	else
+		jpeg_abort_decompress(c);
+	if (d->jerr.warnings) {
+		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s",
+				 d->jerr.warning);
+	}
+	return 0;
+}
+
+static int guarded_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
+			  const struct slab_image_spec *spec, const struct slab_image_params *p,
+			  struct region *r, struct slab_image_stats *st)
+{
+	if (setjmp(d->jerr.jump))
+		return jpeg_failed(d);
+	return decode_region(d, jpeg, len, spec, p, r, st);
+}
+
+/* ---- resize ---------------------------------------------------------------------------- */
+
+#define PRECISION_BITS (32 - 8 - 2)
+
+static double triangle(double x)
+{
+	if (x < 0)
+		x = -x;
+	return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+/* PIL's precompute_coeffs for the BILINEAR filter, over the box [in0, in1) of a line of
+ * pixels, the support clamped to [floor(in0), ceil(in1)) so that nothing outside the crop
+ * weighs in (as when the crop is cut out first), then 22-bit fixed point. Fills bounds
+ * (first, count per output pixel) and weights (ksize per output pixel); returns ksize. */
+static int coeffs(struct buf *bounds, struct buf *weights, double in0, double in1,
+		  uint32_t insize, uint32_t outsize)
+{
+	double scale = (in1 - in0) / outsize, fscale = scale < 1.0 ? 1.0 : scale;
+	double support = fscale, ss = 1.0 / fscale;
+	int ksize = (int)ceil(support) * 2 + 1;
+	double lo = floor(in0), hi = fmin(ceil(in1), insize);
+	int32_t *b, *k;
+
+	if (reserve(bounds, (size_t)outsize * 2 * sizeof(int32_t)) < 0 ||
+	    reserve(weights, (size_t)outsize * (size_t)ksize * sizeof(int32_t)) < 0)
+		return SLAB_ERR_NOMEM;
+	b = bounds->p;
+	k = weights->p;
+	for (uint32_t xx = 0; xx < outsize; xx++) {
+		double center = in0 + (xx + 0.5) * scale, ww = 0.0;
+		double xmin = floor(center - support + 0.5), xmax = floor(center + support + 0.5);
+		int n;
+		int32_t *kx = k + (size_t)xx * ksize;
+		double tmp[64];
+		double *kd = ksize <= 64 ? tmp : NULL;
+
+		if (xmin < lo)
+			xmin = lo;
+		if (xmax > hi)
+			xmax = hi;
+		n = (int)(xmax - xmin);
+		if (n > ksize)
+			n = ksize;
+		if (n < 1) {
+			/* A box thinner than a pixel at an edge: take the nearest pixel. */
+			xmin = fmin(fmax(floor(center), lo), hi - 1);
+			n = 1;
+		}
+		for (int x = 0; x < n; x++) {
+			double f = triangle((x + xmin - center + 0.5) * ss);
+
+			if (kd)
+				kd[x] = f;
+			ww += f;
+		}
+		for (int x = 0; x < n; x++) {
+			double f = kd ? kd[x] : triangle((x + xmin - center + 0.5) * ss);
+			double v = ww != 0.0 ? f / ww : (n == 1 ? 1.0 : 0.0);
+
+			kx[x] = (int32_t)(v < 0 ? -0.5 + v * (1 << PRECISION_BITS) :
+					  0.5 + v * (1 << PRECISION_BITS));
+		}
+		b[2 * xx] = (int32_t)xmin;
+		b[2 * xx + 1] = n;
+	}
+	return ksize;
+}
+
+static unsigned char clip8(int64_t v)
+{
+	v >>= PRECISION_BITS;
+	return v < 0 ? 0 : v > 255 ? 255 : (unsigned char)v;
+}
+
+/* d->pix (r->bw x r->bh RGB) -> out, through d->tmp. */
+static int resize(struct slab_image_decoder *d, const struct region *r,
+		  const struct slab_image_spec *spec, int flip, unsigned char *out)
+{
+	uint32_t W = spec->out_w, H = spec->out_h;
+	int kx = coeffs(&d->xb, &d->xk, r->x0, r->x1, r->bw, W);
+	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
+	const int32_t *xb, *xk, *yb, *yk;
+	const unsigned char *src = d->pix.p;
+	unsigned char *tmp;
+	uint32_t ylo, yhi;
+	size_t plane = (size_t)W * H;
+
+	if (kx < 0 || ky < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	xb = d->xb.p;
+	xk = d->xk.p;
+	yb = d->yb.p;
+	yk = d->yk.p;
+	ylo = (uint32_t)yb[0];
+	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
+	if (reserve(&d->tmp, (size_t)(yhi - ylo) * W * 3) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	tmp = d->tmp.p;
+
+	/* Horizontal pass, rows ylo .. yhi - 1 only, rounded to 8 bits as PIL does. */
+	for (uint32_t y = ylo; y < yhi; y++) {
+		const unsigned char *s = src + (size_t)y * r->bw * 3;
+		unsigned char *t = tmp + (size_t)(y - ylo) * W * 3;
+
+		for (uint32_t x = 0; x < W; x++) {
+			const int32_t *k = xk + (size_t)x * kx;
+			const unsigned char *sp = s + (size_t)xb[2 * x] * 3;
+			int64_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
+
+			for (int i = 0; i < xb[2 * x + 1]; i++) {
+				s0 += (int64_t)sp[3 * i] * k[i];
+				s1 += (int64_t)sp[3 * i + 1] * k[i];
+				s2 += (int64_t)sp[3 * i + 2] * k[i];
+			}
+			t[3 * x] = clip8(s0);
+			t[3 * x + 1] = clip8(s1);
+			t[3 * x + 2] = clip8(s2);
+		}
+	}
+	/* Vertical pass, flip and layout on the way out. */
+	for (uint32_t y = 0; y < H; y++) {
+		const int32_t *k = yk + (size_t)y * ky;
+		const unsigned char *t = tmp + (size_t)(yb[2 * y] - ylo) * W * 3;
+		int n = yb[2 * y + 1];
+
+		for (uint32_t x = 0; x < W; x++) {
+			uint32_t ox = flip ? W - 1 - x : x;
+			int64_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
+			const unsigned char *tp = t + (size_t)x * 3;
+
+			for (int i = 0; i < n; i++, tp += (size_t)W * 3) {
+				s0 += (int64_t)tp[0] * k[i];
+				s1 += (int64_t)tp[1] * k[i];
+				s2 += (int64_t)tp[2] * k[i];
+			}
+			if (spec->chw) {
+				size_t o = (size_t)y * W + ox;
+
+				out[o] = clip8(s0);
+				out[plane + o] = clip8(s1);
+				out[2 * plane + o] = clip8(s2);
+			} else {
+				unsigned char *o = out + ((size_t)y * W + ox) * 3;
+
+				o[0] = clip8(s0);
+				o[1] = clip8(s1);
+				o[2] = clip8(s2);
+			}
+		}
+	}
+	return 0;
+}
+
+int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
+		      const struct slab_image_spec *spec, const struct slab_image_params *p,
+		      void *out, struct slab_image_stats *stats)
+{
+	struct slab_image_stats st = { 0 };
+	struct region r;
+	int ret;
+
+	if (stats)
+		*stats = st;
+	if (!spec_ok(spec) || !p || !out)
+		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL, "bad image spec or parameters");
+	if (!jpeg || len == 0)
+		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: empty input");
+	ret = guarded_decode(d, jpeg, len, spec, p, &r, &st);
+	if (ret == 0)
+		ret = resize(d, &r, spec, p->flip, out);
+	trim(&d->pix);
+	trim(&d->tmp);
+	if (stats)
+		*stats = st;
+	return ret;
+}

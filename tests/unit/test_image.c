@@ -1,0 +1,565 @@
+/* test_image.c: unit tests of lib/dataset/image.c: crop parameters, the decode paths held to
+ * the full decode, an independent PIL-style reference resize, colour spaces, corrupt input,
+ * on JPEGs made in memory with TurboJPEG and on the corpus JPEGs in $SLAB_CORPUS/jpeg/.
+ *
+ * Tolerances (largest per-channel mean absolute error, 0..255 scale), checked below, with what
+ * was measured when they were written:
+ * - DCT-scaled paths vs full decode + crop + resize: <= 2.5 on smooth content in 4:4:4, 4:2:0
+ *   and grey, and on the corpus photographs (measured 2.31, at 1/8); <= 6.0 for 4:2:2 and
+ *   4:4:0 (measured 5.57 at 1/8, ~3.2 at 1/4); <= 7.0 with hard-edged 24-pixel squares
+ *   (measured 6.08). The decoder's own downscaling is not PIL's triangle filter; that is the
+ *   price of decoding 4 to 64 times fewer pixels.
+ * - region-only paths (scale 1, columns cropped, rows skipped) vs full decode: <= 0.5
+ *   (measured 0.010).
+ * - the full path vs an independent double-precision reference of PIL's BILINEAR resample:
+ *   <= 0.5 (measured 0.036). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+#include "image.h"
+#include "slab.h"
+#include "unit.h"
+
+struct blob {
+	unsigned char *p;
+	size_t len;
+};
+
+/* A picture with smooth ramps and a soft ring pattern, like a photograph's content; with
+ * hard set, a hard-edged checkerboard of 24-pixel squares on top, the worst case for the
+ * DCT-scaled paths. For TJPF_CMYK the four channels carry the same kinds of pattern. */
+static int hard;
+
+/* The scaled paths' tolerance for the picture at hand (see the top of the file). */
+static double tol_scaled = 2.5;
+
+static unsigned char *make_pixels(int w, int h, int pf)
+{
+	int ps = tjPixelSize[pf];
+	unsigned char *pix = malloc((size_t)w * h * ps);
+
+	if (!pix)
+		abort();
+	for (int y = 0; y < h; y++) {
+		for (int x = 0; x < w; x++) {
+			unsigned char *p = pix + ((size_t)y * w + x) * ps;
+			int r = x * 255 / (w > 1 ? w - 1 : 1);
+			int g = y * 255 / (h > 1 ? h - 1 : 1);
+			double d = sqrt((double)(x - w / 3) * (x - w / 3) + (double)(y - h / 2) * (y - h / 2));
+			int b = (int)(128 + 90 * sin(d / 9.0)) + (hard ? (((x / 24 + y / 24) & 1) ? 30 : -30) : 0);
+
+			b = b < 0 ? 0 : b > 255 ? 255 : b;
+			if (pf == TJPF_GRAY) {
+				p[0] = (unsigned char)((r + g + b) / 3);
+			} else {
+				p[0] = (unsigned char)r;
+				p[1] = (unsigned char)g;
+				p[2] = (unsigned char)b;
+				if (ps == 4)
+					p[3] = (unsigned char)(255 - (r + g) / 4);
+			}
+		}
+	}
+	return pix;
+}
+
+static struct blob encode(int w, int h, int pf, int samp)
+{
+	tjhandle tj = tjInitCompress();
+	unsigned char *pix = make_pixels(w, h, pf), *jbuf = NULL;
+	unsigned long jsize = 0;
+	struct blob b = { NULL, 0 };
+
+	if (!tj || tjCompress2(tj, pix, w, 0, h, pf, &jbuf, &jsize, samp, 90, 0) != 0) {
+		fprintf(stderr, "tjCompress2: %s\n", tjGetErrorStr2(tj));
+		abort();
+	}
+	b.p = malloc(jsize);
+	if (!b.p)
+		abort();
+	memcpy(b.p, jbuf, jsize);
+	b.len = jsize;
+	tjFree(jbuf);
+	tjDestroy(tj);
+	free(pix);
+	return b;
+}
+
+/* Full decode to RGB with TurboJPEG (CMYK converted here as PIL does with Adobe's inverted
+ * CMYK, which TurboJPEG writes and reads). malloc'd, NULL on failure. */
+static unsigned char *tj_rgb(const struct blob *b, int *w, int *h)
+{
+	tjhandle tj = tjInitDecompress();
+	int samp, cs;
+	unsigned char *pix = NULL;
+
+	if (!tj || tjDecompressHeader3(tj, b->p, b->len, w, h, &samp, &cs) != 0)
+		goto out;
+	if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
+		unsigned char *c = malloc((size_t)*w * *h * 4);
+
+		pix = malloc((size_t)*w * *h * 3);
+		if (!c || !pix || tjDecompress2(tj, b->p, b->len, c, *w, 0, *h, TJPF_CMYK, 0) != 0)
+			abort();
+		for (size_t i = 0; i < (size_t)*w * *h; i++)
+			for (int ch = 0; ch < 3; ch++)
+				pix[3 * i + ch] = (unsigned char)lround(c[4 * i + ch] * c[4 * i + 3] / 255.0);
+		free(c);
+	} else {
+		pix = malloc((size_t)*w * *h * 3);
+		if (!pix || tjDecompress2(tj, b->p, b->len, pix, *w, 0, *h, TJPF_RGB, 0) != 0) {
+			free(pix);
+			pix = NULL;
+		}
+	}
+out:
+	if (tj)
+		tjDestroy(tj);
+	return pix;
+}
+
+/* PIL's BILINEAR resample (support widened by the reduction, horizontal pass rounded to
+ * 8 bits, then vertical) written plainly in doubles, of the crop (x, y, cw, ch) of an RGB
+ * picture of width sw. */
+static void ref_resize(const unsigned char *src, int sw, int x0, int y0, int cw, int ch,
+		       int ow, int oh, unsigned char *out)
+{
+	unsigned char *tmp = malloc((size_t)ch * ow * 3);
+
+	if (!tmp)
+		abort();
+	for (int pass = 0; pass < 2; pass++) {
+		int insz = pass ? ch : cw, outsz = pass ? oh : ow, lines = pass ? ow : ch;
+		double scale = (double)insz / outsz, fs = scale < 1 ? 1 : scale;
+
+		for (int o = 0; o < outsz; o++) {
+			double c = (o + 0.5) * scale, sum = 0, wts[4096];
+			int lo = (int)floor(c - fs + 0.5), hi = (int)floor(c + fs + 0.5);
+
+			lo = lo < 0 ? 0 : lo;
+			hi = hi > insz ? insz : hi;
+			for (int i = lo; i < hi; i++) {
+				double t = fabs((i - c + 0.5) / fs);
+
+				wts[i - lo] = t < 1 ? 1 - t : 0;
+				sum += wts[i - lo];
+			}
+			for (int l = 0; l < lines; l++) {
+				for (int k = 0; k < 3; k++) {
+					double v = 0;
+
+					for (int i = lo; i < hi; i++) {
+						double s = pass ? tmp[((size_t)i * ow + l) * 3 + k] :
+							   src[((size_t)(y0 + l) * sw + x0 + i) * 3 + k];
+						v += s * wts[i - lo] / sum;
+					}
+					v = floor(v + 0.5);
+					v = v < 0 ? 0 : v > 255 ? 255 : v;
+					if (pass)
+						out[((size_t)o * ow + l) * 3 + k] = (unsigned char)v;
+					else
+						tmp[((size_t)l * ow + o) * 3 + k] = (unsigned char)v;
+				}
+			}
+		}
+	}
+	free(tmp);
+}
+
+/* Largest per-channel mean absolute error between two HWC RGB pictures of n pixels. */
+static double mae(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	double s[3] = { 0, 0, 0 }, m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 3; k++)
+			s[k] += abs((int)a[3 * i + k] - (int)b[3 * i + k]);
+	for (int k = 0; k < 3; k++)
+		m = fmax(m, s[k] / (double)n);
+	return m;
+}
+
+static double worst_scaled, worst_region, worst_ref, worst_hard;
+
+/* Decode b with spec and the parameters of (seed 7, epoch 0, index), fast and exact paths;
+ * check the fast one against the exact one and the exact one against ref_resize. Returns the
+ * fast path's stats. */
+static struct slab_image_stats compare(struct slab_image_decoder *d, const struct blob *b,
+				       struct slab_image_spec spec, uint64_t index)
+{
+	struct slab_image_params p;
+	struct slab_image_stats st, st_exact;
+	size_t n = (size_t)spec.out_w * spec.out_h;
+	unsigned char *fast = malloc(n * 3), *exact = malloc(n * 3), *ref = malloc(n * 3), *full;
+	uint32_t w = 0, h = 0;
+	int fw, fh;
+	double e;
+
+	if (!fast || !exact || !ref)
+		abort();
+	CHECK(slab_image_size(d, b->p, b->len, &w, &h) == 0);
+	CHECK(slab_image_params(&spec, w, h, 7, 0, index, &p) == 0);
+	CHECK(slab_image_decode(d, b->p, b->len, &spec, &p, fast, &st) == 0);
+	spec.exact = 1;
+	CHECK(slab_image_decode(d, b->p, b->len, &spec, &p, exact, &st_exact) == 0);
+	CHECK(st_exact.scale_denom == 1 && !st_exact.region);
+	CHECK(st_exact.decoded_w == w && st_exact.decoded_h == h);
+	e = mae(fast, exact, n);
+	if (st.scale_denom > 1) {
+		CHECK(e <= tol_scaled);
+		if (hard)
+			worst_hard = fmax(worst_hard, e);
+		else
+			worst_scaled = fmax(worst_scaled, e);
+	} else {
+		CHECK(e <= 0.5);
+		worst_region = fmax(worst_region, e);
+	}
+	if (e > (st.scale_denom > 1 ? tol_scaled : 0.5))
+		fprintf(stderr, "  %ux%u crop %ux%u+%u+%u -> %ux%u scale 1/%u region %d: MAE %.3f\n",
+			w, h, p.w, p.h, p.x, p.y, spec.out_w, spec.out_h, st.scale_denom, st.region, e);
+	full = tj_rgb(b, &fw, &fh);
+	CHECK(full != NULL);
+	if (full) {
+		CHECK((uint32_t)fw == w && (uint32_t)fh == h);
+		if (p.flip) {
+			/* The reference has no flip: mirror our output back. */
+			for (uint32_t y = 0; y < spec.out_h; y++)
+				for (uint32_t x = 0; x < spec.out_w / 2; x++)
+					for (int k = 0; k < 3; k++) {
+						unsigned char *l = exact + ((size_t)y * spec.out_w + x) * 3 + k;
+						unsigned char *r = exact + ((size_t)y * spec.out_w +
+									    spec.out_w - 1 - x) * 3 + k;
+						unsigned char t = *l;
+
+						*l = *r;
+						*r = t;
+					}
+		}
+		ref_resize(full, fw, (int)p.x, (int)p.y, (int)p.w, (int)p.h, (int)spec.out_w,
+			   (int)spec.out_h, ref);
+		e = mae(exact, ref, n);
+		CHECK(e <= 0.5);
+		worst_ref = fmax(worst_ref, e);
+		free(full);
+	}
+	free(fast);
+	free(exact);
+	free(ref);
+	return st;
+}
+
+static void test_center_params(void)
+{
+	struct slab_image_spec s;
+	struct slab_image_params p;
+
+	slab_image_spec_init(&s, 224, 224);
+	CHECK(slab_image_params(&s, 640, 480, 1, 2, 3, &p) == 0);
+	CHECK(p.x == 80 && p.y == 0 && p.w == 480 && p.h == 480 && !p.flip);
+	CHECK(slab_image_params(&s, 480, 640, 1, 2, 3, &p) == 0);
+	CHECK(p.x == 0 && p.y == 80 && p.w == 480 && p.h == 480);
+	CHECK(slab_image_params(&s, 3, 1000, 1, 2, 3, &p) == 0);
+	CHECK(p.x == 0 && p.y == 498 && p.w == 3 && p.h == 3);
+	slab_image_spec_init(&s, 10, 10);
+	CHECK(slab_image_params(&s, 301, 200, 0, 0, 0, &p) == 0);
+	CHECK(p.x == 50 && p.y == 0 && p.w == 200 && p.h == 200);
+	slab_image_spec_init(&s, 100, 50);
+	CHECK(slab_image_params(&s, 500, 300, 0, 0, 0, &p) == 0);
+	CHECK(p.x == 0 && p.y == 25 && p.w == 500 && p.h == 250);
+	/* 2:3 output of a 100x100: 67x100 (66.67 rounded), x = 16. */
+	slab_image_spec_init(&s, 2, 3);
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == 0);
+	CHECK(p.x == 16 && p.y == 0 && p.w == 67 && p.h == 100);
+	s.crop = SLAB_IMAGE_CROP_NONE;
+	CHECK(slab_image_params(&s, 123, 45, 0, 0, 0, &p) == 0);
+	CHECK(p.x == 0 && p.y == 0 && p.w == 123 && p.h == 45);
+	CHECK(slab_image_params(&s, 0, 45, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	s.out_w = 0;
+	CHECK(slab_image_params(&s, 10, 45, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	slab_image_spec_init(&s, 8, 8);
+	s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	s.scale_min = 0.9;
+	s.scale_max = 0.5;
+	CHECK(slab_image_params(&s, 10, 45, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+}
+
+static void test_random_params(void)
+{
+	struct slab_image_spec s;
+	struct slab_image_params p, q, first[200];
+	const uint32_t W = 640, H = 480;
+	int flips = 0, fallbacks = 0, same_index = 0, same_epoch = 0;
+
+	slab_image_spec_init(&s, 224, 224);
+	s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	s.flip = 1;
+	for (uint64_t i = 0; i < 2000; i++) {
+		CHECK(slab_image_params(&s, W, H, 42, 3, i, &p) == 0);
+		CHECK(slab_image_params(&s, W, H, 42, 3, i, &q) == 0);
+		CHECK(memcmp(&p, &q, sizeof(p)) == 0);
+		CHECK(p.w >= 1 && p.h >= 1 && p.x + p.w <= W && p.y + p.h <= H);
+		if (!p.fallback) {
+			/* torchvision bounds hold before rounding w and h: allow half a pixel. */
+			CHECK((p.w + 0.5) * (p.h + 0.5) >= 0.08 * W * H);
+			CHECK((p.w - 0.5) * (p.h - 0.5) <= (double)W * H);
+			CHECK((p.w + 0.5) / (p.h - 0.5) >= 3.0 / 4.0);
+			CHECK((p.w - 0.5) / (p.h + 0.5) <= 4.0 / 3.0);
+		}
+		fallbacks += p.fallback;
+		flips += p.flip;
+		if (i < 200) {
+			first[i] = p;
+			CHECK(slab_image_params(&s, W, H, 42, 4, i, &q) == 0);
+			same_epoch += memcmp(&p, &q, sizeof(p)) == 0;
+			CHECK(slab_image_params(&s, W, H, 43, 3, i, &q) == 0);
+			same_epoch += memcmp(&p, &q, sizeof(p)) == 0;
+		}
+	}
+	for (int i = 0; i < 200; i++)
+		for (int j = 0; j < i; j++)
+			same_index += first[i].x == first[j].x && first[i].y == first[j].y &&
+				      first[i].w == first[j].w && first[i].h == first[j].h;
+	CHECK(same_index <= 2);
+	CHECK(same_epoch <= 4);
+	CHECK(flips > 850 && flips < 1150);
+	/* On a 4:3 picture the first attempt succeeds most of the time. */
+	CHECK(fallbacks < 20);
+
+	/* No attempt can fit a 10000x10 strip: the fallback, clamped to ratio 4/3: 13x10. */
+	CHECK(slab_image_params(&s, 10000, 10, 1, 1, 1, &p) == 0);
+	CHECK(p.fallback && p.w == 13 && p.h == 10 && p.x == 4993 && p.y == 0);
+	CHECK(slab_image_params(&s, 10, 10000, 1, 1, 1, &p) == 0);
+	CHECK(p.fallback && p.w == 10 && p.h == 13 && p.x == 0 && p.y == 4993);
+	/* Flip off: never flipped. */
+	s.flip = 0;
+	for (uint64_t i = 0; i < 100; i++) {
+		CHECK(slab_image_params(&s, W, H, 42, 3, i, &p) == 0);
+		CHECK(!p.flip);
+	}
+}
+
+static void test_paths(struct slab_image_decoder *d)
+{
+	static const int samps[] = { TJSAMP_444, TJSAMP_420, TJSAMP_422, TJSAMP_440, TJSAMP_GRAY };
+	struct slab_image_spec s;
+	struct slab_image_stats st;
+	int seen[9] = { 0 }, seen_region = 0, seen_whole = 0;
+
+	for (size_t k = 0; k < sizeof(samps) / sizeof(samps[0]); k++) {
+		struct blob b = encode(643, 481, samps[k] == TJSAMP_GRAY ? TJPF_GRAY : TJPF_RGB,
+				       samps[k]);
+		int odd = samps[k] == TJSAMP_422 || samps[k] == TJSAMP_440;
+
+		/* Centre crop 481x481+81+0: 32 -> 1/8, 64 -> 1/4, 200 -> 1/2, 300 -> 1. */
+		static const unsigned outs[] = { 32, 64, 200, 300 }, denoms[] = { 8, 4, 2, 1 };
+
+		tol_scaled = hard ? 7.0 : odd ? 6.0 : 2.5;
+
+		for (int o = 0; o < 4; o++) {
+			slab_image_spec_init(&s, outs[o], outs[o]);
+			st = compare(d, &b, s, 0);
+			CHECK(st.scale_denom == denoms[o]);
+			CHECK(st.region);
+			CHECK(st.decoded_w < (643 + denoms[o] - 1) / denoms[o]);
+			seen[st.scale_denom] = 1;
+		}
+		/* The whole picture: no region. */
+		slab_image_spec_init(&s, 100, 90);
+		s.crop = SLAB_IMAGE_CROP_NONE;
+		st = compare(d, &b, s, 0);
+		CHECK(st.scale_denom == 4 && !st.region);
+		seen_whole += !st.region;
+		/* Random crops, flipped half the time, at a size that scales some and not others. */
+		slab_image_spec_init(&s, 96, 80);
+		s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+		s.flip = 1;
+		for (uint64_t i = 0; i < 12; i++) {
+			st = compare(d, &b, s, i);
+			seen_region += st.region;
+			seen[st.scale_denom] = 1;
+		}
+		free(b.p);
+	}
+	tol_scaled = 2.5;
+	CHECK(seen[1] && seen[2] && seen[4] && seen[8] && seen_region && seen_whole);
+	printf("MAE: scaled vs full <= %.3f (hard edges %.3f), region-only vs full <= %.3f, "
+	       "full vs reference <= %.3f\n", worst_scaled, worst_hard, worst_region, worst_ref);
+}
+
+static void test_cmyk(struct slab_image_decoder *d)
+{
+	struct blob b = encode(400, 300, TJPF_CMYK, TJSAMP_420);
+	struct slab_image_spec s;
+	struct slab_image_stats st;
+
+	slab_image_spec_init(&s, 64, 48);
+	st = compare(d, &b, s, 0);
+	CHECK(st.scale_denom == 4);
+	slab_image_spec_init(&s, 300, 200);
+	st = compare(d, &b, s, 0);
+	CHECK(st.scale_denom == 1 && st.region);
+	free(b.p);
+}
+
+/* Flip mirrors; CHW is the transpose of HWC; both exactly. */
+static void test_flip_chw(struct slab_image_decoder *d)
+{
+	struct blob b = encode(320, 240, TJPF_RGB, TJSAMP_420);
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	unsigned char a[40 * 30 * 3], f[40 * 30 * 3], c[40 * 30 * 3];
+
+	slab_image_spec_init(&s, 40, 30);
+	CHECK(slab_image_params(&s, 320, 240, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, a, NULL) == 0);
+	p.flip = 1;
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, f, NULL) == 0);
+	p.flip = 0;
+	s.chw = 1;
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, c, NULL) == 0);
+	for (int y = 0; y < 30; y++)
+		for (int x = 0; x < 40; x++)
+			for (int k = 0; k < 3; k++) {
+				CHECK(a[(y * 40 + x) * 3 + k] == f[(y * 40 + 39 - x) * 3 + k]);
+				CHECK(a[(y * 40 + x) * 3 + k] == c[k * 1200 + y * 40 + x]);
+			}
+	/* A rectangle outside the picture is the caller's error. */
+	p.x = 300;
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, a, NULL) == SLAB_ERR_INVAL);
+	CHECK(strstr(slab_image_error(d), "outside a 320x240 image") != NULL);
+	free(b.p);
+}
+
+static void test_corrupt(struct slab_image_decoder *d)
+{
+	struct blob b = encode(320, 240, TJPF_RGB, TJSAMP_420);
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	unsigned char good[32 * 32 * 3], again[32 * 32 * 3];
+	static const unsigned char png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0 };
+	uint32_t w, h;
+
+	slab_image_spec_init(&s, 32, 32);
+	s.crop = SLAB_IMAGE_CROP_NONE;
+	CHECK(slab_image_params(&s, 320, 240, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, good, NULL) == 0);
+
+	CHECK(slab_image_size(d, png, sizeof(png), &w, &h) == SLAB_ERR_CORRUPT);
+	CHECK(strstr(slab_image_error(d), "Not a JPEG file") != NULL);
+	CHECK(slab_image_decode(d, png, sizeof(png), &s, &p, again, NULL) == SLAB_ERR_CORRUPT);
+	CHECK(strstr(slab_image_error(d), "corrupt JPEG: Not a JPEG file") != NULL);
+	/* Cut in the scan data: libjpeg's "Premature end" warning counts. */
+	CHECK(slab_image_decode(d, b.p, b.len / 2, &s, &p, again, NULL) == SLAB_ERR_CORRUPT);
+	CHECK(strstr(slab_image_error(d), "Premature end of JPEG file") != NULL);
+	/* Cut in the header. */
+	CHECK(slab_image_decode(d, b.p, 40, &s, &p, again, NULL) == SLAB_ERR_CORRUPT);
+	CHECK(strncmp(slab_image_error(d), "corrupt JPEG: ", 14) == 0);
+	CHECK(slab_image_size(d, b.p, 40, &w, &h) == SLAB_ERR_CORRUPT);
+	CHECK(slab_image_decode(d, b.p, 0, &s, &p, again, NULL) == SLAB_ERR_CORRUPT);
+	/* Scan data overwritten: an error or a warning, either way corrupt. */
+	{
+		unsigned char *x = malloc(b.len);
+
+		memcpy(x, b.p, b.len);
+		for (size_t i = b.len / 3; i < b.len / 3 + 64; i++)
+			x[i] = 0xff;
+		CHECK(slab_image_decode(d, x, b.len, &s, &p, again, NULL) == SLAB_ERR_CORRUPT);
+		CHECK(strlen(slab_image_error(d)) > strlen("corrupt JPEG: "));
+		free(x);
+	}
+	/* The decoder still works, and gives the same bytes. */
+	CHECK(slab_image_size(d, b.p, b.len, &w, &h) == 0 && w == 320 && h == 240);
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, again, NULL) == 0);
+	CHECK(memcmp(good, again, sizeof(good)) == 0);
+	free(b.p);
+}
+
+static int read_file(const char *path, struct blob *b)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	b->p = malloc((size_t)n);
+	b->len = b->p && fread(b->p, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
+	fclose(f);
+	return b->len ? 0 : -1;
+}
+
+static void test_corpus(struct slab_image_decoder *d)
+{
+	static const char *names[] = { "testorig.jpg", "testimgint.jpg", "testimgari.jpg" };
+	const char *dir = getenv("SLAB_CORPUS");
+	char path[4096];
+	struct blob b;
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	unsigned char out[16 * 16 * 3];
+
+	if (!dir || !*dir) {
+		printf("skip: corpus tests: SLAB_CORPUS is not set\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/jpeg/testorig.jpg", dir);
+	if (read_file(path, &b) < 0) {
+		printf("skip: corpus tests: cannot read %s\n", path);
+		free(b.p);
+		return;
+	}
+	free(b.p);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/jpeg/%s", dir, names[i]);
+		CHECK(read_file(path, &b) == 0);
+		slab_image_spec_init(&s, 64, 64);
+		compare(d, &b, s, 0);           /* 149x149 crop: 1/2 */
+		slab_image_spec_init(&s, 100, 80);
+		compare(d, &b, s, 0);           /* scale 1, region */
+		slab_image_spec_init(&s, 24, 24);
+		s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+		s.flip = 1;
+		for (uint64_t k = 0; k < 4; k++)
+			compare(d, &b, s, k);
+		free(b.p);
+	}
+	/* 12-bit samples: refused as a corrupt sample, with libjpeg's reason. */
+	snprintf(path, sizeof(path), "%s/jpeg/monkey12.jpg", dir);
+	CHECK(read_file(path, &b) == 0);
+	slab_image_spec_init(&s, 16, 16);
+	p = (struct slab_image_params){ 0, 0, 16, 16, 0, 0 };
+	CHECK(slab_image_decode(d, b.p, b.len, &s, &p, out, NULL) == SLAB_ERR_CORRUPT);
+	CHECK(strstr(slab_image_error(d), "precision") != NULL);
+	free(b.p);
+}
+
+int main(void)
+{
+	struct slab_image_decoder *d = slab_image_decoder_new();
+
+	CHECK(d != NULL);
+	if (!d)
+		return 1;
+	test_center_params();
+	test_random_params();
+	test_paths(d);
+	hard = 1;
+	test_paths(d);
+	hard = 0;
+	test_cmyk(d);
+	test_flip_chw(d);
+	test_corrupt(d);
+	test_corpus(d);
+	printf("MAE with corpus: scaled <= %.3f (hard edges %.3f), region-only <= %.3f, "
+	       "reference <= %.3f\n", worst_scaled, worst_hard, worst_region, worst_ref);
+	slab_image_decoder_free(d);
+	slab_image_decoder_free(NULL);
+	return UNIT_DONE();
+}
