@@ -1,0 +1,143 @@
+/* imgcrop: run the image pipeline (lib/dataset/image.c) on one JPEG file and write the raw
+ * uint8 RGB output, for tests that compare it with other decoders. Prints the crop taken and
+ * the decode path on stdout: "crop WxH+X+Y flip F scale 1/D region R". */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "slab.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: imgcrop [--size WxH] [--crop center|random-resized|none] [--flip]\n"
+		   "               [--seed N] [--epoch N] [--index N] [--chw] [--exact] IN.jpg OUT.rgb\n");
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *p = NULL;
+	size_t cap = 0, n = 0, got;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n == cap) {
+			unsigned char *q = realloc(p, cap = cap ? cap * 2 : 1 << 16);
+
+			if (!q) {
+				free(p);
+				fclose(f);
+				return NULL;
+			}
+			p = q;
+		}
+		got = fread(p + n, 1, cap - n, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	*len = n;
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "chw",   no_argument,       NULL, 'c' },
+		{ "crop",  required_argument, NULL, 'C' },
+		{ "epoch", required_argument, NULL, 'e' },
+		{ "exact", no_argument,       NULL, 'x' },
+		{ "flip",  no_argument,       NULL, 'f' },
+		{ "help",  no_argument,       NULL, 'h' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "seed",  required_argument, NULL, 's' },
+		{ "size",  required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct slab_image_spec spec;
+	struct slab_image_params p;
+	struct slab_image_stats st;
+	struct slab_image_decoder *d;
+	unsigned long long seed = 0, epoch = 0, index = 0;
+	unsigned ow = 224, oh = 224;
+	int crop = SLAB_IMAGE_CROP_CENTER, flip = 0, chw = 0, exact = 0, c, ret;
+	unsigned char *jpeg, *out;
+	size_t len, n;
+	uint32_t w, h;
+	FILE *f;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': chw = 1; break;
+		case 'C':
+			if (strcmp(optarg, "center") == 0)
+				crop = SLAB_IMAGE_CROP_CENTER;
+			else if (strcmp(optarg, "random-resized") == 0)
+				crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+			else if (strcmp(optarg, "none") == 0)
+				crop = SLAB_IMAGE_CROP_NONE;
+			else {
+				fprintf(stderr, "imgcrop: '%s': not a crop mode\n", optarg);
+				return 2;
+			}
+			break;
+		case 'e': epoch = strtoull(optarg, NULL, 10); break;
+		case 'x': exact = 1; break;
+		case 'f': flip = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'i': index = strtoull(optarg, NULL, 10); break;
+		case 's': seed = strtoull(optarg, NULL, 10); break;
+		case 'S':
+			if (sscanf(optarg, "%ux%u", &ow, &oh) != 2) {
+				fprintf(stderr, "imgcrop: '%s': not a size WxH\n", optarg);
+				return 2;
+			}
+			break;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	slab_image_spec_init(&spec, ow, oh);
+	spec.crop = crop;
+	spec.flip = flip;
+	spec.chw = chw;
+	spec.exact = exact;
+	jpeg = slurp(argv[optind], &len);
+	if (!jpeg) {
+		fprintf(stderr, "imgcrop: '%s': cannot read\n", argv[optind]);
+		return 1;
+	}
+	d = slab_image_decoder_new();
+	n = (size_t)ow * oh * 3;
+	out = malloc(n);
+	if (!d || !out) {
+		fprintf(stderr, "imgcrop: out of memory\n");
+		return 1;
+	}
+	ret = slab_image_size(d, jpeg, len, &w, &h);
+	if (ret == 0)
+		ret = slab_image_params(&spec, w, h, seed, epoch, index, &p);
+	if (ret == 0)
+		ret = slab_image_decode(d, jpeg, len, &spec, &p, out, &st);
+	if (ret < 0) {
+		fprintf(stderr, "imgcrop: '%s': %s\n", argv[optind], slab_image_error(d));
+		return 1;
+	}
+	printf("crop %ux%u+%u+%u flip %d scale 1/%u region %d\n", p.w, p.h, p.x, p.y, p.flip,
+	       st.scale_denom, st.region);
+	f = fopen(argv[optind + 1], "wb");
+	if (!f || fwrite(out, 1, n, f) != n || fclose(f) != 0) {
+		fprintf(stderr, "imgcrop: '%s': cannot write\n", argv[optind + 1]);
+		return 1;
+	}
+	slab_image_decoder_free(d);
+	free(out);
+	free(jpeg);
+	return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# The image pipeline from the shell (build/bin/imgcrop, scripts/imgcrop.c): output size,
+# determinism, errors, and pixels against PIL where PIL is installed.
+#
+# Tolerance against PIL (`Image.open().convert('RGB').crop(box).resize((W, H),
+# Image.BILINEAR, reducing_gap=None)`), largest per-channel mean absolute error on 0..255:
+# <= 1.0 for the full decode (--exact: the same libjpeg decode and the same resample, so
+# rounding only), <= 2.5 for the default DCT-scaled and region paths on photographs.
+
+load test_helper/common
+
+# jpegs: sample000000.jpg ... from mkwds, real JPEGs of assorted sizes.
+setup_jpegs() {
+	mkwds --count 4 --seed 9 -o jpegs.tar
+	tar -xf jpegs.tar
+}
+
+@test "imgcrop writes exactly W*H*3 bytes and says which crop and path it took" {
+	need_corpus
+	run -0 imgcrop --size 64x48 "$CORPUS/jpeg/testorig.jpg" out.rgb
+	assert_output "crop 199x149+14+0 flip 0 scale 1/2 region 1"
+	[ "$(stat -c %s out.rgb)" -eq $((64 * 48 * 3)) ]
+	run -0 imgcrop --size 64x48 --exact "$CORPUS/jpeg/testorig.jpg" out.rgb
+	assert_output "crop 199x149+14+0 flip 0 scale 1/1 region 0"
+}
+
+@test "random-resized crops depend on seed, epoch and index only" {
+	setup_jpegs
+	f=$(ls *.jpg | head -1)
+	imgcrop --crop random-resized --flip --seed 3 --epoch 1 --index 7 --size 32x32 "$f" a.rgb > a.txt
+	imgcrop --crop random-resized --flip --seed 3 --epoch 1 --index 7 --size 32x32 "$f" b.rgb > b.txt
+	cmp a.rgb b.rgb
+	cmp a.txt b.txt
+	imgcrop --crop random-resized --flip --seed 3 --epoch 2 --index 7 --size 32x32 "$f" c.rgb > c.txt
+	! cmp -s a.txt c.txt
+}
+
+@test "a truncated JPEG is a clear error, exit 1" {
+	setup_jpegs
+	f=$(ls *.jpg | head -1)
+	head -c $(($(stat -c %s "$f") / 2)) "$f" > cut.jpg
+	run -1 --separate-stderr imgcrop --crop none --size 16x16 cut.jpg out.rgb
+	assert_equal "$stderr" "imgcrop: 'cut.jpg': corrupt JPEG: Premature end of JPEG file"
+}
+
+@test "centre crop + resize matches PIL's BILINEAR within the stated tolerance" {
+	/usr/bin/python3 -c 'import PIL' 2>/dev/null || skip "no PIL for /usr/bin/python3 (python3-pil)"
+	setup_jpegs
+	files=(*.jpg)
+	[ -d "$CORPUS" ] && files+=("$CORPUS/jpeg/testorig.jpg" "$CORPUS/jpeg/testimgint.jpg")
+	for f in "${files[@]}"; do
+		for size in 224x224 64x48 100x150; do
+			for mode in --exact ""; do
+				line=$(imgcrop --size "$size" $mode "$f" out.rgb)
+				/usr/bin/python3 - "$f" "$size" "$line" "${mode:-fast}" out.rgb <<'PY'
+import re, sys
+from PIL import Image
+path, size, line, mode, out = sys.argv[1:]
+W, H = map(int, size.split("x"))
+w, h, x, y = map(int, re.match(r"crop (\d+)x(\d+)\+(\d+)\+(\d+)", line).groups())
+ref = Image.open(path).convert("RGB").crop((x, y, x + w, y + h)).resize(
+    (W, H), Image.BILINEAR, reducing_gap=None).tobytes()
+got = open(out, "rb").read()
+assert len(got) == len(ref), (len(got), len(ref))
+err = max(sum(abs(got[i] - ref[i]) for i in range(c, len(ref), 3)) / (W * H) for c in range(3))
+tol = 1.0 if mode == "--exact" else 2.5
+print(f"{path} {size} {mode} {line}: MAE {err:.3f} (tolerance {tol})")
+sys.exit(0 if err <= tol else 1)
+PY
+			done
+		done
+	done
+}
