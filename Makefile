@@ -92,7 +92,7 @@ MANPAGES  := $(sort $(wildcard man/*.1 man/*.3 man/*.5))
 # builds: their allocator cannot be interposed, and the test skips there.
 FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/lib/failmalloc.so)
 
-.PHONY: all help deps check test layers asan asan-check demo bench fuzz install uninstall \
+.PHONY: all help deps check test layers asan asan-check tsan demo bench fuzz install uninstall \
 	clean
 # Keep the objects of tools and tests: make would delete them as intermediates and rebuild
 # them every time.
@@ -183,6 +183,16 @@ ASAN_VARS = BUILD=build/asan EXTRA_CFLAGS="-Werror $(SANITIZE)" EXTRA_LDFLAGS="$
 asan asan-check:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(ASAN_VARS) all layers
 	$(Q)$(MAKE) --no-print-directory $(ASAN_VARS) test
+
+## tsan: build with ThreadSanitizer into build/tsan and run the threaded unit tests (loader,
+## plan following) under it; not part of check
+TSAN = -fsanitize=thread -fno-omit-frame-pointer
+TSAN_VARS = BUILD=build/tsan EXTRA_CFLAGS="-Werror $(TSAN)" EXTRA_LDFLAGS="$(TSAN)" CFLAGS="-O1 -g"
+tsan:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TSAN_VARS) build/tsan/unit/test_loader \
+		build/tsan/unit/test_follow
+	$(Q)TSAN_OPTIONS=halt_on_error=1 build/tsan/unit/test_loader
+	$(Q)TSAN_OPTIONS=halt_on_error=1 build/tsan/unit/test_follow
 
 ## demo: install missing packages, build, make a small WebDataset of JPEGs, pack and inspect it
 demo: deps

@@ -484,6 +484,121 @@ SLAB_API int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *fil
 SLAB_API int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
 				 const struct slab_follow_options *o, struct slab_follow **out);
 
+/* ---- Loading batches: worker threads, a ring, plan order -------------------------------- */
+
+/*
+ * A loader walks a plan of a dataset in batches: batch k is the plan's entries [k*B, (k+1)*B)
+ * (B the batch size), filled by worker threads into a ring of preallocated, page-aligned
+ * slots and handed out in plan order whatever the number of threads. Raw mode hands out each
+ * sample's fields zero-copy: pointers into the files' read-only mappings, valid until the
+ * batch is released (the workers have touched their pages, so reading them costs no fault,
+ * and with verify checked their CRC32C). A per-sample transform (the hook an image pipeline
+ * plugs into) writes a fixed number of bytes per sample into the batch's own output area.
+ *
+ * Threads: one consumer thread calls slab_loader_next(), slab_loader_release() and the batch
+ * accessors (or a lock around each call); the workers, and the read-ahead walker, are the
+ * loader's own. slab_loader_close() stops and joins them, at any time: mid-epoch, batches
+ * still held (they are freed with it). The dataset and the plan must outlive the loader, and
+ * while it is open the caller uses only their read-only calls (slab.h's thread contract).
+ */
+struct slab_loader;
+struct slab_loader_batch;
+
+/* One sample of a batch. */
+struct slab_loader_sample {
+	uint64_t pos;           /* position in the rank's plan (slab_plan_start() + entry) */
+	uint32_t file;          /* file of the dataset */
+	uint64_t index;         /* sample index in that file */
+	const char *key;        /* into the mapping, NOT NUL-terminated */
+	size_t key_len;
+};
+
+/* The transform hook: called by a worker for each sample of a batch with the bytes of the
+ * options' transform_field (NULL and 0 when the sample lacks it), to write out_size bytes at
+ * out (the sample's slot in the batch's output area, 64-byte aligned, not zeroed). 0, or a
+ * negative SLAB_ERR_* with a reason in why (why_size bytes, NUL-terminated): the sample's
+ * error, under the loader's policy. Called from several threads at once. */
+typedef int (*slab_loader_transform_fn)(void *arg, const struct slab_loader_sample *smp,
+					const unsigned char *bytes, uint64_t size,
+					unsigned char *out, char *why, size_t why_size);
+
+struct slab_loader_options {
+	size_t size;            /* sizeof(struct slab_loader_options), or 0 */
+	size_t batch;           /* samples per batch, >= 1 */
+	unsigned threads;       /* worker threads, 1 ... 1024 (0 is taken as 1) */
+	const char *const *fields;      /* the fields wanted, by name, nfields of them; */
+	size_t nfields;         /* 0: every field of any file, sorted by name */
+	int drop_last;          /* no short last batch: the plan's tail of fewer than batch
+				 * entries is not loaded */
+	unsigned ring;          /* batches in flight (filling, ready or held), 1 ... 4096;
+				 * 0: 2 x threads */
+	uint64_t ahead;         /* pages of read-ahead kept ahead of the workers, as prefetch
+				 * --plan --ahead does; 0: none (unless release) */
+	int release;            /* drop each page from the cache once every batch using it
+				 * is released (implies ahead >= 1) */
+	int verify;             /* check each wanted field's CRC32C as it is loaded */
+	int skip;               /* a sample that fails is left out of its batch and counted
+				 * (slab_loader_batch_skipped()), the first such error kept in
+				 * slab_loader_error(); 0: it fails its batch */
+	slab_loader_transform_fn transform;     /* NULL: none */
+	void *transform_arg;
+	const char *transform_field;    /* the field it reads: one of the wanted ones */
+	size_t out_size;        /* bytes it writes per sample */
+};
+
+/* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */
+SLAB_API struct slab_loader *slab_loader_new(void);
+
+/* Load plan (made or read over d: slab_dataset_plan_make(), slab_dataset_plan_read()) in
+ * batches: allocates the ring, resolves the fields in every file, starts the threads. 0, or
+ * SLAB_ERR_INVAL (options: batch 0, too many threads, a field named twice, a transform field
+ * not among the wanted ones, a plan entry outside the dataset), SLAB_ERR_NOTFOUND (a field no
+ * file has), SLAB_ERR_NOMEM, SLAB_ERR_IO, SLAB_ERR_CORRUPT (with ahead or release the plan's
+ * samples are all located first), with the reason in slab_loader_error(). */
+SLAB_API int slab_loader_open(struct slab_loader *l, struct slab_dataset *d,
+			      const struct slab_plan *plan, const struct slab_loader_options *o);
+
+/* Batches the epoch has: ceil(entries / batch), or floor with drop_last. */
+SLAB_API uint64_t slab_loader_batches(const struct slab_loader *l);
+/* The wanted fields, numbered as slab_loader_batch_field() numbers them. */
+SLAB_API unsigned slab_loader_field_count(const struct slab_loader *l);
+SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigned f);
+
+/* The next batch in plan order, waiting until a worker has filled it: 1 and *b, 0 after the
+ * last one, or a negative error. A sample that failed fails its batch (unless skip): the
+ * error, naming the file, the sample and its key, is in slab_loader_error(), and every later
+ * call returns it again. SLAB_ERR_INVAL without waiting when the consumer holds every slot of
+ * the ring (waiting would never end): release a batch first. */
+SLAB_API int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **b);
+
+/* Give a batch's slot back to the ring, in any order; its pointers are not to be used after.
+ * A batch not handed out (or released already) is ignored. */
+SLAB_API void slab_loader_release(struct slab_loader *l, struct slab_loader_batch *b);
+
+/* Samples skipped in the batches handed out so far (skip). */
+SLAB_API uint64_t slab_loader_skipped(const struct slab_loader *l);
+/* The error of the last failed call, or with skip the first skipped sample's ("" when
+ * none). */
+SLAB_API const char *slab_loader_error(const struct slab_loader *l);
+/* Stops and joins the threads, frees the ring (batches held too); accepts NULL. Does not
+ * close the dataset or free the plan. */
+SLAB_API void slab_loader_close(struct slab_loader *l);
+
+/* Batch k of the epoch (its number), its samples (batch entries less those skipped) and
+ * those skipped. */
+SLAB_API uint64_t slab_loader_batch_number(const struct slab_loader_batch *b);
+SLAB_API size_t slab_loader_batch_count(const struct slab_loader_batch *b);
+SLAB_API size_t slab_loader_batch_skipped(const struct slab_loader_batch *b);
+/* Sample j (< count): 0 and *out, or SLAB_ERR_RANGE. */
+SLAB_API int slab_loader_batch_sample(const struct slab_loader_batch *b, size_t j,
+				      struct slab_loader_sample *out);
+/* Wanted field f of sample j: 1 and its bytes (into the mapping) and size, 0 (NULL, 0) when
+ * the sample lacks it, or SLAB_ERR_RANGE. */
+SLAB_API int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j, unsigned f,
+				     const unsigned char **data, uint64_t *size);
+/* Sample j's out_size bytes of transform output; NULL without a transform or past count. */
+SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j);
+
 #ifdef __cplusplus
 }
 #endif

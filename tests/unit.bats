@@ -19,5 +19,6 @@ run_unit() {
 @test "unit: page cache residency, advice, warming, O_DIRECT reads (test_pagecache)" { run_unit test_pagecache; }
 @test "unit: following a plan: window, release, O_DIRECT with and without AIO (test_follow)" { run_unit test_follow; }
 @test "unit: several files as one dataset: numbering, keys, plans (test_dataset)" { run_unit test_dataset; }
+@test "unit: batch loader: plan order, ring, held batches, fields, corrupt samples, threads (test_loader)" { run_unit test_loader; }
 @test "unit: error codes and texts, sized structs, two writers finishing at once (test_errors)" { run_unit test_errors; }
 @test "unit: bench-tlb's verdict on synthetic latency curves (test_memlat)" { run_unit test_memlat; }

@@ -1,0 +1,747 @@
+/* loader.c: a plan loaded in batches by worker threads into a ring of preallocated slots,
+ * handed out in plan order. Workers claim batch numbers in order under one lock, each into
+ * any free slot; the consumer waits for the next number. Raw mode is zero-copy (the batch
+ * keeps pointers into the mappings, the worker has touched their pages). One more thread
+ * walks the plan with a slab_follow to keep the page cache ahead of the workers and, with
+ * release, to drop pages behind the consumer. */
+#include "crc32c.h"
+#include "error.h"
+#include "plan.h"
+#include "sized.h"
+#include "slab.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024u
+#define MAX_RING 4096u
+#define HUGE_SIZE (2u << 20)
+/* The transform's output of each sample starts on this boundary. */
+#define OUT_ALIGN 64u
+#define WHY_SIZE 256u
+
+enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
+
+struct rec {
+	struct slab_loader_sample s;
+};
+
+struct fref {
+	const unsigned char *data;      /* NULL: the sample lacks the field */
+	uint64_t size;
+};
+
+struct slab_loader_batch {
+	struct slab_loader *l;
+	enum slot_state state;
+	uint64_t number;
+	size_t n, skipped;
+	int rc;                 /* the batch failed (not skip): the first failure */
+	struct slab_err err;    /* its text, or the first skipped sample's */
+	void *mem;              /* one mapping: recs, frefs, then the output area */
+	size_t memlen;
+	struct rec *recs;
+	struct fref *frefs;     /* [n][nf] */
+	unsigned char *out;
+};
+
+struct worker {
+	struct slab_loader *l;
+	pthread_t tid;
+	int started;
+	/* Readers of their own over the dataset's mappings: a failing call writes its reader's
+	 * error text, and these texts are the worker's alone. */
+	struct slab **rd;
+	unsigned char sink;     /* touched bytes go here */
+};
+
+struct slab_loader {
+	struct slab_dataset *d;
+	const struct slab_plan *plan;
+	struct slab_loader_options o;
+	uint32_t nfiles;
+	unsigned nf;
+	char **names;
+	int *fid;               /* [nfiles][nf]: field id in each file, -1 when it has none */
+	int tf;                 /* the transform's field among the wanted ones, -1 for none */
+	size_t out_stride;
+	uint64_t nbatches;
+
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv;         /* a slot was freed, or stop */
+	pthread_cond_t ready_cv;        /* a batch is ready */
+	pthread_cond_t walk_cv;         /* the walker's gate moved, or stop */
+	int sync_ok;
+	int stop;
+	uint64_t next_claim;    /* the next batch a worker takes */
+	uint64_t next_out;      /* the next batch handed out */
+	uint64_t released_upto; /* batches [0, released_upto) are all released */
+	int failed;             /* sticky error of next() */
+	uint64_t skipped;
+
+	struct slab_loader_batch *slots;
+	uint32_t *free_ids, nfree;
+	struct worker *w;
+
+	struct slab_follow *walk;
+	pthread_t walk_tid;
+	int walk_started;
+	uint64_t walk_pos;      /* the entry the walker hands out next */
+	int walk_rc;
+	struct slab_err walk_err;
+
+	struct slab_err err;
+};
+
+#define LOADER_OPTIONS_FIRST sizeof(struct slab_loader_options)
+
+struct slab_loader *slab_loader_new(void)
+{
+	return calloc(1, sizeof(struct slab_loader));
+}
+
+/* ---- filling a batch ---------------------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sample failure: "'path': sample #i 'key': why" into the batch. */
+static int sample_fail(struct slab_loader_batch *b, int rc, const char *path, uint64_t index,
+		       const struct slab_sample *smp, const char *why)
+{
+	size_t kl = smp->key_len > 200 ? 200 : smp->key_len;
+
+	return slab_fail(&b->err, rc, path, "sample #%llu '%.*s': %s", (unsigned long long)index,
+			 (int)kl, smp->key, why);
+}
+
+/* Load entry e into position j of batch b: 0, or the sample's error in b->err. */
+static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, size_t j)
+{
+	struct slab_loader *l = w->l;
+	const struct slab_plan_entry *en = &l->plan->entries[e];
+	struct slab *s = w->rd[en->file];
+	const char *path = slab_dataset_path(l->d, en->file);
+	struct rec *r = &b->recs[j];
+	struct fref *fr = &b->frefs[j * l->nf];
+	struct slab_sample smp;
+	char why[WHY_SIZE];
+	int rc;
+
+	if ((rc = slab_sample(s, en->sample, &smp)) < 0)
+		return slab_fail_from(&b->err, rc, slab_error(s));
+	r->s.pos = l->plan->start + e;
+	r->s.file = en->file;
+	r->s.index = en->sample;
+	r->s.key = smp.key;
+	r->s.key_len = smp.key_len;
+	for (unsigned f = 0; f < l->nf; f++) {
+		int id = l->fid[(size_t)en->file * l->nf + f];
+		struct slab_field fl;
+		unsigned char x = 0;
+
+		fr[f].data = NULL;
+		fr[f].size = 0;
+		if (id < 0)
+			continue;
+		rc = slab_get(s, en->sample, (unsigned)id, &fl);
+		if (rc < 0)
+			return slab_fail_from(&b->err, rc, slab_error(s));
+		if (rc == 0)
+			continue;
+		if (l->o.verify) {
+			uint32_t crc = slab_crc32c(0, fl.data, (size_t)fl.size);
+
+			if (crc != fl.crc) {
+				snprintf(why, sizeof(why), "field '%s': CRC32C %08x, recorded %08x",
+					 l->names[f], crc, fl.crc);
+				return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+			}
+		} else {
+			/* Fault the pages in here, not in the consumer. */
+			for (uint64_t o = 0; o < fl.size; o += 4096)
+				x ^= fl.data[o];
+			if (fl.size)
+				x ^= fl.data[fl.size - 1];
+			w->sink ^= x;
+		}
+		fr[f].data = fl.data;
+		fr[f].size = fl.size;
+	}
+	/* The per-sample transform: the image pipeline's entry point. */
+	if (l->o.transform) {
+		const struct fref *t = l->tf >= 0 ? &fr[l->tf] : NULL;
+
+		why[0] = '\0';
+		rc = l->o.transform(l->o.transform_arg, &r->s, t ? t->data : NULL, t ? t->size : 0,
+				    b->out + j * l->out_stride, why, sizeof(why));
+		if (rc < 0) {
+			why[sizeof(why) - 1] = '\0';
+			return sample_fail(b, rc, path, en->sample, &smp, why[0] ? why : "transform failed");
+		}
+	}
+	return 0;
+}
+
+static void fill(struct worker *w, struct slab_loader_batch *b)
+{
+	struct slab_loader *l = w->l;
+	uint64_t lo = b->number * l->o.batch, hi = lo + l->o.batch;
+	struct slab_err first;
+
+	if (hi > l->plan->n)
+		hi = l->plan->n;
+	b->n = b->skipped = 0;
+	b->rc = 0;
+	b->err.text[0] = first.text[0] = '\0';
+	for (uint64_t e = lo; e < hi; e++) {
+		int rc = load_one(w, b, e, b->n);
+
+		if (rc == 0) {
+			b->n++;
+			continue;
+		}
+		if (!l->o.skip) {
+			b->rc = rc;
+			return;
+		}
+		if (b->skipped++ == 0)
+			first = b->err;
+	}
+	b->err = first;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct slab_loader *l = w->l;
+
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		struct slab_loader_batch *b;
+
+		while (!l->stop && l->next_claim < l->nbatches && l->nfree == 0)
+			pthread_cond_wait(&l->work_cv, &l->mu);
+		if (l->stop || l->next_claim >= l->nbatches)
+			break;
+		b = &l->slots[l->free_ids[--l->nfree]];
+		b->number = l->next_claim++;
+		b->state = SLOT_FILLING;
+		pthread_cond_broadcast(&l->walk_cv);
+		pthread_mutex_unlock(&l->mu);
+		fill(w, b);
+		pthread_mutex_lock(&l->mu);
+		b->state = SLOT_READY;
+		pthread_cond_broadcast(&l->ready_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return NULL;
+}
+
+/* ---- read-ahead and release --------------------------------------------------------------- */
+
+/* How far the walk may go (it hands out entries below this): without release, up to the
+ * first batch no worker has taken, so the window is the pages the next batches need; with
+ * release, up to the first batch the consumer still holds, so a page is dropped only once
+ * nothing handed out points into it. */
+static uint64_t walk_gate(const struct slab_loader *l)
+{
+	uint64_t k = l->o.release ? l->released_upto : l->next_claim;
+
+	return k >= l->nbatches ? l->plan->n : k * l->o.batch;
+}
+
+static void *walker_main(void *arg)
+{
+	struct slab_loader *l = arg;
+	struct slab_follow_item it;
+
+	for (;;) {
+		int rc;
+
+		pthread_mutex_lock(&l->mu);
+		while (!l->stop && l->walk_pos > walk_gate(l))
+			pthread_cond_wait(&l->walk_cv, &l->mu);
+		if (l->stop) {
+			pthread_mutex_unlock(&l->mu);
+			break;
+		}
+		pthread_mutex_unlock(&l->mu);
+		/* The call handing out entry walk_pos leaves (and maybe releases) the one before;
+		 * the last call, past the end, leaves the last entry. */
+		rc = slab_follow_next(l->walk, &it);
+		if (rc <= 0) {
+			pthread_mutex_lock(&l->mu);
+			if (rc < 0) {
+				l->walk_rc = rc;
+				slab_fail_from(&l->walk_err, rc, slab_follow_error(l->walk));
+			}
+			pthread_mutex_unlock(&l->mu);
+			break;
+		}
+		l->walk_pos++;
+	}
+	return NULL;
+}
+
+/* ---- open, next, release, close ---------------------------------------------------------- */
+
+static int nomem(struct slab_loader *l)
+{
+	return slab_fail(&l->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+}
+
+/* The wanted field names, sorted union of every file's when none are given. */
+static int resolve_fields(struct slab_loader *l)
+{
+	size_t cap = 0, n = 0;
+
+	if (l->o.nfields) {
+		cap = l->o.nfields;
+	} else {
+		for (uint32_t i = 0; i < l->nfiles; i++)
+			cap += slab_field_count(slab_dataset_file(l->d, i));
+	}
+	if (cap > 65536)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%zu fields wanted: at most 65536", cap);
+	l->names = calloc(cap ? cap : 1, sizeof(*l->names));
+	if (!l->names)
+		return nomem(l);
+	if (l->o.nfields) {
+		for (size_t f = 0; f < cap; f++) {
+			if (!l->o.fields[f] || !l->o.fields[f][0])
+				return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "wanted field %zu has no name", f);
+			if (!(l->names[n++] = strdup(l->o.fields[f])))
+				return nomem(l);
+		}
+	} else {
+		for (uint32_t i = 0; i < l->nfiles; i++) {
+			struct slab *s = slab_dataset_file(l->d, i);
+
+			for (unsigned f = 0; f < slab_field_count(s); f++)
+				if (!(l->names[n++] = strdup(slab_field_name(s, f))))
+					return nomem(l);
+		}
+		qsort(l->names, n, sizeof(*l->names), name_cmp);
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (m && strcmp(l->names[m - 1], l->names[i]) == 0)
+				free(l->names[i]);
+			else
+				l->names[m++] = l->names[i];
+			if (i >= m)
+				l->names[i] = NULL;
+		}
+		n = m;
+	}
+	l->nf = (unsigned)n;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (strcmp(l->names[a], l->names[b]) == 0)
+				return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "field '%s' wanted twice",
+						 l->names[a]);
+	l->fid = malloc(((size_t)l->nfiles * n + 1) * sizeof(*l->fid));
+	if (!l->fid)
+		return nomem(l);
+	for (size_t f = 0; f < n; f++) {
+		int somewhere = 0;
+
+		for (uint32_t i = 0; i < l->nfiles; i++) {
+			int id = slab_field_lookup(slab_dataset_file(l->d, i), l->names[f]);
+
+			l->fid[(size_t)i * n + f] = id < 0 ? -1 : id;
+			somewhere |= id >= 0;
+		}
+		if (!somewhere)
+			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
+					 l->names[f]);
+	}
+	l->tf = -1;
+	if (l->o.transform && l->o.transform_field) {
+		for (size_t f = 0; f < n; f++)
+			if (strcmp(l->names[f], l->o.transform_field) == 0)
+				l->tf = (int)f;
+		if (l->tf < 0)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "transform field '%s' is not one of the wanted fields",
+					 l->o.transform_field);
+	}
+	return 0;
+}
+
+/* The ring: one anonymous mapping per slot (page aligned, huge pages where it is large). */
+static int make_ring(struct slab_loader *l)
+{
+	size_t B = l->o.batch, page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t index, len;
+
+	if (l->o.transform)
+		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
+	if (B > SIZE_MAX / 4 / (sizeof(struct rec) + (size_t)l->nf * sizeof(struct fref) +
+				l->out_stride + 1))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch of %zu samples: too large", B);
+	index = (B * (sizeof(struct rec) + (size_t)l->nf * sizeof(struct fref)) + page - 1) /
+		page * page;
+	len = index + (B * l->out_stride + page - 1) / page * page;
+	l->slots = calloc(l->o.ring, sizeof(*l->slots));
+	l->free_ids = calloc(l->o.ring, sizeof(*l->free_ids));
+	if (!l->slots || !l->free_ids)
+		return nomem(l);
+	for (unsigned i = 0; i < l->o.ring; i++) {
+		struct slab_loader_batch *b = &l->slots[i];
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return nomem(l);
+		if (len >= HUGE_SIZE)
+			(void)madvise(p, len, MADV_HUGEPAGE);
+		b->l = l;
+		b->mem = p;
+		b->memlen = len;
+		b->recs = p;
+		b->frefs = (struct fref *)(b->recs + B);
+		b->out = l->out_stride ? (unsigned char *)p + index : NULL;
+		/* Handed out from slot 0 on. */
+		l->free_ids[l->nfree++] = l->o.ring - 1 - i;
+	}
+	return 0;
+}
+
+static int start_threads(struct slab_loader *l)
+{
+	for (unsigned t = 0; t < l->o.threads; t++) {
+		struct worker *w = &l->w[t];
+
+		w->l = l;
+		w->rd = calloc(l->nfiles, sizeof(*w->rd));
+		if (!w->rd)
+			return nomem(l);
+		for (uint32_t i = 0; i < l->nfiles; i++) {
+			struct slab *s = slab_dataset_file(l->d, i);
+			int rc;
+
+			if (!(w->rd[i] = slab_new()))
+				return nomem(l);
+			rc = slab_open_mem(w->rd[i], slab_base(s), (size_t)slab_file_size(s),
+					   slab_dataset_path(l->d, i));
+			if (rc < 0)
+				return slab_fail_from(&l->err, rc, slab_error(w->rd[i]));
+		}
+	}
+	for (unsigned t = 0; t < l->o.threads; t++) {
+		if (pthread_create(&l->w[t].tid, NULL, worker_main, &l->w[t]) != 0)
+			return slab_fail(&l->err, SLAB_ERR_NOMEM, NULL, "cannot start worker thread %u", t);
+		l->w[t].started = 1;
+	}
+	if (l->walk) {
+		if (pthread_create(&l->walk_tid, NULL, walker_main, l) != 0)
+			return slab_fail(&l->err, SLAB_ERR_NOMEM, NULL, "cannot start the read-ahead thread");
+		l->walk_started = 1;
+	}
+	return 0;
+}
+
+static void loader_clear(struct slab_loader *l)
+{
+	if (l->sync_ok) {
+		pthread_mutex_lock(&l->mu);
+		l->stop = 1;
+		pthread_cond_broadcast(&l->work_cv);
+		pthread_cond_broadcast(&l->walk_cv);
+		pthread_cond_broadcast(&l->ready_cv);
+		pthread_mutex_unlock(&l->mu);
+	}
+	if (l->w) {
+		for (unsigned t = 0; t < l->o.threads; t++) {
+			if (l->w[t].started)
+				pthread_join(l->w[t].tid, NULL);
+			for (uint32_t i = 0; l->w[t].rd && i < l->nfiles; i++)
+				slab_close(l->w[t].rd[i]);
+			free(l->w[t].rd);
+		}
+		free(l->w);
+	}
+	if (l->walk_started)
+		pthread_join(l->walk_tid, NULL);
+	slab_follow_close(l->walk);
+	for (unsigned i = 0; l->slots && i < l->o.ring; i++)
+		if (l->slots[i].mem)
+			munmap(l->slots[i].mem, l->slots[i].memlen);
+	free(l->slots);
+	free(l->free_ids);
+	for (unsigned f = 0; l->names && f < l->nf; f++)
+		free(l->names[f]);
+	free(l->names);
+	free(l->fid);
+	if (l->sync_ok) {
+		pthread_cond_destroy(&l->walk_cv);
+		pthread_cond_destroy(&l->ready_cv);
+		pthread_cond_destroy(&l->work_cv);
+		pthread_mutex_destroy(&l->mu);
+	}
+	/* Back to a loader not yet open; the error stays. */
+	{
+		struct slab_err e = l->err;
+
+		memset(l, 0, sizeof(*l));
+		l->err = e;
+	}
+}
+
+int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct slab_plan *plan,
+		     const struct slab_loader_options *opt)
+{
+	int rc;
+
+	if (l->plan)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader already open");
+	l->err.text[0] = '\0';
+	if (slab_sized_in(&l->o, sizeof(l->o), opt, LOADER_OPTIONS_FIRST) < 0)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "loader options of %zu bytes: no such version", opt->size);
+	if (l->o.batch == 0)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch size 0");
+	if (l->o.threads == 0)
+		l->o.threads = 1;
+	if (l->o.threads > MAX_THREADS)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%u threads: at most %u",
+				 l->o.threads, MAX_THREADS);
+	if (l->o.ring == 0)
+		l->o.ring = 2 * l->o.threads;
+	if (l->o.ring > MAX_RING)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "ring of %u batches: at most %u",
+				 l->o.ring, MAX_RING);
+	if (l->o.release && l->o.ahead == 0)
+		l->o.ahead = 1;
+	if (slab_dataset_files(d) == 0)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "dataset not open");
+	l->d = d;
+	l->plan = plan;
+	l->nfiles = (uint32_t)slab_dataset_files(d);
+	for (uint64_t e = 0; e < plan->n; e++) {
+		const struct slab_plan_entry *en = &plan->entries[e];
+
+		if (en->file >= l->nfiles || en->sample >= slab_count(slab_dataset_file(d, en->file))) {
+			rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				       "plan entry %llu (file %u, sample %u) is not in the dataset",
+				       (unsigned long long)e, en->file, en->sample);
+			goto fail;
+		}
+	}
+	l->nbatches = l->o.drop_last ? plan->n / l->o.batch
+				     : plan->n / l->o.batch + (plan->n % l->o.batch != 0);
+	if ((rc = resolve_fields(l)) < 0 || (rc = make_ring(l)) < 0)
+		goto fail;
+	if (l->o.ahead) {
+		struct slab_follow_options fo = { .size = sizeof(fo), .ahead = l->o.ahead,
+						  .release = l->o.release };
+
+		if ((rc = slab_dataset_follow(d, plan, &fo, &l->walk)) < 0) {
+			slab_fail_from(&l->err, rc, slab_dataset_error(d));
+			l->walk = NULL;
+			goto fail;
+		}
+	}
+	l->w = calloc(l->o.threads, sizeof(*l->w));
+	if (!l->w) {
+		rc = nomem(l);
+		goto fail;
+	}
+	if (pthread_mutex_init(&l->mu, NULL) != 0) {
+		rc = nomem(l);
+		goto fail;
+	}
+	if (pthread_cond_init(&l->work_cv, NULL) != 0) {
+		pthread_mutex_destroy(&l->mu);
+		rc = nomem(l);
+		goto fail;
+	}
+	if (pthread_cond_init(&l->ready_cv, NULL) != 0) {
+		pthread_cond_destroy(&l->work_cv);
+		pthread_mutex_destroy(&l->mu);
+		rc = nomem(l);
+		goto fail;
+	}
+	if (pthread_cond_init(&l->walk_cv, NULL) != 0) {
+		pthread_cond_destroy(&l->ready_cv);
+		pthread_cond_destroy(&l->work_cv);
+		pthread_mutex_destroy(&l->mu);
+		rc = nomem(l);
+		goto fail;
+	}
+	l->sync_ok = 1;
+	if ((rc = start_threads(l)) < 0)
+		goto fail;
+	return 0;
+fail:
+	loader_clear(l);
+	return rc;
+}
+
+uint64_t slab_loader_batches(const struct slab_loader *l)
+{
+	return l->nbatches;
+}
+
+unsigned slab_loader_field_count(const struct slab_loader *l)
+{
+	return l->nf;
+}
+
+const char *slab_loader_field_name(const struct slab_loader *l, unsigned f)
+{
+	return f < l->nf ? l->names[f] : NULL;
+}
+
+int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
+{
+	int rc = 0;
+
+	if (!l->plan)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader not open");
+	pthread_mutex_lock(&l->mu);
+	for (;;) {
+		struct slab_loader_batch *b = NULL;
+		int pending = 0;
+
+		if (l->failed) {
+			rc = l->failed;
+			break;
+		}
+		if (l->walk_rc) {
+			rc = l->failed = slab_fail_from(&l->err, l->walk_rc, l->walk_err.text);
+			break;
+		}
+		if (l->next_out >= l->nbatches) {
+			rc = 0;
+			break;
+		}
+		for (unsigned i = 0; i < l->o.ring; i++) {
+			struct slab_loader_batch *s = &l->slots[i];
+
+			if ((s->state == SLOT_FILLING || s->state == SLOT_READY) &&
+			    s->number == l->next_out) {
+				pending = 1;
+				if (s->state == SLOT_READY)
+					b = s;
+			}
+		}
+		if (b && b->rc < 0) {
+			rc = l->failed = slab_fail_from(&l->err, b->rc, b->err.text);
+			break;
+		}
+		if (b) {
+			b->state = SLOT_HELD;
+			l->next_out++;
+			if (b->skipped) {
+				if (l->skipped == 0)
+					slab_fail_from(&l->err, SLAB_ERR_CORRUPT, b->err.text);
+				l->skipped += b->skipped;
+			}
+			*out = b;
+			rc = 1;
+			break;
+		}
+		/* Not taken by a worker and no slot free: the consumer holds them all. */
+		if (!pending && l->nfree == 0) {
+			rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				       "all %u batches of the ring are held: release one first",
+				       l->o.ring);
+			break;
+		}
+		pthread_cond_wait(&l->ready_cv, &l->mu);
+	}
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+void slab_loader_release(struct slab_loader *l, struct slab_loader_batch *b)
+{
+	if (!l->plan || !b || b->l != l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	if (b->state == SLOT_HELD) {
+		b->state = SLOT_FREE;
+		l->free_ids[l->nfree++] = (uint32_t)(b - l->slots);
+		/* The first batch still held, or not yet handed out. */
+		for (;;) {
+			int held = 0;
+
+			for (unsigned i = 0; i < l->o.ring; i++)
+				held |= l->slots[i].state == SLOT_HELD &&
+					l->slots[i].number == l->released_upto;
+			if (held || l->released_upto >= l->next_out)
+				break;
+			l->released_upto++;
+		}
+		pthread_cond_broadcast(&l->work_cv);
+		pthread_cond_broadcast(&l->walk_cv);
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+uint64_t slab_loader_skipped(const struct slab_loader *l)
+{
+	return l->skipped;
+}
+
+const char *slab_loader_error(const struct slab_loader *l)
+{
+	return l->err.text;
+}
+
+void slab_loader_close(struct slab_loader *l)
+{
+	if (!l)
+		return;
+	loader_clear(l);
+	free(l);
+}
+
+uint64_t slab_loader_batch_number(const struct slab_loader_batch *b)
+{
+	return b->number;
+}
+
+size_t slab_loader_batch_count(const struct slab_loader_batch *b)
+{
+	return b->n;
+}
+
+size_t slab_loader_batch_skipped(const struct slab_loader_batch *b)
+{
+	return b->skipped;
+}
+
+int slab_loader_batch_sample(const struct slab_loader_batch *b, size_t j,
+			     struct slab_loader_sample *out)
+{
+	if (j >= b->n)
+		return SLAB_ERR_RANGE;
+	*out = b->recs[j].s;
+	return 0;
+}
+
+int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j, unsigned f,
+			    const unsigned char **data, uint64_t *size)
+{
+	const struct fref *fr;
+
+	if (j >= b->n || f >= b->l->nf)
+		return SLAB_ERR_RANGE;
+	fr = &b->frefs[j * b->l->nf + f];
+	*data = fr->data;
+	*size = fr->size;
+	return fr->data != NULL;
+}
+
+unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j)
+{
+	return b->out && j < b->n ? b->out + j * b->l->out_stride : NULL;
+}

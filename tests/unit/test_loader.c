@@ -1,0 +1,580 @@
+/* test_loader.c: the batch loader through slab.h: every sample of a plan once, in plan order,
+ * the bytes slab_get() gives, for several thread counts, batch sizes and rings; held batches,
+ * a full ring, close mid-epoch, fields wanted and missing, a corrupt sample under both
+ * policies, the transform hook, and the same batches with 1 and 8 threads. */
+#include "slab.h"
+#include "crc32c.h"
+#include "unit.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Write path with n samples keyed PREFIX0 ...: "txt" of 1 to ~3000 bytes in each, and a
+ * second field `other` (4 bytes) in the samples whose index is not a multiple of 3. */
+static void make_file(const char *path, const char *prefix, unsigned n, const char *other)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = 4096 };
+	static char text[4096];
+
+	CHECK(fd >= 0 && w);
+	CHECK(slab_writer_open(w, fd, path, &o) == 0);
+	for (unsigned i = 0; i < n; i++) {
+		char key[64];
+		unsigned char bin[4] = { (unsigned char)i, 1, 2, (unsigned char)(i >> 8) };
+		size_t len = 1 + (i * 997u) % 3000u;
+		struct slab_writer_field f[2] = {
+			{ .name = "txt", .data = text, .size = len },
+			{ .name = other, .data = bin, .size = sizeof(bin) },
+		};
+
+		for (size_t k = 0; k < len; k++)
+			text[k] = (char)('a' + (i + k) % 26);
+		snprintf(key, sizeof(key), "%s%u", prefix, i);
+		CHECK(slab_writer_add(w, key, strlen(key), f, i % 3 ? 2 : 1) == 0);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	CHECK(close(fd) == 0);
+}
+
+static struct slab_plan *make_plan(struct slab_dataset *d, uint64_t seed)
+{
+	struct slab_plan_params p = { .size = sizeof(p), .mode = SLAB_PLAN_RANDOM, .seed = seed,
+				      .world = 1, .window = 4 };
+	struct slab_plan *plan = NULL;
+
+	CHECK(slab_dataset_plan_make(d, &p, 0, &plan) == 0);
+	return plan;
+}
+
+/* What a walk saw, byte for byte, to compare runs. */
+struct trace {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+static void put(struct trace *t, const void *p, size_t n)
+{
+	if (t->len + n > t->cap) {
+		t->cap = (t->len + n) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		CHECK(t->buf != NULL);
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+}
+
+/* Check batch b (number k) against the plan: its samples are the plan's entries from k * B
+ * on, less those skipped (skip_file/skip_index, if any), with slab_get's bytes. */
+static void check_batch(struct slab_dataset *d, struct slab_plan *plan, struct slab_loader *l,
+			struct slab_loader_batch *b, uint64_t k, size_t B, struct trace *t,
+			size_t skip_file, uint64_t skip_index)
+{
+	uint64_t e = k * B, end = e + B < slab_plan_count(plan) ? e + B : slab_plan_count(plan);
+	size_t j = 0, n = slab_loader_batch_count(b);
+	struct slab_loader_sample smp;
+
+	CHECK(slab_loader_batch_number(b) == k);
+	for (; e < end; e++) {
+		size_t file;
+		uint64_t index;
+		struct slab *s;
+		struct slab_sample ref;
+
+		CHECK(slab_plan_get(plan, e, &file, &index) == 0);
+		if (file == skip_file && index == skip_index)
+			continue;
+		if (j >= n) {
+			CHECK(j < n);
+			return;
+		}
+		s = slab_dataset_file(d, file);
+		CHECK(slab_loader_batch_sample(b, j, &smp) == 0);
+		CHECK(smp.pos == e && smp.file == file && smp.index == index);
+		CHECK(slab_sample(s, index, &ref) == 0);
+		CHECK(smp.key_len == ref.key_len && memcmp(smp.key, ref.key, ref.key_len) == 0);
+		put(t, &smp.pos, sizeof(smp.pos));
+		put(t, smp.key, smp.key_len);
+		for (unsigned f = 0; f < slab_loader_field_count(l); f++) {
+			const unsigned char *data = (const unsigned char *)"x";
+			uint64_t size = 99;
+			int id = slab_field_lookup(s, slab_loader_field_name(l, f));
+			struct slab_field fl;
+			int want = id < 0 ? 0 : slab_get(s, index, (unsigned)id, &fl);
+			int got = slab_loader_batch_field(b, j, f, &data, &size);
+
+			CHECK(got == want);
+			if (want == 1) {
+				CHECK(data == fl.data && size == fl.size);
+				CHECK(memcmp(data, fl.data, (size_t)size) == 0);
+				put(t, data, (size_t)size);
+			} else {
+				CHECK(data == NULL && size == 0);
+			}
+		}
+		j++;
+	}
+	CHECK(j == n);
+	CHECK(slab_loader_batch_sample(b, n, &smp) == SLAB_ERR_RANGE);
+}
+
+/* Load the whole plan, releasing each batch once checked; the trace of it in *t. */
+static void run(struct slab_dataset *d, struct slab_plan *plan, const struct slab_loader_options *o,
+		struct trace *t)
+{
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_batch *b;
+	uint64_t n = slab_plan_count(plan), want, k = 0, samples = 0;
+	int rc;
+
+	CHECK(slab_loader_open(l, d, plan, o) == 0);
+	want = o->drop_last ? n / o->batch : (n + o->batch - 1) / o->batch;
+	CHECK(slab_loader_batches(l) == want);
+	while ((rc = slab_loader_next(l, &b)) == 1) {
+		size_t expect = n - k * o->batch < o->batch ? (size_t)(n - k * o->batch) : o->batch;
+
+		CHECK(slab_loader_batch_count(b) == expect);
+		CHECK(slab_loader_batch_skipped(b) == 0);
+		check_batch(d, plan, l, b, k, o->batch, t, SIZE_MAX, 0);
+		samples += slab_loader_batch_count(b);
+		slab_loader_release(l, b);
+		slab_loader_release(l, b);      /* twice: ignored */
+		k++;
+	}
+	CHECK(rc == 0);
+	CHECK(k == want);
+	CHECK(samples == (o->drop_last ? want * o->batch : n));
+	CHECK(slab_loader_next(l, &b) == 0);
+	CHECK_STR(slab_loader_error(l), "");
+	slab_loader_close(l);
+}
+
+static void test_matrix(void)
+{
+	const char *paths[] = { "a.slab", "b.slab" };
+	static const unsigned threads[] = { 1, 2, 4, 8 };
+	static const size_t batches[] = { 1, 3, 64 };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct trace first[3][2] = { { { 0 } } };
+
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 7);
+	CHECK(slab_plan_count(plan) == 200);
+	for (size_t ti = 0; ti < 4; ti++)
+		for (size_t bi = 0; bi < 3; bi++)
+			for (int drop = 0; drop < 2; drop++) {
+				struct slab_loader_options o = {
+					.size = sizeof(o), .batch = batches[bi],
+					.threads = threads[ti], .drop_last = drop,
+					/* read-ahead, and release, in some of them */
+					.ahead = ti % 2 ? 4 : 0, .release = ti == 3,
+					.verify = bi == 1,
+				};
+				struct trace t = { 0 };
+
+				run(d, plan, &o, &t);
+				if (ti == 0) {
+					first[bi][drop] = t;
+					continue;
+				}
+				/* The same batches, byte for byte, whatever the thread count. */
+				CHECK(t.len == first[bi][drop].len &&
+				      memcmp(t.buf, first[bi][drop].buf, t.len) == 0);
+				free(t.buf);
+			}
+	for (size_t bi = 0; bi < 3; bi++)
+		for (int drop = 0; drop < 2; drop++)
+			free(first[bi][drop].buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+/* Rings of 1 and 2; a consumer holding batches, releasing out of order; close mid-epoch. */
+static void test_ring(void)
+{
+	const char *paths[] = { "a.slab", "b.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct slab_loader *l;
+	struct slab_loader_batch *b[4], *x;
+	struct trace t = { 0 };
+	uint64_t k = 0;
+	int rc;
+
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 3);
+
+	/* Ring of 1: one batch at a time. */
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 3, .threads = 4, .ring = 1 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	}
+	CHECK(slab_loader_next(l, &b[0]) == 1);
+	CHECK(slab_loader_next(l, &x) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "all 1 batches of the ring are held: release one first");
+	slab_loader_release(l, b[0]);
+	CHECK(slab_loader_next(l, &b[1]) == 1 && slab_loader_batch_number(b[1]) == 1);
+	check_batch(d, plan, l, b[1], 1, 3, &t, SIZE_MAX, 0);
+	slab_loader_release(l, b[1]);
+	k = 2;
+	while ((rc = slab_loader_next(l, &x)) == 1) {
+		check_batch(d, plan, l, x, k++, 3, &t, SIZE_MAX, 0);
+		slab_loader_release(l, x);
+	}
+	CHECK(rc == 0 && k == 67);
+	slab_loader_close(l);
+
+	/* Ring of 2: two held, the third refused; released in reverse order. */
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 64, .threads = 2, .ring = 2,
+						 .ahead = 2, .release = 1 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	}
+	CHECK(slab_loader_next(l, &b[0]) == 1 && slab_loader_next(l, &b[1]) == 1);
+	CHECK(slab_loader_next(l, &x) == SLAB_ERR_INVAL);
+	check_batch(d, plan, l, b[0], 0, 64, &t, SIZE_MAX, 0);
+	check_batch(d, plan, l, b[1], 1, 64, &t, SIZE_MAX, 0);
+	slab_loader_release(l, b[1]);
+	CHECK(slab_loader_next(l, &b[2]) == 1);
+	check_batch(d, plan, l, b[2], 2, 64, &t, SIZE_MAX, 0);
+	/* b[0] is still good while held, whatever was released after it. */
+	check_batch(d, plan, l, b[0], 0, 64, &t, SIZE_MAX, 0);
+	slab_loader_release(l, b[0]);
+	slab_loader_release(l, b[2]);
+	CHECK(slab_loader_next(l, &b[3]) == 1 && slab_loader_batch_count(b[3]) == 200 - 3 * 64);
+	check_batch(d, plan, l, b[3], 3, 64, &t, SIZE_MAX, 0);
+	slab_loader_release(l, b[3]);
+	CHECK(slab_loader_next(l, &x) == 0);
+	slab_loader_close(l);
+
+	/* Holding three of a ring of four all along. */
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 5, .threads = 3, .ring = 4 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	}
+	CHECK(slab_loader_next(l, &b[0]) == 1 && slab_loader_next(l, &b[1]) == 1);
+	k = 2;
+	while ((rc = slab_loader_next(l, &b[2])) == 1) {
+		check_batch(d, plan, l, b[2], k++, 5, &t, SIZE_MAX, 0);
+		check_batch(d, plan, l, b[0], k - 3, 5, &t, SIZE_MAX, 0);
+		slab_loader_release(l, b[0]);
+		b[0] = b[1];
+		b[1] = b[2];
+	}
+	CHECK(rc == 0 && k == 40);
+
+	/* Close with two batches held, workers filling the rest. */
+	slab_loader_close(l);
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 3, .threads = 8, .ahead = 3,
+						 .release = 1 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	}
+	CHECK(slab_loader_next(l, &b[0]) == 1 && slab_loader_next(l, &b[1]) == 1);
+	slab_loader_close(l);
+	/* Closed before any batch is asked for. */
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 1, .threads = 2 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	}
+	slab_loader_close(l);
+	slab_loader_close(NULL);
+	free(t.buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+static void test_fields(void)
+{
+	const char *paths[] = { "a.slab", "b.slab" };
+	const char *bin[] = { "bin" }, *nope[] = { "txt", "nope" }, *twice[] = { "txt", "txt" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct slab_loader *l = slab_loader_new();
+	struct trace t = { 0 };
+
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 11);
+	{
+		/* All: every file's names, sorted. */
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .threads = 2 };
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_field_count(l) == 3);
+		CHECK_STR(slab_loader_field_name(l, 0), "bin");
+		CHECK_STR(slab_loader_field_name(l, 1), "extra");
+		CHECK_STR(slab_loader_field_name(l, 2), "txt");
+		CHECK(slab_loader_field_name(l, 3) == NULL);
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "loader already open");
+		slab_loader_close(l);
+	}
+	{
+		/* One field, which b.slab lacks and a.slab has in two samples of three. */
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .threads = 2,
+						 .fields = bin, .nfields = 1 };
+		struct slab_loader_batch *b;
+		unsigned present = 0, absent = 0;
+		int rc;
+
+		run(d, plan, &o, &t);
+		l = slab_loader_new();
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_field_count(l) == 1);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			for (size_t j = 0; j < slab_loader_batch_count(b); j++) {
+				const unsigned char *p;
+				uint64_t size;
+				struct slab_loader_sample s;
+
+				CHECK(slab_loader_batch_sample(b, j, &s) == 0);
+				rc = slab_loader_batch_field(b, j, 0, &p, &size);
+				CHECK(rc == (s.file == 0 && s.index % 3 != 0));
+				if (rc == 1)
+					CHECK(size == 4 && p[0] == (unsigned char)s.index);
+				present += rc == 1;
+				absent += rc == 0;
+			}
+			CHECK(slab_loader_batch_field(b, 0, 1, &(const unsigned char *){ 0 },
+						      &(uint64_t){ 0 }) == SLAB_ERR_RANGE);
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == 0);
+		CHECK(present == 80 && absent == 200 - 80);
+		slab_loader_close(l);
+	}
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .fields = nope, .nfields = 2 };
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_NOTFOUND);
+		CHECK_STR(slab_loader_error(l), "no file has a field 'nope'");
+		o.fields = twice;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "field 'txt' wanted twice");
+		o.nfields = 1;
+		o.batch = 0;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "batch size 0");
+		o.batch = 1;
+		o.threads = 1025;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "1025 threads: at most 1024");
+		o.threads = 1;
+		o.size = 8;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "loader options of 8 bytes: no such version");
+		CHECK(slab_loader_next(l, &(struct slab_loader_batch *){ 0 }) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "loader not open");
+	}
+	slab_loader_close(l);
+	free(t.buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+/* Copy a.slab to c.slab with one byte of sample 5's "txt" flipped; the expected message. */
+static void make_corrupt(char *msg, size_t len)
+{
+	struct slab *s = slab_new();
+	struct slab_field fl;
+	unsigned char *buf;
+	struct stat st;
+	int fd, id;
+	uint32_t crc;
+
+	CHECK(slab_open(s, "a.slab") == 0);
+	id = slab_field_lookup(s, "txt");
+	CHECK(id >= 0 && slab_get(s, 5, (unsigned)id, &fl) == 1);
+	CHECK(stat("a.slab", &st) == 0);
+	buf = malloc((size_t)st.st_size);
+	memcpy(buf, slab_base(s), (size_t)st.st_size);
+	buf[fl.offset + 1] ^= 0x20;
+	crc = slab_crc32c(0, buf + fl.offset, (size_t)fl.size);
+	snprintf(msg, len, "'c.slab': sample #5 'k5': field 'txt': CRC32C %08x, recorded %08x", crc,
+		 fl.crc);
+	fd = open("c.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, buf, (size_t)st.st_size) == st.st_size && close(fd) == 0);
+	free(buf);
+	slab_close(s);
+}
+
+static void test_corrupt(void)
+{
+	const char *paths[] = { "c.slab", "b.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct trace t1 = { 0 }, t8 = { 0 };
+	char msg[256];
+	uint64_t bad = 0;
+
+	make_corrupt(msg, sizeof(msg));
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 5);
+	for (uint64_t e = 0; e < slab_plan_count(plan); e++) {
+		size_t file;
+		uint64_t index;
+
+		CHECK(slab_plan_get(plan, e, &file, &index) == 0);
+		if (file == 0 && index == 5)
+			bad = e;
+	}
+	for (unsigned threads = 1; threads <= 8; threads += 7) {
+		/* Fail: the batch holding it fails, and every later call. */
+		struct slab_loader *l = slab_loader_new();
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 3, .threads = threads,
+						 .verify = 1, .ahead = 2 };
+		struct slab_loader_batch *b;
+		uint64_t k = 0, skipped = 0;
+		int rc;
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			k++;
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == SLAB_ERR_CORRUPT && k == bad / 3);
+		CHECK_STR(slab_loader_error(l), msg);
+		CHECK(slab_loader_next(l, &b) == SLAB_ERR_CORRUPT);
+		slab_loader_close(l);
+
+		/* Skip: the batch is one shorter, the rest as usual. */
+		l = slab_loader_new();
+		o.skip = 1;
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		k = 0;
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			int has = k == bad / 3;
+
+			CHECK(slab_loader_batch_skipped(b) == (size_t)has);
+			CHECK(slab_loader_batch_count(b) == (k == 66 ? 2u : 3u) - has);
+			check_batch(d, plan, l, b, k, 3, threads == 1 ? &t1 : &t8, 0, 5);
+			skipped += slab_loader_batch_skipped(b);
+			CHECK_STR(slab_loader_error(l), k >= bad / 3 ? msg : "");
+			slab_loader_release(l, b);
+			k++;
+		}
+		CHECK(rc == 0 && skipped == 1 && slab_loader_skipped(l) == 1);
+		CHECK(k == 67);
+		CHECK_STR(slab_loader_error(l), msg);
+		slab_loader_close(l);
+
+		/* Without verify the flipped byte goes through, as slab_get gives it. */
+		l = slab_loader_new();
+		o.verify = 0;
+		o.skip = 0;
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		k = 0;
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			struct trace t = { 0 };
+			check_batch(d, plan, l, b, k++, 3, &t, SIZE_MAX, 0);
+			free(t.buf);
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == 0 && k == 67);
+		slab_loader_close(l);
+	}
+	CHECK(t1.len > 0 && t1.len == t8.len && memcmp(t1.buf, t8.buf, t1.len) == 0);
+	free(t1.buf);
+	free(t8.buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+/* The hook: 16 bytes per sample, the txt field's size and first bytes; keys ending in 7 fail. */
+static int stamp(void *arg, const struct slab_loader_sample *smp, const unsigned char *bytes,
+		 uint64_t size, unsigned char *out, char *why, size_t why_size)
+{
+	CHECK(arg == (void *)stamp);
+	CHECK(((uintptr_t)out & 63) == 0);
+	if (smp->key[smp->key_len - 1] == '7') {
+		snprintf(why, why_size, "no sevens");
+		return SLAB_ERR_CORRUPT;
+	}
+	memset(out, 0, 16);
+	memcpy(out, &size, sizeof(size));
+	memcpy(out + 8, bytes, size < 8 ? (size_t)size : 8);
+	return 0;
+}
+
+static void test_transform(void)
+{
+	const char *paths[] = { "a.slab", "b.slab" }, *txt[] = { "txt" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_options o = { .size = sizeof(o), .batch = 64, .threads = 4, .skip = 1,
+					 .transform = stamp, .transform_arg = (void *)stamp,
+					 .transform_field = "txt", .out_size = 16 };
+	struct slab_loader_batch *b;
+	uint64_t delivered = 0, sevens = 0;
+	int rc;
+
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 2);
+	for (uint64_t e = 0; e < slab_plan_count(plan); e++) {
+		size_t file;
+		uint64_t index;
+		CHECK(slab_plan_get(plan, e, &file, &index) == 0);
+		sevens += index % 10 == 7;
+	}
+	CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	while ((rc = slab_loader_next(l, &b)) == 1) {
+		for (size_t j = 0; j < slab_loader_batch_count(b); j++) {
+			struct slab_loader_sample s;
+			const unsigned char *p, *out = slab_loader_batch_out(b, j);
+			uint64_t size, osize;
+
+			CHECK(slab_loader_batch_sample(b, j, &s) == 0);
+			CHECK(slab_loader_batch_field(b, j, 2, &p, &size) == 1);
+			CHECK(out != NULL);
+			memcpy(&osize, out, sizeof(osize));
+			CHECK(osize == size && memcmp(out + 8, p, size < 8 ? size : 8) == 0);
+			CHECK(s.index % 10 != 7);
+		}
+		CHECK(slab_loader_batch_out(b, slab_loader_batch_count(b)) == NULL);
+		delivered += slab_loader_batch_count(b);
+		slab_loader_release(l, b);
+	}
+	CHECK(rc == 0 && delivered == 200 - sevens && slab_loader_skipped(l) == sevens);
+	CHECK(strstr(slab_loader_error(l), "7': no sevens") != NULL);
+	slab_loader_close(l);
+
+	l = slab_loader_new();
+	o.fields = txt;
+	o.nfields = 1;
+	o.transform_field = "bin";
+	CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "transform field 'bin' is not one of the wanted fields");
+	slab_loader_close(l);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/slab-loader-XXXXXX";
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(chdir(dir) == 0);
+	make_file("a.slab", "k", 120, "bin");
+	make_file("b.slab", "m", 80, "extra");
+	test_matrix();
+	test_ring();
+	test_fields();
+	test_corrupt();
+	test_transform();
+	unlink("a.slab");
+	unlink("b.slab");
+	unlink("c.slab");
+	CHECK(chdir("/") == 0 && rmdir(dir) == 0);
+	return UNIT_DONE();
+}
