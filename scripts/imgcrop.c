@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "image.h"
 #include "slab.h"
 
 static void usage(FILE *f)

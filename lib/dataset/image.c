@@ -14,7 +14,6 @@
 #include <jerror.h>
 
 #include "error.h"
-#include "image.h"
 #include "slab.h"
 
 /* ---- crop parameters ------------------------------------------------------------------ */

@@ -56,6 +56,7 @@ struct worker {
 	/* Readers of their own over the dataset's mappings: a failing call writes its reader's
 	 * error text, and these texts are the worker's alone. */
 	struct slab **rd;
+	struct slab_image_decoder *dec; /* with an image spec: the worker's own decoder */
 	unsigned char sink;     /* touched bytes go here */
 };
 
@@ -68,6 +69,7 @@ struct slab_loader {
 	char **names;
 	int *fid;               /* [nfiles][nf]: field id in each file, -1 when it has none */
 	int tf;                 /* the transform's field among the wanted ones, -1 for none */
+	struct slab_image_spec image;   /* o.image's copy */
 	size_t out_stride;
 	uint64_t nbatches;
 
@@ -174,8 +176,23 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		fr[f].data = fl.data;
 		fr[f].size = fl.size;
 	}
-	/* The per-sample transform: the image pipeline's entry point. */
-	if (l->o.transform) {
+	/* The image pipeline, or the caller's per-sample transform. */
+	if (l->o.image) {
+		const struct fref *t = &fr[l->tf];
+		struct slab_image_params ip;
+		uint32_t iw, ih;
+		uint64_t g = 0;
+
+		if (!t->data)
+			return sample_fail(b, SLAB_ERR_NOTFOUND, path, en->sample, &smp,
+					   "no image field");
+		slab_dataset_global(l->d, en->file, en->sample, &g);
+		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0 ||
+		    (rc = slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g, &ip)) < 0 ||
+		    (rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image, &ip,
+					    b->out + j * l->out_stride, NULL)) < 0)
+			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
+	} else if (l->o.transform) {
 		const struct fref *t = l->tf >= 0 ? &fr[l->tf] : NULL;
 
 		why[0] = '\0';
@@ -363,7 +380,7 @@ static int resolve_fields(struct slab_loader *l)
 					 l->names[f]);
 	}
 	l->tf = -1;
-	if (l->o.transform && l->o.transform_field) {
+	if ((l->o.transform || l->o.image) && l->o.transform_field) {
 		for (size_t f = 0; f < n; f++)
 			if (strcmp(l->names[f], l->o.transform_field) == 0)
 				l->tf = (int)f;
@@ -381,7 +398,7 @@ static int make_ring(struct slab_loader *l)
 	size_t B = l->o.batch, page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t index, len;
 
-	if (l->o.transform)
+	if (l->o.transform || l->o.image)
 		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
 	if (B > SIZE_MAX / 4 / (sizeof(struct rec) + (size_t)l->nf * sizeof(struct fref) +
 				l->out_stride + 1))
@@ -421,6 +438,8 @@ static int start_threads(struct slab_loader *l)
 		w->l = l;
 		w->rd = calloc(l->nfiles, sizeof(*w->rd));
 		if (!w->rd)
+			return nomem(l);
+		if (l->o.image && !(w->dec = slab_image_decoder_new()))
 			return nomem(l);
 		for (uint32_t i = 0; i < l->nfiles; i++) {
 			struct slab *s = slab_dataset_file(l->d, i);
@@ -464,6 +483,7 @@ static void loader_clear(struct slab_loader *l)
 			for (uint32_t i = 0; l->w[t].rd && i < l->nfiles; i++)
 				slab_close(l->w[t].rd[i]);
 			free(l->w[t].rd);
+			slab_image_decoder_free(l->w[t].dec);
 		}
 		free(l->w);
 	}
@@ -519,6 +539,21 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 				 l->o.ring, MAX_RING);
 	if (l->o.release && l->o.ahead == 0)
 		l->o.ahead = 1;
+	if (l->o.image) {
+		if (l->o.transform)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "an image spec and a transform: one or the other");
+		if (!l->o.transform_field)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "an image spec needs the image field (transform_field)");
+		if (l->o.image->out_w == 0 || l->o.image->out_h == 0 ||
+		    l->o.image->out_w > 65535 || l->o.image->out_h > 65535)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image size %ux%u",
+					 l->o.image->out_w, l->o.image->out_h);
+		l->image = *l->o.image;
+		l->o.image = &l->image;
+		l->o.out_size = (size_t)l->image.out_w * l->image.out_h * 3;
+	}
 	if (slab_dataset_files(d) == 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "dataset not open");
 	l->d = d;

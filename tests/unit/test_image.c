@@ -20,7 +20,6 @@
 #include <string.h>
 #include <turbojpeg.h>
 
-#include "image.h"
 #include "slab.h"
 #include "unit.h"
 

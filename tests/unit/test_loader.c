@@ -7,6 +7,7 @@
 #include "unit.h"
 
 #include <fcntl.h>
+#include <turbojpeg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -559,6 +560,140 @@ static void test_transform(void)
 	slab_dataset_close(d);
 }
 
+/* The image pipeline in the workers: i.jpg holds 14 JPEGs of several sizes and one that is
+ * cut short. Every output equals slab_image_*() called directly with the sample's global
+ * index; 1 and 4 threads give the same bytes; the cut JPEG is a bad sample (skipped and
+ * counted, or failing its batch). */
+static void make_jpegs(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = 4096 };
+	tjhandle tj = tjInitCompress();
+
+	CHECK(fd >= 0 && w && tj);
+	CHECK(slab_writer_open(w, fd, path, &o) == 0);
+	for (unsigned i = 0; i < 15; i++) {
+		int iw = 40 + (int)(i * 37 % 200), ih = 30 + (int)(i * 53 % 150);
+		unsigned char *pix = malloc((size_t)iw * (size_t)ih * 3), *jpg = NULL;
+		unsigned long jlen = 0;
+		char key[16];
+
+		for (int k = 0; k < iw * ih * 3; k++)
+			pix[k] = (unsigned char)((k / 3 % iw) * 5 + (k / 3 / iw) * 3 + k % 3 * 60 + i);
+		CHECK(tjCompress2(tj, pix, iw, 0, ih, TJPF_RGB, &jpg, &jlen, TJSAMP_420, 85, 0) == 0);
+		if (i == 9)
+			jlen = jlen * 2 / 3;    /* cut short: a bad sample */
+		snprintf(key, sizeof(key), "i%u", i);
+		struct slab_writer_field f = { .name = "jpg", .data = jpg, .size = jlen };
+		CHECK(slab_writer_add(w, key, strlen(key), &f, 1) == 0);
+		tjFree(jpg);
+		free(pix);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	tjDestroy(tj);
+	CHECK(close(fd) == 0);
+}
+
+static void image_run(struct slab_dataset *d, struct slab_plan *plan, unsigned threads,
+		      const struct slab_image_spec *spec, struct trace *t)
+{
+	const char *fields[] = { "jpg" };
+	struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .threads = threads,
+					 .fields = fields, .nfields = 1, .skip = 1,
+					 .transform_field = "jpg", .image = spec, .seed = 5,
+					 .epoch = 2 };
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_batch *b;
+	struct slab_image_decoder *dec = slab_image_decoder_new();
+	size_t out = (size_t)spec->out_w * spec->out_h * 3;
+	unsigned char *want = malloc(out);
+	int rc;
+
+	CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	while ((rc = slab_loader_next(l, &b)) == 1) {
+		for (size_t j = 0; j < slab_loader_batch_count(b); j++) {
+			struct slab_loader_sample smp;
+			const unsigned char *data;
+			uint64_t size, g;
+			uint32_t iw, ih;
+			struct slab_image_params ip;
+
+			CHECK(slab_loader_batch_sample(b, j, &smp) == 0);
+			CHECK(slab_loader_batch_field(b, j, 0, &data, &size) == 1);
+			CHECK(slab_dataset_global(d, smp.file, smp.index, &g) == 0);
+			CHECK(slab_image_size(dec, data, size, &iw, &ih) == 0);
+			CHECK(slab_image_params(spec, iw, ih, 5, 2, g, &ip) == 0);
+			CHECK(slab_image_decode(dec, data, size, spec, &ip, want, NULL) == 0);
+			CHECK(memcmp(slab_loader_batch_out(b, j), want, out) == 0);
+			put(t, slab_loader_batch_out(b, j), out);
+			put(t, smp.key, smp.key_len);
+		}
+		slab_loader_release(l, b);
+	}
+	CHECK(rc == 0);
+	CHECK(slab_loader_skipped(l) == 1);
+	CHECK(strstr(slab_loader_error(l), "'i.slab': sample #9 'i9': ") == slab_loader_error(l));
+	slab_loader_close(l);
+	slab_image_decoder_free(dec);
+	free(want);
+}
+
+static void test_images(void)
+{
+	const char *paths[] = { "i.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan;
+	struct slab_image_spec spec;
+	struct trace one = { 0 }, four = { 0 };
+
+	make_jpegs("i.slab");
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	plan = make_plan(d, 3);
+	slab_image_spec_init(&spec, 32, 24);
+	spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	spec.flip = 1;
+	image_run(d, plan, 1, &spec, &one);
+	image_run(d, plan, 4, &spec, &four);
+	/* 14 images (i9 skipped) and their keys: i0 .. i8, i10 .. i14. */
+	CHECK(one.len == 14 * 32 * 24 * 3 + 9 * 2 + 5 * 3 && one.len == four.len);
+	CHECK(memcmp(one.buf, four.buf, one.len) == 0);
+
+	/* Without skip the cut JPEG fails its batch, naming it. */
+	{
+		const char *fields[] = { "jpg" };
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .threads = 2,
+						 .fields = fields, .nfields = 1,
+						 .transform_field = "jpg", .image = &spec };
+		struct slab_loader *l = slab_loader_new();
+		struct slab_loader_batch *b;
+		int rc;
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		while ((rc = slab_loader_next(l, &b)) == 1)
+			slab_loader_release(l, b);
+		CHECK(rc == SLAB_ERR_CORRUPT);
+		CHECK(strstr(slab_loader_error(l), "'i.slab': sample #9 'i9': ") != NULL);
+		slab_loader_close(l);
+	}
+	/* An image spec needs its field, and excludes a transform. */
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .image = &spec };
+		struct slab_loader *l = slab_loader_new();
+
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l),
+			  "an image spec needs the image field (transform_field)");
+		slab_loader_close(l);
+	}
+	free(one.buf);
+	free(four.buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	unlink("i.slab");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/slab-loader-XXXXXX";
@@ -572,6 +707,7 @@ int main(void)
 	test_fields();
 	test_corrupt();
 	test_transform();
+	test_images();
 	unlink("a.slab");
 	unlink("b.slab");
 	unlink("c.slab");
