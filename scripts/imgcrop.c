@@ -117,7 +117,8 @@ int main(int argc, char **argv)
 	out = malloc(n);
 	if (!d || !out) {
 		fprintf(stderr, "imgcrop: out of memory\n");
-		return 1;
+		ret = 1;
+		goto done;
 	}
 	ret = slab_image_size(d, jpeg, len, &w, &h);
 	if (ret == 0)
@@ -126,17 +127,19 @@ int main(int argc, char **argv)
 		ret = slab_image_decode(d, jpeg, len, &spec, &p, out, &st);
 	if (ret < 0) {
 		fprintf(stderr, "imgcrop: '%s': %s\n", argv[optind], slab_image_error(d));
-		return 1;
+		ret = 1;
+		goto done;
 	}
 	printf("crop %ux%u+%u+%u flip %d scale 1/%u region %d\n", p.w, p.h, p.x, p.y, p.flip,
 	       st.scale_denom, st.region);
 	f = fopen(argv[optind + 1], "wb");
-	if (!f || fwrite(out, 1, n, f) != n || fclose(f) != 0) {
+	if (!f || (fwrite(out, 1, n, f) != n) + (fclose(f) != 0)) {
 		fprintf(stderr, "imgcrop: '%s': cannot write\n", argv[optind + 1]);
-		return 1;
+		ret = 1;
 	}
+done:
 	slab_image_decoder_free(d);
 	free(out);
 	free(jpeg);
-	return 0;
+	return ret;
 }
