@@ -28,14 +28,12 @@
  */
 #define FIRST_SLOTS ((int)(sizeof(((struct json *)0)->first) / sizeof(int)))
 
-static int *
-first_flag(struct json *j)
+static int *first_flag(struct json *j)
 {
 	return &j->first[j->depth < FIRST_SLOTS ? j->depth : FIRST_SLOTS - 1];
 }
 
-static void
-indent(struct json *j)
+static void indent(struct json *j)
 {
 	int i;
 
@@ -48,8 +46,7 @@ indent(struct json *j)
  * longest ill-formed start (Unicode's "maximal subpart"), which is replaced by one U+FFFD.
  * Overlong forms, surrogates and values past U+10FFFF are ill-formed (RFC 3629).
  */
-static int
-utf8_seq(const unsigned char *s, size_t n)
+static int utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
 	int need, i;
@@ -82,8 +79,7 @@ utf8_seq(const unsigned char *s, size_t n)
 	return need + 1;
 }
 
-static void
-put_string(FILE *out, const char *str, size_t len)
+static void put_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run = 0;
@@ -135,8 +131,7 @@ put_string(FILE *out, const char *str, size_t len)
 }
 
 /* Comma, newline and indentation before a value, then its key if it has one. */
-static void
-prefix(struct json *j, const char *key)
+static void prefix(struct json *j, const char *key)
 {
 	int *first = first_flag(j);
 
@@ -154,22 +149,19 @@ prefix(struct json *j, const char *key)
 	}
 }
 
-static void
-done(struct json *j)
+static void done(struct json *j)
 {
 	j->after_key = 0;
 }
 
-void
-json_init(struct json *j, FILE *out)
+void json_init(struct json *j, FILE *out)
 {
 	memset(j, 0, sizeof(*j));
 	j->out = out;
 	j->first[0] = 1;
 }
 
-static void
-begin(struct json *j, const char *key, int open)
+static void begin(struct json *j, const char *key, int open)
 {
 	prefix(j, key);
 	putc(open, j->out);
@@ -178,8 +170,7 @@ begin(struct json *j, const char *key, int open)
 	*first_flag(j) = 1;
 }
 
-static void
-end(struct json *j, int close)
+static void end(struct json *j, int close)
 {
 	int empty;
 
@@ -196,32 +187,27 @@ end(struct json *j, int close)
 	putc(close, j->out);
 }
 
-void
-json_object_begin(struct json *j, const char *key)
+void json_object_begin(struct json *j, const char *key)
 {
 	begin(j, key, '{');
 }
 
-void
-json_object_end(struct json *j)
+void json_object_end(struct json *j)
 {
 	end(j, '}');
 }
 
-void
-json_array_begin(struct json *j, const char *key)
+void json_array_begin(struct json *j, const char *key)
 {
 	begin(j, key, '[');
 }
 
-void
-json_array_end(struct json *j)
+void json_array_end(struct json *j)
 {
 	end(j, ']');
 }
 
-void
-json_string(struct json *j, const char *key, const char *val)
+void json_string(struct json *j, const char *key, const char *val)
 {
 	if (val == NULL) {
 		json_null(j, key);
@@ -230,24 +216,21 @@ json_string(struct json *j, const char *key, const char *val)
 	json_string_n(j, key, val, strlen(val));
 }
 
-void
-json_string_n(struct json *j, const char *key, const char *val, size_t len)
+void json_string_n(struct json *j, const char *key, const char *val, size_t len)
 {
 	prefix(j, key);
 	put_string(j->out, val, len);
 	done(j);
 }
 
-void
-json_u64(struct json *j, const char *key, uint64_t val)
+void json_u64(struct json *j, const char *key, uint64_t val)
 {
 	prefix(j, key);
 	fprintf(j->out, "%" PRIu64, val);
 	done(j);
 }
 
-void
-json_i64(struct json *j, const char *key, int64_t val)
+void json_i64(struct json *j, const char *key, int64_t val)
 {
 	prefix(j, key);
 	fprintf(j->out, "%" PRId64, val);
@@ -260,8 +243,7 @@ json_i64(struct json *j, const char *key, int64_t val)
  * ("3"); %g would print 100 as "1e+02", so below 1e17 the precision is widened to keep plain
  * digits. Larger and tiny values keep exponent form ("1e+20", "1.5e-07"), valid JSON too.
  */
-void
-json_double(struct json *j, const char *key, double val)
+void json_double(struct json *j, const char *key, double val)
 {
 	char buf[40], *p;
 	int prec, exp10;
@@ -291,24 +273,21 @@ json_double(struct json *j, const char *key, double val)
 	done(j);
 }
 
-void
-json_bool(struct json *j, const char *key, int val)
+void json_bool(struct json *j, const char *key, int val)
 {
 	prefix(j, key);
 	fputs(val ? "true" : "false", j->out);
 	done(j);
 }
 
-void
-json_null(struct json *j, const char *key)
+void json_null(struct json *j, const char *key)
 {
 	prefix(j, key);
 	fputs("null", j->out);
 	done(j);
 }
 
-void
-json_finish(struct json *j)
+void json_finish(struct json *j)
 {
 	putc('\n', j->out);
 	fflush(j->out);

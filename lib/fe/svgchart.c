@@ -21,8 +21,7 @@ struct frame {
 	double top, bottom;
 };
 
-static void
-put_text(FILE *f, const char *s)
+static void put_text(FILE *f, const char *s)
 {
 	for (; s != NULL && *s != '\0'; s++) {
 		switch (*s) {
@@ -39,29 +38,25 @@ put_text(FILE *f, const char *s)
 	}
 }
 
-static double
-px(const struct frame *fr, double x)
+static double px(const struct frame *fr, double x)
 {
 	return PLOT_LEFT + (log2(x) - fr->lx0) / (fr->lx1 - fr->lx0) * (PLOT_RIGHT - PLOT_LEFT);
 }
 
-static double
-py(const struct frame *fr, double y)
+static double py(const struct frame *fr, double y)
 {
 	double v = fr->ylog ? log10(y) : y;
 
 	return fr->bottom - (v - fr->fy0) / (fr->fy1 - fr->fy0) * (fr->bottom - fr->top);
 }
 
-static int
-usable(const struct frame *fr, double x, double y)
+static int usable(const struct frame *fr, double x, double y)
 {
 	return isfinite(x) && x > 0 && isfinite(y) && (!fr->ylog || y > 0);
 }
 
 /* The 1-2-5 value at or below v (down = 1) or at or above it (down = 0). */
-static double
-nice(double v, int down)
+static double nice(double v, int down)
 {
 	static const double steps[] = { 1, 2, 5, 10 };
 	double p = pow(10, floor(log10(v))), r = p;
@@ -78,8 +73,7 @@ nice(double v, int down)
 	return r;
 }
 
-static void
-number(char *buf, size_t len, double v)
+static void number(char *buf, size_t len, double v)
 {
 	if (v >= 100 || v == floor(v))
 		snprintf(buf, len, "%.0f", v);
@@ -89,8 +83,7 @@ number(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.2g", v);
 }
 
-static void
-y_axis(FILE *f, const struct frame *fr)
+static void y_axis(FILE *f, const struct frame *fr)
 {
 	char buf[32];
 
@@ -129,8 +122,7 @@ y_axis(FILE *f, const struct frame *fr)
 	}
 }
 
-static void
-x_axis(FILE *f, const struct svg_chart *c, const struct frame *fr)
+static void x_axis(FILE *f, const struct svg_chart *c, const struct frame *fr)
 {
 	int e0 = (int)ceil(fr->lx0 - 1e-9), e1 = (int)floor(fr->lx1 + 1e-9);
 	int step = e1 - e0 > 16 ? 2 : 1;
@@ -154,8 +146,7 @@ x_axis(FILE *f, const struct svg_chart *c, const struct frame *fr)
 	}
 }
 
-static void
-draw_series(FILE *f, const struct frame *fr, const struct svg_series *s)
+static void draw_series(FILE *f, const struct frame *fr, const struct svg_series *s)
 {
 	int open = 0;
 
@@ -195,8 +186,7 @@ draw_series(FILE *f, const struct frame *fr, const struct svg_series *s)
 
 /* Length of the next line of text s when wrapped at NOTE_CHARS; *next is where the one
  * after starts. */
-static size_t
-wrap(const char *s, const char **next)
+static size_t wrap(const char *s, const char **next)
 {
 	size_t len = strlen(s), cut;
 
@@ -212,8 +202,7 @@ wrap(const char *s, const char **next)
 	return cut;
 }
 
-static size_t
-note_lines(const struct svg_chart *c)
+static size_t note_lines(const struct svg_chart *c)
 {
 	size_t n = 0;
 
@@ -229,8 +218,7 @@ note_lines(const struct svg_chart *c)
 	return n;
 }
 
-int
-svg_chart_write(FILE *f, const struct svg_chart *c)
+int svg_chart_write(FILE *f, const struct svg_chart *c)
 {
 	struct frame fr;
 	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;

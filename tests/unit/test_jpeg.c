@@ -18,8 +18,7 @@ struct blob {
 
 /* A colour picture: horizontal red ramp, vertical green ramp, a blue checkerboard so the
  * scan data is not trivially small. */
-static unsigned char *
-make_pixels(int w, int h, int pf)
+static unsigned char *make_pixels(int w, int h, int pf)
 {
 	int ps = tjPixelSize[pf];
 	unsigned char *pix = malloc((size_t)w * h * ps);
@@ -47,8 +46,7 @@ make_pixels(int w, int h, int pf)
 	return pix;
 }
 
-static struct blob
-encode(int w, int h, int pf, int samp, int quality)
+static struct blob encode(int w, int h, int pf, int samp, int quality)
 {
 	tjhandle tj = tjInitCompress();
 	unsigned char *pix = make_pixels(w, h, pf), *jbuf = NULL;
@@ -71,8 +69,7 @@ encode(int w, int h, int pf, int samp, int quality)
 }
 
 /* Mean of each channel of a decoded JPEG; the number of channels, or 0. */
-static int
-mean_colour(const struct blob *b, int pf, double mean[4])
+static int mean_colour(const struct blob *b, int pf, double mean[4])
 {
 	tjhandle tj = tjInitDecompress();
 	int w, h, samp, cs, ps = tjPixelSize[pf], ret = 0;
@@ -99,8 +96,7 @@ out:
 }
 
 /* Offset of the first byte of entropy-coded data, after the first SOS segment. */
-static size_t
-scan_start(const struct blob *b)
+static size_t scan_start(const struct blob *b)
 {
 	size_t i = 2;
 
@@ -115,14 +111,12 @@ scan_start(const struct blob *b)
 	return 0;
 }
 
-static int
-has(const char *haystack, const char *needle)
+static int has(const char *haystack, const char *needle)
 {
 	return haystack && strstr(haystack, needle) != NULL;
 }
 
-static void
-test_header(struct slab_jpeg *j)
+static void test_header(struct slab_jpeg *j)
 {
 	struct { int w, h, pf, samp, want_samp, want_cs; } cases[] = {
 		{ 640, 480, TJPF_RGB, TJSAMP_420, SLAB_SAMP_420, SLAB_CS_YCBCR },
@@ -148,8 +142,7 @@ test_header(struct slab_jpeg *j)
 	}
 }
 
-static void
-test_bad(struct slab_jpeg *j)
+static void test_bad(struct slab_jpeg *j)
 {
 	struct blob b = encode(640, 480, TJPF_RGB, TJSAMP_420, 90);
 	static const unsigned char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x02";
@@ -216,8 +209,7 @@ test_bad(struct slab_jpeg *j)
 
 /* Sampling factors TurboJPEG has no name for (Y 2x2, Cb 2x2, Cr 1x1), patched into the SOF of
  * a 4:4:4 JPEG. The scan data no longer matches, so only the header is of use. */
-static void
-test_unknown_subsampling(struct slab_jpeg *j)
+static void test_unknown_subsampling(struct slab_jpeg *j)
 {
 	struct blob b = encode(64, 48, TJPF_RGB, TJSAMP_444, 90), good;
 	struct slab_jpeg_info info;
@@ -249,9 +241,8 @@ test_unknown_subsampling(struct slab_jpeg *j)
 }
 
 /* fit() to max_side: the size wanted, the mean colour kept, the header of the result. */
-static void
-fit_case(struct slab_jpeg *j, int w, int h, int pf, int samp, unsigned max_side,
-	 uint32_t want_w, uint32_t want_h)
+static void fit_case(struct slab_jpeg *j, int w, int h, int pf, int samp, unsigned max_side,
+		     uint32_t want_w, uint32_t want_h)
 {
 	struct blob b = encode(w, h, pf, samp, 95), o;
 	struct slab_jpeg_info info, oinfo;
@@ -298,8 +289,7 @@ struct fit_job {
 	int ret;
 };
 
-static void *
-fit_thread(void *arg)
+static void *fit_thread(void *arg)
 {
 	struct fit_job *job = arg;
 	struct slab_jpeg *j = slab_jpeg_new();
@@ -311,8 +301,7 @@ fit_thread(void *arg)
 	return NULL;
 }
 
-static void
-test_fit(struct slab_jpeg *j)
+static void test_fit(struct slab_jpeg *j)
 {
 	struct blob b = encode(640, 480, TJPF_RGB, TJSAMP_420, 95);
 	struct slab_jpeg_info info;
@@ -365,8 +354,7 @@ test_fit(struct slab_jpeg *j)
 	free(b.p);
 }
 
-static void
-test_field_names(void)
+static void test_field_names(void)
 {
 	CHECK(slab_jpeg_is_jpeg_field("jpg"));
 	CHECK(slab_jpeg_is_jpeg_field("jpeg"));
@@ -383,8 +371,7 @@ test_field_names(void)
 	CHECK(!slab_jpeg_is_jpeg_field(NULL));
 }
 
-static struct blob
-read_corpus(const char *dir, const char *name)
+static struct blob read_corpus(const char *dir, const char *name)
 {
 	char path[4096];
 	struct blob b = { NULL, 0 };
@@ -408,8 +395,7 @@ read_corpus(const char *dir, const char *name)
 	return b;
 }
 
-static void
-test_corpus(struct slab_jpeg *j, const char *dir)
+static void test_corpus(struct slab_jpeg *j, const char *dir)
 {
 	struct blob orig = read_corpus(dir, "testorig.jpg");
 	struct blob intl = read_corpus(dir, "testimgint.jpg");
@@ -456,8 +442,7 @@ test_corpus(struct slab_jpeg *j, const char *dir)
 	free(m12.p);
 }
 
-int
-main(void)
+int main(void)
 {
 	struct slab_jpeg *j = slab_jpeg_new();
 	const char *corpus = getenv("SLAB_CORPUS");
