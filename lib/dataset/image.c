@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "slab.h"
+#include "scratch.h"
 
 /* ---- crop parameters ------------------------------------------------------------------ */
 
@@ -168,11 +169,6 @@ int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32
 
 /* ---- decoder --------------------------------------------------------------------------- */
 
-struct buf {
-	void *p;
-	size_t cap;
-};
-
 /* libjpeg's error manager, made to return: error_exit jumps back to the call that entered
  * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. */
 struct errmgr {
@@ -186,10 +182,10 @@ struct slab_image_decoder {
 	struct jpeg_decompress_struct cinfo;
 	struct errmgr jerr;
 	struct slab_err err;
-	struct buf pix;         /* decoded region, 3 or 4 bytes a pixel */
-	struct buf tmp;         /* horizontally resized rows */
-	struct buf xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
-	struct buf xk, yk;      /* int32_t weights, ksize per output pixel */
+	struct slab_scratch pix;         /* decoded region, 3 or 4 bytes a pixel */
+	struct slab_scratch tmp;         /* horizontally resized rows */
+	struct slab_scratch xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
+	struct slab_scratch xk, yk;      /* int32_t weights, ksize per output pixel */
 };
 
 /* The region decode_region() produced: a bw x bh buffer whose pixel (0, 0) is the scaled
@@ -218,32 +214,6 @@ static void on_message(j_common_ptr c, int level)
 static void on_output(j_common_ptr c)
 {
 	(void)c;
-}
-
-static int reserve(struct buf *b, size_t need)
-{
-	void *p;
-
-	if (need <= b->cap)
-		return 0;
-	p = realloc(b->p, need);
-	if (!p)
-		return SLAB_ERR_NOMEM;
-	b->p = p;
-	b->cap = need;
-	return 0;
-}
-
-/* Scratch kept between calls is capped: one huge picture should not pin its pixels. */
-#define KEEP_MAX (64u << 20)
-
-static void trim(struct buf *b)
-{
-	if (b->cap > KEEP_MAX) {
-		free(b->p);
-		b->p = NULL;
-		b->cap = 0;
-	}
 }
 
 /* jpeg_create_decompress can only fail to allocate: 0, or SLAB_ERR_NOMEM. */
@@ -279,12 +249,12 @@ void slab_image_decoder_free(struct slab_image_decoder *d)
 	if (!d)
 		return;
 	jpeg_destroy_decompress(&d->cinfo);
-	free(d->pix.p);
-	free(d->tmp.p);
-	free(d->xb.p);
-	free(d->yb.p);
-	free(d->xk.p);
-	free(d->yk.p);
+	slab_scratch_free(&d->pix);
+	slab_scratch_free(&d->tmp);
+	slab_scratch_free(&d->xb);
+	slab_scratch_free(&d->yb);
+	slab_scratch_free(&d->xk);
+	slab_scratch_free(&d->yk);
 	free(d);
 }
 
@@ -400,7 +370,7 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 	}
 	stride = (size_t)c->output_width * (size_t)c->output_components;
 	need = stride * (iy1 - iy0);
-	if (reserve(&d->pix, need) < 0) {
+	if (slab_scratch_reserve(&d->pix, need) < 0) {
 		jpeg_abort_decompress(c);
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL,
 				 "out of memory decoding a %ux%u JPEG region", c->output_width,
@@ -482,7 +452,7 @@ static double triangle(double x)
  * pixels, the support clamped to [floor(in0), ceil(in1)) so that nothing outside the crop
  * weighs in (as when the crop is cut out first), then 22-bit fixed point. Fills bounds
  * (first, count per output pixel) and weights (ksize per output pixel); returns ksize. */
-static int coeffs(struct buf *bounds, struct buf *weights, double in0, double in1,
+static int coeffs(struct slab_scratch *bounds, struct slab_scratch *weights, double in0, double in1,
 		  uint32_t insize, uint32_t outsize)
 {
 	double scale = (in1 - in0) / outsize, fscale = scale < 1.0 ? 1.0 : scale;
@@ -491,8 +461,8 @@ static int coeffs(struct buf *bounds, struct buf *weights, double in0, double in
 	double lo = floor(in0), hi = fmin(ceil(in1), insize);
 	int32_t *b, *k;
 
-	if (reserve(bounds, (size_t)outsize * 2 * sizeof(int32_t)) < 0 ||
-	    reserve(weights, (size_t)outsize * (size_t)ksize * sizeof(int32_t)) < 0)
+	if (slab_scratch_reserve(bounds, (size_t)outsize * 2 * sizeof(int32_t)) < 0 ||
+	    slab_scratch_reserve(weights, (size_t)outsize * (size_t)ksize * sizeof(int32_t)) < 0)
 		return SLAB_ERR_NOMEM;
 	b = bounds->p;
 	k = weights->p;
@@ -563,7 +533,7 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 	yk = d->yk.p;
 	ylo = (uint32_t)yb[0];
 	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
-	if (reserve(&d->tmp, (size_t)(yhi - ylo) * W * 3) < 0)
+	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * W * 3) < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
 	tmp = d->tmp.p;
 
@@ -638,8 +608,8 @@ int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, size_t len
 	ret = guarded_decode(d, jpeg, len, spec, p, &r, &st);
 	if (ret == 0)
 		ret = resize(d, &r, spec, p->flip, out);
-	trim(&d->pix);
-	trim(&d->tmp);
+	slab_scratch_trim(&d->pix);
+	slab_scratch_trim(&d->tmp);
 	if (stats)
 		*stats = st;
 	return ret;

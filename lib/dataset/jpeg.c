@@ -11,13 +11,9 @@
 #include "format.h"
 #include "jpeg.h"
 #include "slab.h"
+#include "scratch.h"
 
 /* A growable scratch buffer, kept across calls so a busy thread stops allocating. */
-struct buf {
-	void *p;
-	size_t cap;
-};
-
 /* Output pixel x of a resize takes source pixels first .. first + count - 1, whose weights
  * start at woff in the weight table. */
 struct span {
@@ -30,11 +26,11 @@ struct slab_jpeg {
 	tjhandle dec;
 	tjhandle enc;           /* made by the first fit() that re-encodes */
 	struct slab_err err;
-	struct buf pix;         /* decoded pixels */
-	struct buf small;       /* resized pixels */
-	struct buf vrow;        /* uint32_t: decoded rows summed vertically for one output row */
-	struct buf spans;       /* struct span: the x spans, then the y spans */
-	struct buf weights;     /* uint32_t */
+	struct slab_scratch pix;         /* decoded pixels */
+	struct slab_scratch small;       /* resized pixels */
+	struct slab_scratch vrow;        /* uint32_t: decoded rows summed vertically for one output row */
+	struct slab_scratch spans;       /* struct span: the x spans, then the y spans */
+	struct slab_scratch weights;     /* uint32_t */
 };
 
 /* TurboJPEG's text for the last failure of handle h, without the trailing newline some
@@ -58,33 +54,6 @@ static const char *tj_message(tjhandle h, char *tmp, size_t len)
 static int tj_nomem(const char *msg)
 {
 	return strstr(msg, "Insufficient memory") || strstr(msg, "Memory allocation failure");
-}
-
-static int reserve(struct buf *b, size_t need)
-{
-	void *p;
-
-	if (need <= b->cap)
-		return 0;
-	p = realloc(b->p, need);
-	if (!p)
-		return SLAB_ERR_NOMEM;
-	b->p = p;
-	b->cap = need;
-	return 0;
-}
-
-/* Scratch kept between calls is capped: one huge picture should not pin its pixels for the
- * rest of a long run. */
-#define KEEP_MAX (64u << 20)
-
-static void trim(struct buf *b)
-{
-	if (b->cap > KEEP_MAX) {
-		free(b->p);
-		b->p = NULL;
-		b->cap = 0;
-	}
 }
 
 /* a * b * c, or 0 when it does not fit a size_t. */
@@ -120,11 +89,11 @@ void slab_jpeg_free(struct slab_jpeg *j)
 		tjDestroy(j->dec);
 	if (j->enc)
 		tjDestroy(j->enc);
-	free(j->pix.p);
-	free(j->small.p);
-	free(j->vrow.p);
-	free(j->spans.p);
-	free(j->weights.p);
+	slab_scratch_free(&j->pix);
+	slab_scratch_free(&j->small);
+	slab_scratch_free(&j->vrow);
+	slab_scratch_free(&j->spans);
+	slab_scratch_free(&j->weights);
 	free(j);
 }
 
@@ -289,7 +258,7 @@ static int decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h
 	if (need == 0) {
 		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "cannot decode a %dx%d JPEG", w, h);
 	}
-	if (reserve(&j->pix, need) < 0) {
+	if (slab_scratch_reserve(&j->pix, need) < 0) {
 		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a %dx%d JPEG",
 				 w, h);
 	}
@@ -325,7 +294,7 @@ int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 	ret = decode(j, buf, len, (int)(info.width + 7) / 8, (int)(info.height + 7) / 8,
 		     pixel_format(&info), TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS |
 		     TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE);
-	trim(&j->pix);
+	slab_scratch_trim(&j->pix);
 	return ret;
 }
 
@@ -429,10 +398,10 @@ static int resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f
 	const uint32_t *wt;
 	uint32_t *vrow;
 
-	if (reserve(&j->small, mul3(tw, th, c)) < 0 ||
-	    reserve(&j->vrow, mul3(srclen, sizeof(uint32_t), 1)) < 0 ||
-	    reserve(&j->spans, mul3(nspans, sizeof(struct span), 1)) < 0 ||
-	    reserve(&j->weights, mul3(nweights, sizeof(uint32_t), 1)) < 0) {
+	if (slab_scratch_reserve(&j->small, mul3(tw, th, c)) < 0 ||
+	    slab_scratch_reserve(&j->vrow, mul3(srclen, sizeof(uint32_t), 1)) < 0 ||
+	    slab_scratch_reserve(&j->spans, mul3(nspans, sizeof(struct span), 1)) < 0 ||
+	    slab_scratch_reserve(&j->weights, mul3(nweights, sizeof(uint32_t), 1)) < 0) {
 		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing to %ux%u",
 				 (unsigned)tw, (unsigned)th);
 	}
@@ -582,8 +551,8 @@ int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max
 out:
 	if (jbuf)
 		tjFree(jbuf);
-	trim(&j->pix);
-	trim(&j->small);
-	trim(&j->vrow);
+	slab_scratch_trim(&j->pix);
+	slab_scratch_trim(&j->small);
+	slab_scratch_trim(&j->vrow);
 	return ret;
 }
