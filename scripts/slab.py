@@ -1035,6 +1035,7 @@ class Batch:
       b.images      image mode: a memoryview of shape (n, H, W, 3) (or (n, 3, H, W) with
                     chw=True), format "B", writable: numpy.asarray(b.images) and
                     torch.from_numpy(...) wrap it without a copy. None in raw mode.
+                    b.image(j): sample j's alone, flat.
       b.fields      name -> list of n read-only memoryviews of the sample's bytes (None
                     where a sample lacks the field), zero-copy into the files' mappings
       b.keys        list of n keys (str; undecodable bytes as surrogate escapes)
@@ -1050,7 +1051,8 @@ class Batch:
     loader is closed. No view ever dangles: memory a live view reaches is freed only once
     the view is gone, but a released batch's images may show a later batch's pixels."""
 
-    __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_fields", "_samples")
+    __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "_fields",
+                 "_samples")
 
     def __init__(self, ld, h):
         lib = ld._lib
@@ -1059,17 +1061,26 @@ class Batch:
         self.number = lib.slab_loader_batch_number(h)
         self.skipped = lib.slab_loader_batch_skipped(h)
         self._fields = self._samples = None
-        self.images = None
-        if ld._image_shape is not None and self._n:
+        self.images = self._flat = None
+        if ld._image_shape is not None:
             shape = (self._n,) + ld._image_shape
-            m = _view(ld._owner, lib.slab_loader_batch_out(h, 0), self._n * ld._image_bytes,
-                      False)
-            self.images = m.cast("B", shape)
-        elif ld._image_shape is not None:
-            self.images = memoryview(bytearray(0)).cast("B", (0,) + ld._image_shape)
+            if self._n:
+                self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
+                                   self._n * ld._image_bytes, False)
+            else:
+                self._flat = memoryview(bytearray(0))
+            self.images = self._flat.cast("B", shape)
 
     def __len__(self):
         return self._n
+
+    def image(self, j):
+        """Sample j's image as a flat memoryview of H x W x 3 bytes (memoryview cannot index
+        a sub-array of b.images; numpy.asarray(b.images)[j] can)."""
+        if not 0 <= j < self._n or self._flat is None:
+            raise IndexError(j)
+        size = self._ld._image_bytes
+        return self._flat[j * size:(j + 1) * size]
 
     def _live(self):
         if self._h is None:
@@ -1128,11 +1139,12 @@ class Batch:
         if self._h is not None:
             self._ld._release(self._h)
             self._h = None
-            if self.images is not None:
-                try:
-                    self.images.release()
-                except BufferError:
-                    pass        # wrapped by an array: still readable, as the class says
+            for m in (self.images, self._flat):
+                if m is not None:
+                    try:
+                        m.release()
+                    except BufferError:
+                        pass    # wrapped by an array: still readable, as the class says
 
 
 class Loader:
@@ -1279,20 +1291,18 @@ class Loader:
         return Batch(self, b.value) if rc == 1 else None
 
     def __iter__(self):
-        try:
-            while True:
-                if self._held is not None:
-                    self._held.release()
-                    self._held = None
-                b = self.next_batch()
-                if b is None:
-                    return
-                self._held = b
-                yield b
-        finally:
-            if self._held is not None and self._owner is not None:
-                self._held.release()
+        return self
+
+    def __next__(self):
+        """The next batch; the one handed out before is released first (see Batch)."""
+        if self._held is not None:
+            self._held.release()
             self._held = None
+        b = self.next_batch()
+        if b is None:
+            raise StopIteration
+        self._held = b
+        return b
 
     def _release(self, h):
         if self._owner is not None and self._owner.loader:
