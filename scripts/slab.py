@@ -11,12 +11,18 @@ read-only mapping of the file: nothing is copied until you copy it.
     jpg = ds.by_key("train-000", "sample000003")["jpg"]
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
+    # Batches loaded (and JPEGs decoded, cropped, resized) by libslab's C threads:
+    for b in slab.Loader(paths, plan="epoch3.plan", batch_size=256, image="jpg"):
+        b.images, b.fields["cls"], b.keys     # (256, 224, 224, 3) uint8 buffer, zero-copy
+
 Command line: `python3 slab.py FILE...` prints each file's summary; `--verify` also checks
 the whole file as inspect --verify does, every CRC-32C included (slow in pure Python: meant
 for tests, not for training).
 
 A damaged or crafted file raises SlabError, never another exception: the reader makes the
 numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
+
+Loader needs libslab.so (below); everything else works without it.
 
 libslab: when it finds libslab.so, the module makes the checks, lookups and the verification
 through it (ctypes), else in Python; results are the same either way. It looks, in order:
