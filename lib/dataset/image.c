@@ -13,6 +13,11 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_SSE2 1
+#endif
+
 #include "error.h"
 #include "slab.h"
 #include "scratch.h"
@@ -187,6 +192,7 @@ struct slab_image_decoder {
 	struct slab_scratch xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
 	struct slab_scratch xk, yk;      /* int32_t weights, ksize per output pixel */
 	struct slab_scratch acc;         /* int32_t sums of one output row, vertical pass */
+	struct slab_scratch xk16;        /* horizontal weights as int16 pairs (SSE2) */
 };
 
 /* The region decode_region() produced: a bw x bh buffer whose pixel (0, 0) is the scaled
@@ -257,6 +263,7 @@ void slab_image_decoder_free(struct slab_image_decoder *d)
 	slab_scratch_free(&d->xk);
 	slab_scratch_free(&d->yk);
 	slab_scratch_free(&d->acc);
+	slab_scratch_free(&d->xk16);
 	free(d);
 }
 
@@ -338,8 +345,10 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 	}
 	c->scale_num = 1;
 	c->scale_denom = denom;
+	/* Four bytes a pixel whatever the source (RGBX, or CMYK converted in place below), so
+	 * that the horizontal pass reads whole pixels as 32-bit words. */
 	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
-			     JCS_CMYK : JCS_RGB;
+			     JCS_CMYK : JCS_EXT_RGBX;
 	jpeg_start_decompress(c);
 	ow = c->output_width;
 	oh = c->output_height;
@@ -390,8 +399,8 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 	}
 
 	/* CMYK as libjpeg gives it (Adobe's inverted form when the Adobe marker says so) to RGB,
-	 * in place, as PIL does: R = (255 - C)(255 - K) / 255. */
-	if (c->output_components == 4) {
+	 * in place (the fourth byte left as it is), as PIL does: R = (255 - C)(255 - K) / 255. */
+	if (c->out_color_space == JCS_CMYK) {
 		unsigned char *px = d->pix.p;
 		size_t n = (size_t)c->output_width * (iy1 - iy0);
 		int inv = c->saw_Adobe_marker;
@@ -403,7 +412,7 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 				unsigned v = inv ? px[4 * i + ch] : 255u - px[4 * i + ch];
 				unsigned t = v * k + 128;
 
-				px[3 * i + ch] = (unsigned char)((t + (t >> 8)) >> 8);
+				px[4 * i + ch] = (unsigned char)((t + (t >> 8)) >> 8);
 			}
 		}
 	}
@@ -524,7 +533,91 @@ static void add_row(int32_t *restrict acc, const unsigned char *restrict t, size
 		acc[j] += t[j] * w;
 }
 
-/* d->pix (r->bw x r->bh RGB) -> out, through d->tmp. */
+/* The horizontal pass over one row of 4-byte pixels s into W RGB pixels t (3 W bytes, and
+ * one byte after them may be written: the caller leaves room). */
+#ifdef HAVE_SSE2
+/* Weights in H16_BITS fixed point, two taps a step: pmaddwd multiplies the pair of pixels
+ * (r0 r1 g0 g1 b0 b1 x0 x1, 16 bits each) by (k0 k1) x 4 and adds each channel's two products. */
+#define H16_BITS 14
+
+/* xk's PRECISION_BITS weights as the (k0 k1 k0 k1 ...) vectors of each tap pair: pairs of them
+ * per output pixel. */
+static int coeffs16(struct slab_scratch *k16, const int32_t *xk, int ksize, uint32_t W)
+{
+	int pairs = (ksize + 1) / 2;
+	__m128i *v;
+
+	if (slab_scratch_reserve(k16, (size_t)W * (size_t)pairs * sizeof(__m128i) + 16) < 0)
+		return SLAB_ERR_NOMEM;
+	v = (__m128i *)(((uintptr_t)k16->p + 15) & ~(uintptr_t)15);
+	for (uint32_t x = 0; x < W; x++) {
+		const int32_t *k = xk + (size_t)x * ksize;
+
+		for (int p = 0; p < pairs; p++) {
+			int i = 2 * p;
+			short k0 = (short)((k[i] + (1 << (PRECISION_BITS - H16_BITS - 1))) >>
+					   (PRECISION_BITS - H16_BITS));
+			short k1 = i + 1 < ksize ?
+				(short)((k[i + 1] + (1 << (PRECISION_BITS - H16_BITS - 1))) >>
+					(PRECISION_BITS - H16_BITS)) : 0;
+
+			v[(size_t)x * pairs + p] = _mm_set_epi16(k1, k0, k1, k0, k1, k0, k1, k0);
+		}
+	}
+	return pairs;
+}
+
+static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		  const __m128i *kv, int pairs)
+{
+	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (H16_BITS - 1));
+
+	for (uint32_t x = 0; x < W; x++, kv += pairs) {
+		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
+		int n = xb[2 * x + 1], i = 0;
+		__m128i acc = half, p;
+		uint32_t px;
+
+		for (; i + 1 < n; i += 2, sp += 8) {
+			p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)sp), zero);
+			p = _mm_unpacklo_epi16(p, _mm_srli_si128(p, 8));
+			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
+		}
+		if (i < n) {
+			memcpy(&px, sp, 4);
+			p = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)px), zero);
+			p = _mm_unpacklo_epi16(p, zero);
+			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
+		}
+		acc = _mm_srai_epi32(acc, H16_BITS);
+		acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
+		px = (uint32_t)_mm_cvtsi128_si32(acc);
+		memcpy(t + 3 * (size_t)x, &px, 4);
+	}
+}
+#else
+static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		  const int32_t *xk, int kx)
+{
+	for (uint32_t x = 0; x < W; x++) {
+		const int32_t *k = xk + (size_t)x * kx;
+		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
+		int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
+		int n = xb[2 * x + 1];
+
+		for (int i = 0; i < n; i++, sp += 4) {
+			s0 += sp[0] * k[i];
+			s1 += sp[1] * k[i];
+			s2 += sp[2] * k[i];
+		}
+		t[3 * x] = clip8(s0);
+		t[3 * x + 1] = clip8(s1);
+		t[3 * x + 2] = clip8(s2);
+	}
+}
+#endif
+
+/* d->pix (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp. */
 static int resize(struct slab_image_decoder *d, const struct region *r,
 		  const struct slab_image_spec *spec, int flip, unsigned char *out)
 {
@@ -546,32 +639,30 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 	yk = d->yk.p;
 	ylo = (uint32_t)yb[0];
 	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
-	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row) < 0 ||
+	/* One byte of room after the last row: hpass() stores pixels as 32-bit words. */
+	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row + 1) < 0 ||
 	    slab_scratch_reserve(&d->acc, row * sizeof(int32_t)) < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
 	tmp = d->tmp.p;
 	acc = d->acc.p;
+#ifdef HAVE_SSE2
+	int pairs = coeffs16(&d->xk16, xk, kx, W);
+	const __m128i *kv = (const __m128i *)(((uintptr_t)d->xk16.p + 15) & ~(uintptr_t)15);
+
+	if (pairs < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+#endif
 
 	/* Horizontal pass, rows ylo .. yhi - 1 only, rounded to 8 bits as PIL does. */
 	for (uint32_t y = ylo; y < yhi; y++) {
-		const unsigned char *s = src + (size_t)y * r->bw * 3;
+		const unsigned char *s = src + (size_t)y * r->bw * 4;
 		unsigned char *t = tmp + (size_t)(y - ylo) * row;
 
-		for (uint32_t x = 0; x < W; x++) {
-			const int32_t *k = xk + (size_t)x * kx;
-			const unsigned char *sp = s + (size_t)xb[2 * x] * 3;
-			int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
-			int n = xb[2 * x + 1];
-
-			for (int i = 0; i < n; i++, sp += 3) {
-				s0 += sp[0] * k[i];
-				s1 += sp[1] * k[i];
-				s2 += sp[2] * k[i];
-			}
-			t[3 * x] = clip8(s0);
-			t[3 * x + 1] = clip8(s1);
-			t[3 * x + 2] = clip8(s2);
-		}
+#ifdef HAVE_SSE2
+		hpass(s, t, W, xb, kv, pairs);
+#else
+		hpass(s, t, W, xb, xk, kx);
+#endif
 	}
 	/* Vertical pass a whole row at a time (contiguous, so the compiler vectorises it), then
 	 * flip and layout on the way out. */
