@@ -13,7 +13,7 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(SLAB_NO_SSE2)
 #include <emmintrin.h>
 #define HAVE_SSE2 1
 #endif
@@ -192,7 +192,8 @@ struct slab_image_decoder {
 	struct slab_scratch xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
 	struct slab_scratch xk, yk;      /* int32_t weights, ksize per output pixel */
 	struct slab_scratch acc;         /* int32_t sums of one output row, vertical pass */
-	struct slab_scratch xk16;        /* horizontal weights as int16 pairs (SSE2) */
+	struct slab_scratch xk16, yk16;  /* the weights as int16 pairs (SSE2) */
+	struct slab_scratch line;        /* one output row before flip or reordering */
 };
 
 /* The region decode_region() produced: a bw x bh buffer whose pixel (0, 0) is the scaled
@@ -264,6 +265,8 @@ void slab_image_decoder_free(struct slab_image_decoder *d)
 	slab_scratch_free(&d->yk);
 	slab_scratch_free(&d->acc);
 	slab_scratch_free(&d->xk16);
+	slab_scratch_free(&d->yk16);
+	slab_scratch_free(&d->line);
 	free(d);
 }
 
@@ -517,22 +520,6 @@ static int coeffs(struct slab_scratch *bounds, struct slab_scratch *weights, dou
 	return ksize;
 }
 
-/* Sums fit in 32 bits: the weights of one output pixel add up to 1 << PRECISION_BITS and are
- * never negative (a triangle), so a sum is at most 255 << 22 plus the rounding half. */
-static unsigned char clip8(int32_t v)
-{
-	v >>= PRECISION_BITS;
-	return v < 0 ? 0 : v > 255 ? 255 : (unsigned char)v;
-}
-
-/* acc[j] += t[j] * w: the vertical pass's inner loop (the Makefile builds this file with the
- * vectoriser's dynamic cost model, and restrict tells it acc and t never overlap). */
-static void add_row(int32_t *restrict acc, const unsigned char *restrict t, size_t n, int32_t w)
-{
-	for (size_t j = 0; j < n; j++)
-		acc[j] += t[j] * w;
-}
-
 /* The horizontal pass over one row of 4-byte pixels s into W RGB pixels t (3 W bytes, and
  * one byte after them may be written: the caller leaves room). */
 #ifdef HAVE_SSE2
@@ -540,8 +527,19 @@ static void add_row(int32_t *restrict acc, const unsigned char *restrict t, size
  * (r0 r1 g0 g1 b0 b1 x0 x1, 16 bits each) by (k0 k1) x 4 and adds each channel's two products. */
 #define H16_BITS 14
 
-/* xk's PRECISION_BITS weights as the (k0 k1 k0 k1 ...) vectors of each tap pair: pairs of them
- * per output pixel. */
+/* A PRECISION_BITS weight in H16_BITS. */
+static short w16(int32_t k)
+{
+	return (short)((k + (1 << (PRECISION_BITS - H16_BITS - 1))) >> (PRECISION_BITS - H16_BITS));
+}
+
+static __m128i *aligned16(void *p)
+{
+	return (__m128i *)(((uintptr_t)p + 15) & ~(uintptr_t)15);
+}
+
+/* The weights xk (ksize per output pixel, PRECISION_BITS) as the (k0 k1 k0 k1 ...) vectors of
+ * each tap pair: pairs of them per output pixel, the last one's k1 0 for an odd ksize. */
 static int coeffs16(struct slab_scratch *k16, const int32_t *xk, int ksize, uint32_t W)
 {
 	int pairs = (ksize + 1) / 2;
@@ -549,22 +547,56 @@ static int coeffs16(struct slab_scratch *k16, const int32_t *xk, int ksize, uint
 
 	if (slab_scratch_reserve(k16, (size_t)W * (size_t)pairs * sizeof(__m128i) + 16) < 0)
 		return SLAB_ERR_NOMEM;
-	v = (__m128i *)(((uintptr_t)k16->p + 15) & ~(uintptr_t)15);
+	v = aligned16(k16->p);
 	for (uint32_t x = 0; x < W; x++) {
 		const int32_t *k = xk + (size_t)x * ksize;
 
 		for (int p = 0; p < pairs; p++) {
-			int i = 2 * p;
-			short k0 = (short)((k[i] + (1 << (PRECISION_BITS - H16_BITS - 1))) >>
-					   (PRECISION_BITS - H16_BITS));
-			short k1 = i + 1 < ksize ?
-				(short)((k[i + 1] + (1 << (PRECISION_BITS - H16_BITS - 1))) >>
-					(PRECISION_BITS - H16_BITS)) : 0;
+			short k0 = w16(k[2 * p]), k1 = 2 * p + 1 < ksize ? w16(k[2 * p + 1]) : 0;
 
 			v[(size_t)x * pairs + p] = _mm_set_epi16(k1, k0, k1, k0, k1, k0, k1, k0);
 		}
 	}
 	return pairs;
+}
+
+/* One output row of the vertical pass: the n rows from t (row bytes apart) weighed by kv's
+ * pairs (k, the same weights in PRECISION_BITS, for the tail), into dst; 16 bytes a step,
+ * two rows a multiply-add. */
+static void vpass(const unsigned char *t, size_t row, int n, const __m128i *kv,
+		  const int32_t *k, unsigned char *dst)
+{
+	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (H16_BITS - 1));
+	size_t j = 0;
+
+	for (; j + 16 <= row; j += 16) {
+		__m128i a0 = half, a1 = half, a2 = half, a3 = half;
+		const unsigned char *tp = t + j;
+
+		for (int i = 0; i < n; i += 2, tp += 2 * row) {
+			__m128i r0 = _mm_loadu_si128((const __m128i *)(const void *)tp);
+			__m128i r1 = i + 1 < n ? _mm_loadu_si128((const __m128i *)(const void *)(tp + row))
+					       : zero;
+			__m128i lo = _mm_unpacklo_epi8(r0, r1), hi = _mm_unpackhi_epi8(r0, r1);
+			__m128i kk = _mm_load_si128(kv + i / 2);
+
+			a0 = _mm_add_epi32(a0, _mm_madd_epi16(_mm_unpacklo_epi8(lo, zero), kk));
+			a1 = _mm_add_epi32(a1, _mm_madd_epi16(_mm_unpackhi_epi8(lo, zero), kk));
+			a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_unpacklo_epi8(hi, zero), kk));
+			a3 = _mm_add_epi32(a3, _mm_madd_epi16(_mm_unpackhi_epi8(hi, zero), kk));
+		}
+		a0 = _mm_packs_epi32(_mm_srai_epi32(a0, H16_BITS), _mm_srai_epi32(a1, H16_BITS));
+		a2 = _mm_packs_epi32(_mm_srai_epi32(a2, H16_BITS), _mm_srai_epi32(a3, H16_BITS));
+		_mm_storeu_si128((__m128i *)(void *)(dst + j), _mm_packus_epi16(a0, a2));
+	}
+	for (; j < row; j++) {
+		int32_t sum = 1 << (H16_BITS - 1);
+
+		for (int i = 0; i < n; i++)
+			sum += t[(size_t)i * row + j] * w16(k[i]);
+		sum >>= H16_BITS;
+		dst[j] = (unsigned char)(sum < 0 ? 0 : sum > 255 ? 255 : sum);
+	}
 }
 
 static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
@@ -596,6 +628,23 @@ static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const in
 	}
 }
 #else
+/* Sums fit in 32 bits: the weights of one output pixel add up to 1 << PRECISION_BITS and are
+ * never negative (a triangle), so a sum is at most 255 << 22 plus the rounding half. */
+static unsigned char clip8(int32_t v)
+{
+	v >>= PRECISION_BITS;
+	return v < 0 ? 0 : v > 255 ? 255 : (unsigned char)v;
+}
+
+/* acc[j] += t[j] * w: the vertical pass's inner loop without SSE2 (the Makefile builds this
+ * file with the vectoriser's dynamic cost model, and restrict tells it acc and t never
+ * overlap). */
+static void add_row(int32_t *restrict acc, const unsigned char *restrict t, size_t n, int32_t w)
+{
+	for (size_t j = 0; j < n; j++)
+		acc[j] += t[j] * w;
+}
+
 static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
 		  const int32_t *xk, int kx)
 {
@@ -626,8 +675,7 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
 	const int32_t *xb, *xk, *yb, *yk;
 	const unsigned char *src = d->pix.p;
-	unsigned char *tmp;
-	int32_t *acc;
+	unsigned char *tmp, *line;
 	uint32_t ylo, yhi;
 	size_t plane = (size_t)W * H, row = (size_t)W * 3;
 
@@ -641,16 +689,22 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
 	/* One byte of room after the last row: hpass() stores pixels as 32-bit words. */
 	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row + 1) < 0 ||
-	    slab_scratch_reserve(&d->acc, row * sizeof(int32_t)) < 0)
+	    slab_scratch_reserve(&d->line, row) < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
 	tmp = d->tmp.p;
-	acc = d->acc.p;
+	line = d->line.p;
 #ifdef HAVE_SSE2
-	int pairs = coeffs16(&d->xk16, xk, kx, W);
-	const __m128i *kv = (const __m128i *)(((uintptr_t)d->xk16.p + 15) & ~(uintptr_t)15);
+	int pairs = coeffs16(&d->xk16, xk, kx, W), ypairs = coeffs16(&d->yk16, yk, ky, H);
+	const __m128i *kv = aligned16(d->xk16.p), *yv = aligned16(d->yk16.p);
 
-	if (pairs < 0)
+	if (pairs < 0 || ypairs < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+#else
+	int32_t *acc;
+
+	if (slab_scratch_reserve(&d->acc, row * sizeof(int32_t)) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	acc = d->acc.p;
 #endif
 
 	/* Horizontal pass, rows ylo .. yhi - 1 only, rounded to 8 bits as PIL does. */
@@ -664,40 +718,42 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 		hpass(s, t, W, xb, xk, kx);
 #endif
 	}
-	/* Vertical pass a whole row at a time (contiguous, so the compiler vectorises it), then
-	 * flip and layout on the way out. */
+	/* Vertical pass, one output row at a time into line (the output row itself when it
+	 * needs no flip or reordering), then flip and layout on the way out. */
 	for (uint32_t y = 0; y < H; y++) {
-		const int32_t *k = yk + (size_t)y * ky;
 		const unsigned char *t = tmp + (size_t)(yb[2 * y] - ylo) * row;
 		int n = yb[2 * y + 1];
+		unsigned char *o = out + (size_t)y * row;
+		unsigned char *ln = flip || spec->chw ? line : o;
+
+#ifdef HAVE_SSE2
+		vpass(t, row, n, yv + (size_t)y * ypairs, yk + (size_t)y * ky, ln);
+#else
+		const int32_t *k = yk + (size_t)y * ky;
 
 		for (size_t j = 0; j < row; j++)
 			acc[j] = 1 << (PRECISION_BITS - 1);
 		for (int i = 0; i < n; i++, t += row)
 			add_row(acc, t, row, k[i]);
+		for (size_t j = 0; j < row; j++)
+			ln[j] = clip8(acc[j]);
+#endif
 		if (spec->chw) {
 			for (uint32_t x = 0; x < W; x++) {
-				size_t o = (size_t)y * W + (flip ? W - 1 - x : x);
+				size_t to = (size_t)y * W + (flip ? W - 1 - x : x);
 
-				out[o] = clip8(acc[3 * x]);
-				out[plane + o] = clip8(acc[3 * x + 1]);
-				out[2 * plane + o] = clip8(acc[3 * x + 2]);
+				out[to] = ln[3 * x];
+				out[plane + to] = ln[3 * x + 1];
+				out[2 * plane + to] = ln[3 * x + 2];
 			}
 		} else if (flip) {
-			unsigned char *o = out + (size_t)y * row;
-
 			for (uint32_t x = 0; x < W; x++) {
-				size_t ox = (size_t)(W - 1 - x) * 3;
+				size_t to = (size_t)(W - 1 - x) * 3;
 
-				o[ox] = clip8(acc[3 * x]);
-				o[ox + 1] = clip8(acc[3 * x + 1]);
-				o[ox + 2] = clip8(acc[3 * x + 2]);
+				o[to] = ln[3 * x];
+				o[to + 1] = ln[3 * x + 1];
+				o[to + 2] = ln[3 * x + 2];
 			}
-		} else {
-			unsigned char *o = out + (size_t)y * row;
-
-			for (size_t j = 0; j < row; j++)
-				o[j] = clip8(acc[j]);
 		}
 	}
 	return 0;
