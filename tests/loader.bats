@@ -262,3 +262,22 @@ except slab.SlabError as e:
 PY
 	assert_output "slab.Loader needs libslab.so, which was not loaded (SLAB_LIBRARY=none)"
 }
+
+@test "Loader: the ring's batches are placed on the caller's NUMA node (a preference)" {
+	need_libslab
+	[ -r /proc/self/numa_maps ] || skip "no /proc/self/numa_maps (a kernel without NUMA)"
+	setup_data
+	run -0 pyslab - <<'PY'
+import re, slab
+with slab.Loader(["one.slab"], batch_size=64, threads=3, image="jpg", size=(224, 224)) as ld:
+    b = next(ld)
+    maps = open("/proc/self/numa_maps").read().splitlines()
+    cpu = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[36])
+node = [int(n[4:]) for n in __import__("os").listdir("/sys/devices/system/cpu/cpu%d" % cpu)
+        if re.fullmatch(r"node\d+", n)] or [0]
+prefer = [m.split()[1] for m in maps if " prefer:" in m]
+print(len(prefer), sorted(set(prefer)) == ["prefer:%d" % node[0]])
+PY
+	# ring: 2 x threads slots, each a mapping of its own
+	assert_output "6 True"
+}

@@ -10,11 +10,15 @@
 #include "sized.h"
 #include "slab.h"
 
+#include <linux/mempolicy.h>
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024u
@@ -399,11 +403,42 @@ static int resolve_fields(struct slab_loader *l)
 	return 0;
 }
 
-/* The ring: one anonymous mapping per slot (page aligned, huge pages where it is large). */
+/* One slot's memory: page aligned, and when it is large 2 MiB aligned with MADV_HUGEPAGE
+ * (the kernel backs it with huge pages where it can); preferably on NUMA node `node` (the
+ * caller's: the consumer reads every byte, the workers write them once), or where the
+ * kernel puts it when node < 0 or the kernel has no NUMA policy. NULL when out of memory. */
+static void *slot_map(size_t len, int node)
+{
+	size_t extra = len >= HUGE_SIZE ? HUGE_SIZE : 0, head;
+	unsigned char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	head = extra ? (HUGE_SIZE - (uintptr_t)raw % HUGE_SIZE) % HUGE_SIZE : 0;
+	if (head)
+		munmap(raw, head);
+	if (extra - head)
+		munmap(raw + head + len, extra - head);
+	raw += head;
+	if (extra)
+		(void)madvise(raw, len, MADV_HUGEPAGE);
+	if (node >= 0 && node < 1024) {
+		unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
+
+		mask[node / (8 * sizeof(long))] = 1ul << (node % (8 * sizeof(long)));
+		/* A preference, not a binding: a full node spills over instead of failing. */
+		(void)syscall(SYS_mbind, raw, len, MPOL_PREFERRED, mask, 1024ul + 1, 0u);
+	}
+	return raw;
+}
+
+/* The ring: one mapping per slot (slot_map()). */
 static int make_ring(struct slab_loader *l)
 {
 	size_t B = l->o.batch, page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t index, len;
+	unsigned cpu, node;
 
 	/* Images back to back, one array; a transform's outputs each on OUT_ALIGN. */
 	if (l->o.image)
@@ -420,14 +455,14 @@ static int make_ring(struct slab_loader *l)
 	l->free_ids = calloc(l->o.ring, sizeof(*l->free_ids));
 	if (!l->slots || !l->free_ids)
 		return nomem(l);
+	if (getcpu(&cpu, &node) != 0)
+		node = UINT_MAX;
 	for (unsigned i = 0; i < l->o.ring; i++) {
 		struct slab_loader_batch *b = &l->slots[i];
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = slot_map(len, node == UINT_MAX ? -1 : (int)node);
 
-		if (p == MAP_FAILED)
+		if (!p)
 			return nomem(l);
-		if (len >= HUGE_SIZE)
-			(void)madvise(p, len, MADV_HUGEPAGE);
 		b->l = l;
 		b->mem = p;
 		b->memlen = len;
