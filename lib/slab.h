@@ -615,7 +615,8 @@ struct slab_loader_options {
 	int verify;             /* check each wanted field's CRC32C as it is loaded */
 	int skip;               /* a sample that fails is left out of its batch and counted
 				 * (slab_loader_batch_skipped()), the first such error kept in
-				 * slab_loader_error(); 0: it fails its batch */
+				 * slab_loader_error(); 0: it fails its batch. Running out of
+				 * memory fails the batch either way */
 	slab_loader_transform_fn transform;     /* NULL: none */
 	void *transform_arg;
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
