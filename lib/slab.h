@@ -690,8 +690,7 @@ SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b,
 /* The whole batch at once, for bindings that would pay per call: its count samples as one
  * array (valid until the batch is released), and wanted field f of every sample, data[j] and
  * size[j] for j < count (NULL and 0 where a sample lacks it): 0, or SLAB_ERR_RANGE. */
-SLAB_API const struct slab_loader_sample *
-slab_loader_batch_samples(const struct slab_loader_batch *b);
+SLAB_API const struct slab_loader_sample *slab_loader_batch_samples(const struct slab_loader_batch *b);
 SLAB_API int slab_loader_batch_column(const struct slab_loader_batch *b, unsigned f,
 				      const unsigned char **data, uint64_t *size);
 
