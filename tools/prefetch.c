@@ -72,6 +72,7 @@ static const char help_text[] =
 
 enum {
 	OPT_AHEAD = CHAR_MAX + 1,
+	OPT_CACHE_POLICY,
 	OPT_CHW,
 	OPT_CROP,
 	OPT_DIRECT,
@@ -83,6 +84,7 @@ enum {
 	OPT_FLIP,
 	OPT_IMAGE,
 	OPT_JSON,
+	OPT_MEMORY,
 	OPT_ON_ERROR,
 	OPT_PLAN,
 	OPT_RELEASE,
@@ -94,6 +96,7 @@ enum {
 
 static const struct option longopts[] = {
 	{ "ahead",       required_argument, NULL, OPT_AHEAD },
+	{ "cache-policy", required_argument, NULL, OPT_CACHE_POLICY },
 	{ "chw",         no_argument,       NULL, OPT_CHW },
 	{ "crop",        required_argument, NULL, OPT_CROP },
 	{ "direct",      no_argument,       NULL, OPT_DIRECT },
@@ -106,6 +109,7 @@ static const struct option longopts[] = {
 	{ "help",        no_argument,       NULL, 'h' },
 	{ "image",       required_argument, NULL, OPT_IMAGE },
 	{ "json",        no_argument,       NULL, OPT_JSON },
+	{ "memory",      required_argument, NULL, OPT_MEMORY },
 	{ "on-error",    required_argument, NULL, OPT_ON_ERROR },
 	{ "plan",        required_argument, NULL, OPT_PLAN },
 	{ "quiet",       no_argument,       NULL, 'q' },
@@ -349,8 +353,11 @@ struct frame_opts {
 	int skip;                       /* --on-error skip */
 };
 
+#define MAX_PLANS 1024
+
 struct plan_opts {
-	const char *plan_path;
+	const char *plan_paths[MAX_PLANS];     /* --plan, in order: consecutive epochs */
+	size_t nplans;
 	enum emit emit;
 	struct slab_follow_options fo;
 	struct frame_opts fr;
@@ -446,26 +453,81 @@ static void plan_progress(const struct slab_follow_stats *st, uint64_t n, double
 		cli_human_size(st->bytes, a, sizeof(a)), rate(st->bytes, secs));
 }
 
+/* Bytes this process has had read from storage so far (/proc/self/io read_bytes: its own
+ * reads, faults and read-ahead it set off), or UINT64_MAX where the kernel does not say. */
+static uint64_t storage_read(void)
+{
+	FILE *fp = fopen("/proc/self/io", "re");
+	unsigned long long v = 0;
+	char line[128];
+	int found = 0;
+
+	if (!fp)
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "read_bytes: %llu", &v) == 1)
+			found = 1;
+	fclose(fp);
+	return found ? (uint64_t)v : UINT64_MAX;
+}
+
+/* What one epoch (plan) took, when there are several or a budget: one line each. */
+struct epoch_mark {
+	uint64_t samples, bytes, read;
+	double t;
+};
+
+static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_mark *m0,
+		       const struct epoch_mark *m1, uint64_t dataset)
+{
+	double secs = m1->t - m0->t;
+	char a[32], b[32];
+
+	if (m0->read == UINT64_MAX || m1->read == UINT64_MAX)
+		snprintf(b, sizeof(b), "unknown");
+	else
+		snprintf(b, sizeof(b), "%s (%.2fx the dataset)",
+			 cli_human_size(m1->read - m0->read, a, sizeof(a)),
+			 dataset ? (double)(m1->read - m0->read) / (double)dataset : 0.0);
+	if (cli_verbosity < 1)
+		return;
+	cli_error("'%s': epoch %zu of %zu: %llu samples, %s in %.2f s, %.0f samples/s, read from storage %s",
+		 po->plan_paths[k], k + 1, po->nplans, (unsigned long long)(m1->samples - m0->samples),
+		 cli_human_size(m1->bytes - m0->bytes, a, sizeof(a)), secs,
+		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b);
+}
+
 static int follow_plan(char **paths, int n, const struct plan_opts *po)
 {
-	struct slab_plan *plan = NULL;
+	struct slab_plan **plans = calloc(po->nplans, sizeof(*plans));
 	struct slab **files = calloc((size_t)n, sizeof(*files));
 	struct slab_follow *f = NULL;
 	struct slab_follow_item it;
 	struct slab_follow_stats st = { .size = sizeof(st) };
 	struct emitter em = { EMIT_NONE, NULL, NULL };
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
-	uint64_t written = 0, written_bytes = 0;
+	int per_epoch = po->nplans > 1 || po->fo.memory;
+	uint64_t written = 0, written_bytes = 0, count = 0, dataset = 0;
+	struct epoch_mark mark, now;
+	size_t epoch = 0;
 	double start, last = 0;
+	const char *name = po->plan_paths[0];
 	char a[32];
 
-	if (!files || !(plan = slab_plan_new()) || !(f = slab_follow_new())) {
+	if (!files || !plans || !(f = slab_follow_new())) {
 		cli_error("out of memory");
 		goto out;
 	}
-	if (slab_plan_read(plan, po->plan_path) < 0) {
-		cli_error("%s", slab_plan_error(plan));
-		goto out;
+	for (size_t k = 0; k < po->nplans; k++) {
+		if (!(plans[k] = slab_plan_new())) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (slab_plan_read(plans[k], po->plan_paths[k]) < 0) {
+			cli_error("%s", slab_plan_error(plans[k]));
+			goto out;
+		}
+		count += slab_plan_count(plans[k]);
 	}
 	/* Every file must open before anything is read or written. */
 	for (int i = 0; i < n; i++) {
@@ -480,25 +542,37 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			cli_error("%s", slab_error(files[i]));
 			goto out;
 		}
+		dataset += slab_file_size(files[i]);
 	}
-	if (slab_plan_match(plan, files, (uint32_t)n) < 0) {
-		cli_error("'%s': plan does not belong to these files: %s", po->plan_path,
-			  slab_plan_error(plan));
-		goto out;
+	for (size_t k = 0; k < po->nplans; k++) {
+		if (slab_plan_match(plans[k], files, (uint32_t)n) < 0) {
+			cli_error("'%s': plan does not belong to these files: %s", po->plan_paths[k],
+				  slab_plan_error(plans[k]));
+			goto out;
+		}
 	}
-	if (slab_follow_open(f, files, (const char *const *)paths, (uint32_t)n, plan,
-			     &po->fo) < 0) {
+	if (slab_follow_open_plans(f, files, (const char *const *)paths, (uint32_t)n,
+				   (const struct slab_plan *const *)plans, po->nplans, &po->fo) < 0) {
 		cli_error("%s", slab_follow_error(f));
 		goto out;
 	}
 	if (po->emit != EMIT_NONE) {
 		/* A reader that stops early is not an error: the write says EPIPE, we stop. */
 		signal(SIGPIPE, SIG_IGN);
-		if (emitter_open(&em, po->emit, slab_plan_count(plan)) < 0)
+		if (emitter_open(&em, po->emit, count) < 0)
 			goto out;
 	}
 	start = cli_now();
+	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, start };
 	while ((r = slab_follow_next(f, &it)) == 1) {
+		if (per_epoch && slab_follow_epoch(f) != epoch) {
+			now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now() };
+			if (progress)
+				fputs("\r\033[K", stderr);
+			epoch_line(po, epoch, &mark, &now, dataset);
+			mark = now;
+			epoch = slab_follow_epoch(f);
+		}
 		if (po->emit == EMIT_NONE)
 			slab_follow_touch(&it);
 		else if ((w = emitter_sample(&em, files[it.file], &it)) != 0)
@@ -508,7 +582,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		if (progress && cli_now() - last >= 0.25) {
 			last = cli_now();
 			slab_follow_stats(f, &st);
-			plan_progress(&st, slab_plan_count(plan), last - start);
+			plan_progress(&st, count, last - start);
 		}
 	}
 	if (r == 0 && po->emit != EMIT_NONE)
@@ -523,10 +597,14 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		emitter_error(&em);
 		goto out;
 	}
+	if (per_epoch && w == 0) {
+		now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now() };
+		epoch_line(po, epoch, &mark, &now, dataset);
+	}
 	slab_follow_stats(f, &st);
 	if (w == 1)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
-			 (unsigned long long)written, (unsigned long long)slab_plan_count(plan));
+		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", name,
+			 (unsigned long long)written, (unsigned long long)count);
 	if (po->emit != EMIT_NONE) {
 		/* What reached the reader: not the sample being written when it went away, nor
 		 * what the walk had read ahead. */
@@ -535,17 +613,26 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - start;
-		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s", po->plan_path,
+		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s", name,
 			  (unsigned long long)st.samples, cli_human_size(st.bytes, a, sizeof(a)), secs,
 			  rate(st.bytes, secs));
 	}
 	cli_info("'%s': %llu distinct pages, %llu WILLNEED calls, %llu pages released, window of at most %llu pages",
-		 po->plan_path, (unsigned long long)st.distinct_pages, (unsigned long long)st.advised,
+		 name, (unsigned long long)st.distinct_pages, (unsigned long long)st.advised,
 		 (unsigned long long)st.released, (unsigned long long)st.max_window);
+	if (po->fo.memory) {
+		char b[32];
+		cli_info("'%s': cache budget %s (%s): %llu pages kept, %llu evicted, %llu hits, %llu misses, at most %s cached",
+			 name, cli_human_size(po->fo.memory, a, sizeof(a)),
+			 po->fo.policy == SLAB_CACHE_FIXED ? "fixed" : "belady",
+			 (unsigned long long)st.kept, (unsigned long long)st.evicted,
+			 (unsigned long long)st.hits, (unsigned long long)st.misses,
+			 cli_human_size(st.max_cached, b, sizeof(b)));
+	}
 	if (po->fo.direct) {
 		char b[32];
 		cli_info("'%s': %s read with O_DIRECT in %llu reads (%s), at most %s in buffers",
-			 po->plan_path, cli_human_size(st.direct_bytes, a, sizeof(a)),
+			 name, cli_human_size(st.direct_bytes, a, sizeof(a)),
 			 (unsigned long long)st.direct_reads,
 			 st.async ? "asynchronous" : "one at a time",
 			 cli_human_size(st.max_buffered, b, sizeof(b)));
@@ -557,7 +644,9 @@ out:
 	for (int i = 0; files && i < n; i++)
 		slab_close(files[i]);
 	free(files);
-	slab_plan_free(plan);
+	for (size_t k = 0; plans && k < po->nplans; k++)
+		slab_plan_free(plans[k]);
+	free(plans);
 	return ret;
 }
 
@@ -617,7 +706,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			goto out;
 		}
 	}
-	if (slab_dataset_plan_read(d, po->plan_path, &plan) < 0) {
+	if (slab_dataset_plan_read(d, po->plan_paths[0], &plan) < 0) {
 		cli_error("%s", slab_dataset_error(d));
 		goto out;
 	}
@@ -734,7 +823,7 @@ written:
 		goto out;
 	}
 	if (wr < 0)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
+		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_paths[0],
 			 (unsigned long long)written, (unsigned long long)count);
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - start;
@@ -743,13 +832,13 @@ written:
 		if (fr->skip)
 			snprintf(skipped, sizeof(skipped), ", %llu skipped",
 				 (unsigned long long)slab_loader_skipped(l));
-		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", po->plan_path,
+		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", po->plan_paths[0],
 			  (unsigned long long)written,
 			  cli_human_size(slab_frameout_bytes(w), a, sizeof(a)), secs,
 			  rate(slab_frameout_bytes(w), secs), skipped);
 	}
 	cli_info("'%s': %u threads, %zu samples a batch, %s a frame, seed %llu, epoch %llu",
-		 po->plan_path, fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
+		 po->plan_paths[0], fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
 		 (unsigned long long)lo.seed, (unsigned long long)lo.epoch);
 	ret = SLAB_EXIT_OK;
 out:
@@ -836,7 +925,7 @@ int main(int argc, char **argv)
 		.fr = { .threads = DEFAULT_THREADS },
 	};
 	const char *emit_format = NULL, *frames_opt = NULL;
-	int json = 0, emit = 0, ahead_set = 0, nmodes = 0, c, ret;
+	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, nmodes = 0, c, ret;
 	uint64_t v;
 
 	cli_init(argv[0]);
@@ -925,9 +1014,26 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --on-error '%s' (fail or skip)", optarg);
 			break;
 		case OPT_PLAN:
+			if (po.nplans == MAX_PLANS)
+				return cli_usage_error("more than %d --plan", MAX_PLANS);
+			if (po.nplans++ == 0)
+				nmodes++;
 			mode = MODE_PLAN;
-			po.plan_path = optarg;
-			nmodes++;
+			po.plan_paths[po.nplans - 1] = optarg;
+			break;
+		case OPT_MEMORY:
+			if (cli_parse_size(optarg, &po.fo.memory) < 0 || po.fo.memory == 0)
+				return cli_usage_error("invalid --memory '%s' (a size such as 4G, more than 0)",
+						       optarg);
+			break;
+		case OPT_CACHE_POLICY:
+			if (strcmp(optarg, "belady") == 0)
+				po.fo.policy = SLAB_CACHE_BELADY;
+			else if (strcmp(optarg, "fixed") == 0)
+				po.fo.policy = SLAB_CACHE_FIXED;
+			else
+				return cli_usage_error("invalid --cache-policy '%s' (belady or fixed)", optarg);
+			policy_set = 1;
 			break;
 		case 'q':
 			cli_verbosity = 0;
@@ -990,12 +1096,26 @@ int main(int argc, char **argv)
 		return cli_usage_error("--json goes with --status");
 	if (emit && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write samples to a terminal (redirect it)");
-	if (mode == MODE_PLAN && strcmp(po.plan_path, "-") == 0 && isatty(STDIN_FILENO))
-		return cli_usage_error("--plan - reads the plan from standard input, which is a terminal");
+	if (policy_set && !po.fo.memory)
+		return cli_usage_error("--cache-policy goes with --memory");
+	if (po.fo.memory && mode != MODE_PLAN)
+		return cli_usage_error("--memory goes with --plan");
+	if (po.fo.memory && po.fo.direct)
+		return cli_usage_error("--memory does not go with --direct (which bypasses the page cache)");
+	if (po.nplans > 1 && po.fo.direct)
+		return cli_usage_error("--direct takes one --plan");
+	if ((po.nplans > 1 || po.fo.memory) && emit_format && strcmp(emit_format, "frames") == 0)
+		return cli_usage_error("--emit-format frames takes one --plan, without --memory");
+	for (size_t k = 0; k < po.nplans; k++) {
+		if (strcmp(po.plan_paths[k], "-") == 0 && po.nplans > 1)
+			return cli_usage_error("--plan - (standard input) goes alone");
+		if (strcmp(po.plan_paths[k], "-") == 0 && isatty(STDIN_FILENO))
+			return cli_usage_error("--plan - reads the plan from standard input, which is a terminal");
+	}
 	if (mode == MODE_PLAN && (uint64_t)(argc - optind) > UINT32_MAX)
 		return cli_usage_error("too many files");
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0 ||
-	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)&po.plan_path, 1) < 0))
+	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)po.plan_paths, (int)po.nplans) < 0))
 		return SLAB_EXIT_FAIL;
 	if (emit && emit_format && strcmp(emit_format, "raw") == 0)
 		po.emit = EMIT_RAW;
