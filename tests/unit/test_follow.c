@@ -301,12 +301,14 @@ static void epochs(struct slab **files)
 		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
 		CHECK_STR(slab_follow_error(f), "no cache policy 7");
 		o.policy = 0;
+		struct slab_plan *third = pl[2];
+
 		CHECK(slab_plan_make(other, files, 1, &pp, 0) == 0);
 		pl[2] = other;
 		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
 		CHECK_STR(slab_follow_error(f), "plan 2 is over other files than plan 0");
 		slab_follow_close(f);
-		pl[2] = NULL;
+		pl[2] = third;
 	}
 	for (int k = 0; k < 3; k++)
 		slab_plan_free(pl[k]);
