@@ -860,32 +860,6 @@ out:
 	return ret;
 }
 
-/* "jpg,cls" into fr->fields. 0, -1 on an empty list or an empty name in it ("a,,b", ",a"),
- * or SLAB_ERR_NOMEM. */
-static int split_fields(struct frame_opts *fr, const char *list)
-{
-	const char *p = list;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char **k;
-
-		if (len == 0)
-			return -1;
-		k = realloc(fr->fields, (fr->nfields + 1) * sizeof(*k));
-		if (!k)
-			return SLAB_ERR_NOMEM;
-		fr->fields = k;
-		fr->fields[fr->nfields] = strndup(p, len);
-		if (!fr->fields[fr->nfields])
-			return SLAB_ERR_NOMEM;
-		fr->nfields++;
-		if (p[len] == '\0')
-			return 0;
-		p += len + 1;
-	}
-}
-
 /* The name of an option that goes with --emit-format frames alone, else NULL. */
 static const char *frames_option(int c)
 {
@@ -984,7 +958,7 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case OPT_FIELDS:
-			if ((c = split_fields(&po.fr, optarg)) == SLAB_ERR_NOMEM) {
+			if ((c = cli_split_list(optarg, &po.fr.fields, &po.fr.nfields)) == SLAB_ERR_NOMEM) {
 				cli_error("out of memory");
 				return SLAB_EXIT_FAIL;
 			}

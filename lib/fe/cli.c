@@ -279,6 +279,30 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_split_list(const char *list, char ***items, size_t *n)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **k;
+
+		if (len == 0)
+			return -1;
+		k = realloc(*items, (*n + 1) * sizeof(*k));
+		if (!k)
+			return SLAB_ERR_NOMEM;
+		*items = k;
+		k[*n] = strndup(p, len);
+		if (!k[*n])
+			return SLAB_ERR_NOMEM;
+		(*n)++;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+}
+
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *p;
