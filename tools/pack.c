@@ -604,13 +604,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FIELDS:
-			if ((c = cli_split_list(optarg, &o.keep, &o.nkeep)) == SLAB_ERR_NOMEM) {
-				cli_error("out of memory");
-				return SLAB_EXIT_FAIL;
-			}
-			if (c < 0)
-				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
-						       optarg);
+			if ((c = cli_fields_option(optarg, &o.keep, &o.nkeep)) != 0)
+				return c;
 			break;
 		case 'h':
 			return cli_help(usage_text, help_text);

@@ -958,13 +958,8 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case OPT_FIELDS:
-			if ((c = cli_split_list(optarg, &po.fr.fields, &po.fr.nfields)) == SLAB_ERR_NOMEM) {
-				cli_error("out of memory");
-				return SLAB_EXIT_FAIL;
-			}
-			if (c < 0)
-				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
-						       optarg);
+			if ((c = cli_fields_option(optarg, &po.fr.fields, &po.fr.nfields)) != 0)
+				return c;
 			break;
 		case OPT_FLIP:
 			po.fr.spec.flip = 1;

@@ -50,6 +50,10 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * appended before a failure stays, for the caller to free. */
 int cli_split_list(const char *list, char ***items, size_t *n);
 
+/* A --fields option's argument through cli_split_list(), the errors said: 0, or the exit
+ * status for main to return (usage error, out of memory). */
+int cli_fields_option(const char *arg, char ***items, size_t *n);
+
 /* Human size: "1.5 MiB" into buf. */
 const char *cli_human_size(uint64_t n, char *buf, size_t len);
 
