@@ -339,8 +339,10 @@ struct slab_follow_options {
 	int direct_sync;        /* direct reads one at a time, without AIO (tests, comparison) */
 	/* A page cache budget: bytes of the dataset the walk lets the cache hold, the window
 	 * included. Each page the window leaves is kept or dropped (POSIX_FADV_DONTNEED) as
-	 * the policy says, so the kernel never has to guess; a page no plan uses again is
-	 * dropped. 0: no budget (release, or the kernel's own choice). Not with direct. */
+	 * the policy says, so the kernel never has to guess; a page no plan uses again is kept
+	 * last of all, while there is room. Pages cached at the start (an earlier walk kept
+	 * them) count as kept. 0: no budget (release, or the kernel's own choice). Not with
+	 * direct. */
 	uint64_t memory;
 	int policy;             /* enum slab_cache_policy */
 	/* With slab_follow_open_plans(): hand out the entries of the first `walked` plans
@@ -381,6 +383,8 @@ struct slab_follow_stats {
 	uint64_t misses;        /* pages coming into the window that were not (read from
 				 * storage, unless the kernel had them still) */
 	uint64_t max_cached;    /* most bytes kept and in the window at once */
+	uint64_t adopted;       /* pages found in the cache at the start (an earlier walk's),
+				 * taken as kept */
 };
 
 /* A new walk, not yet open; NULL only when out of memory. Free with slab_follow_close(). */

@@ -628,10 +628,11 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		 (unsigned long long)st.released, (unsigned long long)st.max_window);
 	if (po->fo.memory) {
 		char b[32];
-		cli_info("'%s': cache budget %s (%s): %llu pages kept, %llu evicted, %llu hits, %llu misses, at most %s cached",
+		cli_info("'%s': cache budget %s (%s): %llu pages cached at the start, %llu kept, %llu evicted, %llu hits, %llu misses, at most %s cached",
 			 name, cli_human_size(po->fo.memory, a, sizeof(a)),
 			 po->fo.policy == SLAB_CACHE_FIXED ? "fixed" : "belady",
-			 (unsigned long long)st.kept, (unsigned long long)st.evicted,
+			 (unsigned long long)st.adopted, (unsigned long long)st.kept,
+			 (unsigned long long)st.evicted,
 			 (unsigned long long)st.hits, (unsigned long long)st.misses,
 			 cli_human_size(st.max_cached, b, sizeof(b)));
 	}

@@ -710,8 +710,10 @@ static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 	int r;
 
 	f->win_bytes -= b;
+	/* No plan uses it again: what comes after the plans is unknown, so it is kept last of
+	 * all, while there is room (for whoever reads the files next). */
 	if (next == NONE)
-		return release(f, g);   /* no plan uses it again */
+		next = NONE - 1;
 	if (f->o.policy == SLAB_CACHE_FIXED) {
 		if (!f->fixed[g] && f->fixed_bytes + b <= f->fixed_cap) {
 			f->fixed[g] = 1;
@@ -894,6 +896,38 @@ int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 	return slab_follow_open_plans(f, files, paths, nfiles, &plan, 1, opt);
 }
 
+/* Pages the cache holds already (an earlier epoch's walk kept them: a loader per epoch, or
+ * prefetch run once per epoch) count against the budget as kept ones: more than half their
+ * bytes resident, needed again. Belady then drops those needed latest until the budget
+ * holds; a fixed set takes them first. */
+static int adopt_resident(struct slab_follow *f)
+{
+	for (uint64_t g = 0; g < f->npages; g++) {
+		struct slab_pagecache_residency res;
+		uint64_t lo, hi, b;
+		uint32_t file;
+
+		if (f->use_off[g + 1] == f->use_off[g])
+			continue;
+		page_range(f, g, &file, &lo, &hi);
+		if (slab_pagecache_residency(f->pcs[file], lo, hi - lo, SLAB_PAGECACHE_AUTO, &res) < 0)
+			return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(f->pcs[file]));
+		if (res.pages == 0 || res.resident * 2 < res.pages)
+			continue;
+		b = hi - lo;
+		if (f->o.policy == SLAB_CACHE_FIXED) {
+			if (f->fixed_bytes + b > f->fixed_cap)
+				continue;
+			f->fixed[g] = 1;
+			f->fixed_bytes += b;
+		}
+		heap_push(f, g, f->uses[f->use_off[g]]);
+		f->kept_bytes += b;
+		f->st.adopted++;
+	}
+	return f->o.policy == SLAB_CACHE_BELADY ? evict(f, 0, 0) : 0;
+}
+
 /* Each page's uses in order, for next_use() and last_in_epoch(). */
 static int index_uses(struct slab_follow *f)
 {
@@ -1067,6 +1101,8 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 				live = pp->window;
 		}
 		f->fixed_cap = live > o->memory / (ps ? ps : 1) ? 0 : o->memory - live * ps;
+		if ((ret = adopt_resident(f)) < 0)
+			goto out;
 	}
 	if (o->direct) {
 		uint64_t ps = 0;

@@ -278,11 +278,11 @@ static void *worker_main(void *arg)
 
 /* How far the walk may go (it hands out entries below this): without release, up to the
  * first batch no worker has taken, so the window is the pages the next batches need; with
- * release, up to the first batch the consumer still holds, so a page is dropped only once
- * nothing handed out points into it. */
+ * release or a memory budget, up to the first batch the consumer still holds, so a page is
+ * dropped only once nothing handed out points into it (and not before a worker read it). */
 static uint64_t walk_gate(const struct slab_loader *l)
 {
-	uint64_t k = l->o.release ? l->released_upto : l->next_claim;
+	uint64_t k = l->o.release || l->o.memory ? l->released_upto : l->next_claim;
 
 	return k >= l->nbatches ? l->plan->n : k * l->o.batch;
 }

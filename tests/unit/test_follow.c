@@ -263,7 +263,7 @@ static void epochs(struct slab **files)
 			if (pol == SLAB_CACHE_FIXED)
 				CHECK(st.evicted == 0);
 			if (sizes[m] == (1u << 30)) {
-				CHECK(st.evicted == 0 && st.misses == st.distinct_pages);
+				CHECK(st.evicted == 0 && st.misses + st.adopted == st.distinct_pages);
 				CHECK(st.hits > 0);
 			}
 			if (sizes[m] == 0)
