@@ -300,6 +300,13 @@ struct slab_plan_stats {
 SLAB_API int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
 			     struct slab_plan_stats *st);
 
+/* The entries of plans[0 .. n) one after another into out (consecutive epochs walked as
+ * one), replacing what it held (kept on failure); out is none of them. They must be over the
+ * same files. out has plans[0]'s parameters, starts at 0 and is as long as its entries.
+ * 0, or SLAB_ERR_INVAL (no plans, other files), SLAB_ERR_NOMEM; the reason in out's error. */
+SLAB_API int slab_plan_concat(struct slab_plan *out, const struct slab_plan *const *plans,
+			      size_t n);
+
 SLAB_API const char *slab_plan_error(const struct slab_plan *plan);
 /* Accepts NULL. */
 SLAB_API void slab_plan_free(struct slab_plan *plan);
@@ -315,12 +322,30 @@ SLAB_API void slab_plan_free(struct slab_plan *plan);
  */
 struct slab_follow;
 
+/* What a walk with a memory budget keeps in the page cache once the window has passed a
+ * page (slab_follow_options.memory). */
+enum slab_cache_policy {
+	SLAB_CACHE_BELADY = 0,  /* the pages whose next use in the plans is soonest (Belady's
+				 * MIN: the future is known); a page needed sooner than the
+				 * latest kept one takes its place */
+	SLAB_CACHE_FIXED = 1,   /* the first pages that fit, for good (a MinIO cache) */
+};
+
 struct slab_follow_options {
 	size_t size;            /* sizeof(struct slab_follow_options), or 0 */
 	uint64_t ahead;         /* .slab pages of look-ahead, >= 1 (0 is taken as 1) */
 	int release;            /* drop each page after its last use in the plan */
 	int direct;             /* O_DIRECT into aligned buffers instead of the mapping */
 	int direct_sync;        /* direct reads one at a time, without AIO (tests, comparison) */
+	/* A page cache budget: bytes of the dataset the walk lets the cache hold, the window
+	 * included. Each page the window leaves is kept or dropped (POSIX_FADV_DONTNEED) as
+	 * the policy says, so the kernel never has to guess; a page no plan uses again is
+	 * dropped. 0: no budget (release, or the kernel's own choice). Not with direct. */
+	uint64_t memory;
+	int policy;             /* enum slab_cache_policy */
+	/* With slab_follow_open_plans(): hand out the entries of the first `walked` plans
+	 * only; the later ones are the known future the policy and the window look at. 0: all. */
+	size_t walked;
 };
 
 /* One step of the walk. */
@@ -349,6 +374,13 @@ struct slab_follow_stats {
 	uint64_t max_buffered;  /* most bytes held in read buffers at once: at most ahead x
 				 * the largest page size, or one larger sample alone */
 	int async;              /* direct reads went through Linux AIO, several in flight */
+	/* With a memory budget: */
+	uint64_t kept;          /* pages the window left that stayed in the cache */
+	uint64_t evicted;       /* kept pages dropped later for pages needed sooner */
+	uint64_t hits;          /* pages coming into the window that were kept */
+	uint64_t misses;        /* pages coming into the window that were not (read from
+				 * storage, unless the kernel had them still) */
+	uint64_t max_cached;    /* most bytes kept and in the window at once */
 };
 
 /* A new walk, not yet open; NULL only when out of memory. Free with slab_follow_close(). */
@@ -361,6 +393,17 @@ SLAB_API struct slab_follow *slab_follow_new(void);
 SLAB_API int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 			      const char *const *paths, uint32_t nfiles,
 			      const struct slab_plan *plan, const struct slab_follow_options *o);
+
+/* The same over several plans walked one after another as consecutive epochs (n >= 1, all
+ * over these files: slab_plan_concat()); an item's pos is its position in its own plan, and
+ * slab_follow_epoch() says which plan it is from. */
+SLAB_API int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
+				    const char *const *paths, uint32_t nfiles,
+				    const struct slab_plan *const *plans, size_t n,
+				    const struct slab_follow_options *o);
+
+/* The plan (0 .. n - 1) of the item slab_follow_next() handed out last. */
+SLAB_API size_t slab_follow_epoch(const struct slab_follow *f);
 
 /* The next sample: releases what the previous one used last, moves the look-ahead window,
  * reads the sample (direct) or hands out its place in the mapping. 1 and *it, 0 at the
@@ -615,7 +658,8 @@ struct slab_loader_options {
 	int verify;             /* check each wanted field's CRC32C as it is loaded */
 	int skip;               /* a sample that fails is left out of its batch and counted
 				 * (slab_loader_batch_skipped()), the first such error kept in
-				 * slab_loader_error(); 0: it fails its batch */
+				 * slab_loader_error(); 0: it fails its batch. Running out of
+				 * memory fails the batch either way */
 	slab_loader_transform_fn transform;     /* NULL: none */
 	void *transform_arg;
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
@@ -689,8 +733,7 @@ SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b,
 /* The whole batch at once, for bindings that would pay per call: its count samples as one
  * array (valid until the batch is released), and wanted field f of every sample, data[j] and
  * size[j] for j < count (NULL and 0 where a sample lacks it): 0, or SLAB_ERR_RANGE. */
-SLAB_API const struct slab_loader_sample *
-slab_loader_batch_samples(const struct slab_loader_batch *b);
+SLAB_API const struct slab_loader_sample *slab_loader_batch_samples(const struct slab_loader_batch *b);
 SLAB_API int slab_loader_batch_column(const struct slab_loader_batch *b, unsigned f,
 				      const unsigned char **data, uint64_t *size);
 

@@ -96,6 +96,26 @@ struct slab_follow {
 	int aio;                /* new reads go through ctx */
 	uint32_t inflight;
 
+	/* Several plans: put together in own, entries [ends[k-1], ends[k]) from plan k, whose
+	 * first entry is at position starts[k] of its own plan. Entries below stop are handed
+	 * out. */
+	struct slab_plan *own;
+	uint64_t *ends, *starts;
+	size_t nplans;
+	size_t epoch;           /* plan of the entry at cur - 1 */
+	size_t head_epoch;      /* plan of the entry at head */
+	uint64_t stop;
+
+	/* Each page's uses, in order (uses[use_off[g] .. use_off[g + 1])), and where the walk
+	 * is in them (use_cur): with several plans or a memory budget. */
+	uint32_t *uses;
+	uint64_t *use_off, *use_cur;
+	/* The memory budget: the kept pages (out of the window, in the cache) as a max-heap
+	 * on their next use; hpos[g] is g's place in it plus one, 0 when not kept. */
+	uint64_t *heap, *hpos, *hkey, nheap;
+	uint64_t kept_bytes, win_bytes, fixed_bytes, fixed_cap;
+	unsigned char *fixed;   /* SLAB_CACHE_FIXED: the page is one of the set */
+
 	struct slab_follow_stats st;
 	struct slab_err err;
 };
@@ -539,6 +559,202 @@ static int direct_room(struct slab_follow *f, uint64_t e)
 	return f->buffered + (f->run_open ? f->run_hi - f->run_lo : 0) + add <= f->budget;
 }
 
+/* Drop page g from the cache: first from this process's page tables (the kernel keeps
+ * mapped pages whatever fadvise says), then from the cache. */
+static int release(struct slab_follow *f, uint64_t g)
+{
+	uint64_t lo, hi, os = slab_pagecache_os_page(), alo, ahi;
+	uint32_t file;
+	struct slab_pagecache *pc;
+
+	page_range(f, g, &file, &lo, &hi);
+	pc = f->pcs[file];
+	alo = (lo + os - 1) / os * os;
+	ahi = hi / os * os;
+	if (!f->o.direct && ahi > alo)
+		(void)madvise((void *)(uintptr_t)(slab_base(f->files[file]) + alo),
+			      (size_t)(ahi - alo), MADV_DONTNEED);
+	if (slab_pagecache_advise(pc, lo, hi - lo, SLAB_PAGECACHE_DONTNEED) < 0)
+		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
+	f->whole[g] = 0;        /* read whole again when it comes back */
+	f->st.released++;
+	return 0;
+}
+
+/* ---- the memory budget --------------------------------------------------------------------- */
+
+static uint64_t page_bytes(const struct slab_follow *f, uint64_t g)
+{
+	uint64_t lo, hi;
+	uint32_t file;
+
+	page_range(f, g, &file, &lo, &hi);
+	return hi - lo;
+}
+
+static void heap_set(struct slab_follow *f, uint64_t i, uint64_t g)
+{
+	f->heap[i] = g;
+	f->hpos[g] = i + 1;
+}
+
+static void heap_up(struct slab_follow *f, uint64_t i)
+{
+	uint64_t g = f->heap[i];
+
+	while (i > 0 && f->hkey[f->heap[(i - 1) / 2]] < f->hkey[g]) {
+		heap_set(f, i, f->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(f, i, g);
+}
+
+static void heap_down(struct slab_follow *f, uint64_t i)
+{
+	uint64_t g = f->heap[i];
+
+	for (;;) {
+		uint64_t c = 2 * i + 1;
+
+		if (c >= f->nheap)
+			break;
+		if (c + 1 < f->nheap && f->hkey[f->heap[c + 1]] > f->hkey[f->heap[c]])
+			c++;
+		if (f->hkey[f->heap[c]] <= f->hkey[g])
+			break;
+		heap_set(f, i, f->heap[c]);
+		i = c;
+	}
+	heap_set(f, i, g);
+}
+
+static void heap_push(struct slab_follow *f, uint64_t g, uint64_t key)
+{
+	f->hkey[g] = key;
+	f->heap[f->nheap++] = g;
+	heap_up(f, f->nheap - 1);
+}
+
+static void heap_remove(struct slab_follow *f, uint64_t g)
+{
+	uint64_t i = f->hpos[g] - 1, last = f->heap[--f->nheap];
+
+	f->hpos[g] = 0;
+	if (i == f->nheap)
+		return;
+	heap_set(f, i, last);
+	heap_up(f, i);
+	heap_down(f, f->hpos[last] - 1);
+}
+
+/* The first use of page g after entry e, or NONE. */
+static uint64_t next_use(struct slab_follow *f, uint64_t g, uint64_t e)
+{
+	uint64_t end = f->use_off[g + 1];
+
+	while (f->use_cur[g] < end && f->uses[f->use_cur[g]] <= e)
+		f->use_cur[g]++;
+	return f->use_cur[g] < end ? f->uses[f->use_cur[g]] : NONE;
+}
+
+static void note_cached(struct slab_follow *f)
+{
+	if (f->kept_bytes + f->win_bytes > f->st.max_cached)
+		f->st.max_cached = f->kept_bytes + f->win_bytes;
+}
+
+/* Page g comes into the window. Belady: drop kept pages, the latest needed first, while the
+ * cache is over budget. */
+static int budget_in(struct slab_follow *f, uint64_t g)
+{
+	uint64_t b = page_bytes(f, g);
+	int r;
+
+	if (f->hpos[g]) {
+		heap_remove(f, g);
+		f->kept_bytes -= b;
+		f->st.hits++;
+	} else {
+		f->st.misses++;
+	}
+	f->win_bytes += b;
+	while (f->o.policy == SLAB_CACHE_BELADY && f->nheap &&
+	       f->kept_bytes + f->win_bytes > f->o.memory) {
+		uint64_t q = f->heap[0];
+
+		heap_remove(f, q);
+		f->kept_bytes -= page_bytes(f, q);
+		f->st.evicted++;
+		if ((r = release(f, q)) < 0)
+			return r;
+	}
+	note_cached(f);
+	return 0;
+}
+
+/* Page g leaves the window after entry e: kept, or dropped. */
+static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
+{
+	uint64_t b = page_bytes(f, g), next = next_use(f, g, e);
+	int r;
+
+	f->win_bytes -= b;
+	if (next == NONE)
+		return release(f, g);   /* no plan uses it again */
+	if (f->o.policy == SLAB_CACHE_FIXED) {
+		if (!f->fixed[g] && f->fixed_bytes + b <= f->fixed_cap) {
+			f->fixed[g] = 1;
+			f->fixed_bytes += b;
+		}
+		/* Any other page stays until its last use in this epoch (a quasi plan comes
+		 * back to its live pages), as release would keep it. */
+		if (!f->fixed[g])
+			return next < f->ends[f->epoch] ? 0 : release(f, g);
+	} else {
+		/* Room is made by dropping the kept pages needed latest, while they are needed
+		 * later than g; if g is needed latest, g goes. */
+		while (f->kept_bytes + f->win_bytes + b > f->o.memory && f->nheap &&
+		       f->hkey[f->heap[0]] > next) {
+			uint64_t q = f->heap[0];
+
+			heap_remove(f, q);
+			f->kept_bytes -= page_bytes(f, q);
+			f->st.evicted++;
+			if ((r = release(f, q)) < 0)
+				return r;
+		}
+		if (f->kept_bytes + f->win_bytes + b > f->o.memory)
+			return release(f, g);
+	}
+	heap_push(f, g, next);
+	f->kept_bytes += b;
+	f->st.kept++;
+	note_cached(f);
+	return 0;
+}
+
+/* The last use of page g in the plan of the entry at head (at or after it). */
+static uint64_t last_in_epoch(const struct slab_follow *f, uint64_t g)
+{
+	uint64_t lo, hi, end;
+
+	if (!f->uses)
+		return f->last[g];
+	/* The first use at or past the end of the epoch; the one before it. */
+	end = f->ends[f->head_epoch];
+	lo = f->use_cur[g];
+	hi = f->use_off[g + 1];
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (f->uses[mid] < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > f->use_off[g] ? f->uses[lo - 1] : f->last[g];
+}
+
 /* Entry e joins the window. */
 static int enter(struct slab_follow *f, uint64_t e)
 {
@@ -552,17 +768,22 @@ static int enter(struct slab_follow *f, uint64_t e)
 	/* A page read whole earlier is in memory or on its way: coming back to it (as a quasi
 	 * plan does, every window-many steps) costs no look-ahead. So the look-ahead reaches
 	 * --ahead pages that still have to be read, however many live ones lie between. */
-	for (uint64_t p = g; p < g + k; p++)
+	while (f->head_epoch + 1 < f->nplans && e >= f->ends[f->head_epoch])
+		f->head_epoch++;
+	for (uint64_t p = g; p < g + k; p++) {
+		if (f->count[p] == 0 && f->o.memory && (r = budget_in(f, p)) < 0)
+			return r;
 		if (f->count[p]++ == 0 && !f->whole[p]) {
 			f->counted[p] = 1;
 			f->window++;
 		}
+	}
 	if (f->window > f->st.max_window)
 		f->st.max_window = f->window;
 	if (smp.size == 0)
 		return 0;       /* nothing to read; ext_of stays NO_EXTENT */
 	if (!f->o.direct && k == 1) {
-		if (!f->whole[g] && f->last[g] - e <= WHOLE_HORIZON * f->o.ahead) {
+		if (!f->whole[g] && last_in_epoch(f, g) - e <= WHOLE_HORIZON * f->o.ahead) {
 			uint64_t plo, phi;
 			uint32_t pf;
 			page_range(f, g, &pf, &plo, &phi);
@@ -624,27 +845,6 @@ static int inside_window(struct slab_follow *f, uint64_t e)
 	return 1;
 }
 
-/* Drop page g from the cache: first from this process's page tables (the kernel keeps
- * mapped pages whatever fadvise says), then from the cache. */
-static int release(struct slab_follow *f, uint64_t g)
-{
-	uint64_t lo, hi, os = slab_pagecache_os_page(), alo, ahi;
-	uint32_t file;
-	struct slab_pagecache *pc;
-
-	page_range(f, g, &file, &lo, &hi);
-	pc = f->pcs[file];
-	alo = (lo + os - 1) / os * os;
-	ahi = hi / os * os;
-	if (!f->o.direct && ahi > alo)
-		(void)madvise((void *)(uintptr_t)(slab_base(f->files[file]) + alo),
-			      (size_t)(ahi - alo), MADV_DONTNEED);
-	if (slab_pagecache_advise(pc, lo, hi - lo, SLAB_PAGECACHE_DONTNEED) < 0)
-		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
-	f->st.released++;
-	return 0;
-}
-
 /* Entry e, done with, leaves the window. */
 static int leave(struct slab_follow *f, uint64_t e)
 {
@@ -663,8 +863,12 @@ static int leave(struct slab_follow *f, uint64_t e)
 			f->counted[p] = 0;
 			f->window--;
 		}
-		if (f->o.release && f->last[p] == e && (r = release(f, p)) < 0)
+		if (f->o.memory) {
+			if (f->count[p] == 0 && (r = budget_out(f, p, e)) < 0)
+				return r;
+		} else if (f->o.release && f->last[p] == e && (r = release(f, p)) < 0) {
 			return r;
+		}
 	}
 	return 0;
 }
@@ -684,7 +888,59 @@ int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 		     const char *const *paths, uint32_t nfiles, const struct slab_plan *plan,
 		     const struct slab_follow_options *opt)
 {
+	return slab_follow_open_plans(f, files, paths, nfiles, &plan, 1, opt);
+}
+
+/* Each page's uses in order, for next_use() and last_in_epoch(). */
+static int index_uses(struct slab_follow *f)
+{
+	const struct slab_plan *plan = f->plan;
+	uint64_t total = 0;
+	int ret;
+
+	if (plan->n > UINT32_MAX)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
+				 "%llu plan entries: at most %u with several plans or a memory budget",
+				 (unsigned long long)plan->n, UINT32_MAX);
+	f->use_off = calloc(f->npages + 1, sizeof(*f->use_off));
+	f->use_cur = calloc(f->npages + 1, sizeof(*f->use_cur));
+	if (!f->use_off || !f->use_cur)
+		return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t e = 0; e < plan->n; e++) {
+			struct slab_sample smp;
+			uint64_t g, k;
+
+			if ((ret = locate(f, e, &smp, &g, &k)) < 0)
+				return ret;
+			for (uint64_t p = g; p < g + k; p++) {
+				if (pass == 0)
+					f->use_off[p + 1]++;
+				else
+					f->uses[f->use_cur[p]++] = (uint32_t)e;
+			}
+		}
+		if (pass == 0) {
+			for (uint64_t g = 0; g < f->npages; g++)
+				f->use_off[g + 1] += f->use_off[g];
+			total = f->use_off[f->npages];
+			f->uses = malloc((total ? total : 1) * sizeof(*f->uses));
+			if (!f->uses)
+				return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+			memcpy(f->use_cur, f->use_off, f->npages * sizeof(*f->use_cur));
+		}
+	}
+	memcpy(f->use_cur, f->use_off, f->npages * sizeof(*f->use_cur));
+	return 0;
+}
+
+int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
+			   const char *const *paths, uint32_t nfiles,
+			   const struct slab_plan *const *plans, size_t nplans,
+			   const struct slab_follow_options *opt)
+{
 	const struct slab_follow_options *o = &f->o;
+	const struct slab_plan *plan;
 	int ret;
 
 	if (f->plan)
@@ -692,9 +948,40 @@ int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 	if (slab_sized_in(&f->o, sizeof(f->o), opt, FOLLOW_OPTIONS_FIRST) < 0)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
 				 "walk options of %zu bytes: no such version", opt->size);
+	if (nplans == 0)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "no plan to walk");
+	if (f->o.memory && f->o.direct)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
+				 "a page cache budget with O_DIRECT, which does not use the cache");
+	if (f->o.policy != SLAB_CACHE_BELADY && f->o.policy != SLAB_CACHE_FIXED)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "no cache policy %d", f->o.policy);
+	if (f->o.walked > nplans)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "%zu plans to walk of %zu",
+				 f->o.walked, nplans);
+	f->ends = calloc(nplans, sizeof(*f->ends));
+	f->starts = calloc(nplans, sizeof(*f->starts));
+	if (!f->ends || !f->starts)
+		goto nomem;
+	f->nplans = nplans;
+	for (size_t k = 0; k < nplans; k++) {
+		f->ends[k] = (k ? f->ends[k - 1] : 0) + plans[k]->n;
+		f->starts[k] = plans[k]->start;
+	}
+	if (nplans == 1) {
+		plan = plans[0];
+	} else {
+		if (!(f->own = slab_plan_new()))
+			goto nomem;
+		if ((ret = slab_plan_concat(f->own, plans, nplans)) < 0) {
+			slab_fail_from(&f->err, ret, slab_plan_error(f->own));
+			goto out;
+		}
+		plan = f->own;
+	}
 	f->files = files;
 	f->nfiles = nfiles;
 	f->plan = plan;
+	f->stop = f->o.walked ? f->ends[f->o.walked - 1] : plan->n;
 	if (f->o.ahead == 0)
 		f->o.ahead = 1;
 	f->pcs = calloc(nfiles ? nfiles : 1, sizeof(*f->pcs));
@@ -751,6 +1038,33 @@ int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 			f->last[p] = e;
 		}
 	}
+	if ((nplans > 1 || o->memory) && (ret = index_uses(f)) < 0)
+		goto out;
+	if (o->memory) {
+		uint64_t ps = 0;
+
+		f->heap = malloc((f->npages ? f->npages : 1) * sizeof(*f->heap));
+		f->hpos = calloc(f->npages ? f->npages : 1, sizeof(*f->hpos));
+		f->hkey = malloc((f->npages ? f->npages : 1) * sizeof(*f->hkey));
+		f->fixed = calloc(f->npages ? f->npages : 1, 1);
+		if (!f->heap || !f->hpos || !f->hkey || !f->fixed)
+			goto nomem;
+		/* The fixed set leaves room for the pages in use: the window, or a quasi plan's
+		 * live pages if more. */
+		uint64_t live = o->ahead;
+
+		for (uint32_t i = 0; i < nfiles; i++)
+			if (slab_page_size(files[i]) > ps)
+				ps = slab_page_size(files[i]);
+		for (size_t k = 0; k < nplans; k++) {
+			const struct slab_plan_params *pp = slab_plan_params(plans[k]);
+
+			if (pp->mode == SLAB_PLAN_QUASI && !(pp->flags & SLAB_PLAN_MEMORY) &&
+			    pp->window > live)
+				live = pp->window;
+		}
+		f->fixed_cap = live > o->memory / (ps ? ps : 1) ? 0 : o->memory - live * ps;
+	}
 	if (o->direct) {
 		uint64_t ps = 0;
 
@@ -803,12 +1117,14 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 	uint64_t g, k;
 	int r;
 
-	if (f->cur > 0 && f->cur <= f->plan->n && (r = leave(f, f->cur - 1)) < 0)
+	if (f->cur > 0 && f->cur <= f->stop && (r = leave(f, f->cur - 1)) < 0)
 		return r;
-	if (f->cur >= f->plan->n) {
-		f->cur = f->plan->n + 1;        /* left already */
+	if (f->cur >= f->stop) {
+		f->cur = f->stop + 1;   /* left already */
 		return 0;
 	}
+	while (f->epoch + 1 < f->nplans && f->cur >= f->ends[f->epoch])
+		f->epoch++;
 	/* Entries on pages the window holds already cost nothing: they come in too. */
 	while (f->head < f->plan->n) {
 		if (f->head > f->cur && f->window >= f->o.ahead && !inside_window(f, f->head))
@@ -824,7 +1140,7 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 		return r;
 	en = &f->plan->entries[f->cur];
 	memset(it, 0, sizeof(*it));
-	it->pos = f->plan->start + f->cur;
+	it->pos = f->starts[f->epoch] + f->cur - (f->epoch ? f->ends[f->epoch - 1] : 0);
 	it->file = en->file;
 	it->index = en->sample;
 	if ((r = locate(f, f->cur, &it->sample, &g, &k)) < 0)
@@ -871,6 +1187,11 @@ void slab_follow_touch(const struct slab_follow_item *it)
 	__atomic_store_n(&touch_sink, x, __ATOMIC_RELAXED);
 }
 
+size_t slab_follow_epoch(const struct slab_follow *f)
+{
+	return f->epoch;
+}
+
 void slab_follow_stats(const struct slab_follow *f, struct slab_follow_stats *st)
 {
 	struct slab_follow_stats full = f->st;
@@ -911,6 +1232,16 @@ static void follow_clear(struct slab_follow *f)
 	free(f->count);
 	free(f->whole);
 	free(f->counted);
+	slab_plan_free(f->own);
+	free(f->ends);
+	free(f->starts);
+	free(f->uses);
+	free(f->use_off);
+	free(f->use_cur);
+	free(f->heap);
+	free(f->hpos);
+	free(f->hkey);
+	free(f->fixed);
 	{
 		struct slab_err keep = f->err;
 

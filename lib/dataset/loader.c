@@ -235,7 +235,9 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 			b->n++;
 			continue;
 		}
-		if (!l->o.skip) {
+		/* Out of memory is the machine's failure, not the sample's: skipping it would drop
+		 * good samples. */
+		if (!l->o.skip || rc == SLAB_ERR_NOMEM) {
 			b->rc = rc;
 			return;
 		}

@@ -433,6 +433,47 @@ static void plan_take(struct slab_plan *to, struct slab_plan *from)
 	from->entries = NULL;
 }
 
+int slab_plan_concat(struct slab_plan *out, const struct slab_plan *const *plans, size_t n)
+{
+	struct slab_plan got;
+	uint64_t total = 0, at = 0;
+
+	if (n == 0)
+		return slab_fail(&out->err, SLAB_ERR_INVAL, NULL, "no plans to put together");
+	for (size_t i = 0; i < n; i++) {
+		if (plans[i] == out)
+			return slab_fail(&out->err, SLAB_ERR_INVAL, NULL,
+					 "a plan cannot be put together into itself");
+		if (plans[i]->nfiles != plans[0]->nfiles || plans[i]->total != plans[0]->total ||
+		    memcmp(plans[i]->ids, plans[0]->ids,
+			   plans[0]->nfiles * sizeof(*plans[0]->ids)) != 0)
+			return slab_fail(&out->err, SLAB_ERR_INVAL, NULL,
+					 "plan %zu is over other files than plan 0", i);
+		if (plans[i]->n > UINT64_MAX / sizeof(struct slab_plan_entry) - total)
+			return slab_fail(&out->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+		total += plans[i]->n;
+	}
+	memset(&got, 0, sizeof(got));
+	got.p = plans[0]->p;
+	got.nfiles = plans[0]->nfiles;
+	got.total = plans[0]->total;
+	got.length = got.n = total;
+	got.ids = malloc((got.nfiles ? got.nfiles : 1) * sizeof(*got.ids));
+	got.entries = malloc((total ? total : 1) * sizeof(*got.entries));
+	if (!got.ids || !got.entries) {
+		free(got.ids);
+		free(got.entries);
+		return slab_fail(&out->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	}
+	memcpy(got.ids, plans[0]->ids, got.nfiles * sizeof(*got.ids));
+	for (size_t i = 0; i < n; i++) {
+		memcpy(got.entries + at, plans[i]->entries, plans[i]->n * sizeof(*got.entries));
+		at += plans[i]->n;
+	}
+	plan_take(out, &got);
+	return 0;
+}
+
 void slab_plan_free(struct slab_plan *plan)
 {
 	if (!plan)

@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# prefetch with several plans (consecutive epochs in one walk) and a page cache budget
+# (--memory, --cache-policy): the same samples, bytes and order as without the budget, the
+# budget kept, the per-epoch lines, the usage errors; and, as root with a memory cgroup, the
+# same output inside a cgroup far smaller than the dataset.
+
+load test_helper/common
+
+# d.slab: 400 samples of up to 9 KB a field in 16 KiB pages (9 MB); e0..e2.plan: quasi
+# plans for epochs 0, 1, 2 (window 8 pages); r1.plan: a random one for epoch 1.
+setup_data() {
+	mktar --seed 61 --samples 400 --max-size 9000 -o d.tar
+	pack -q --page-size 16K -o d.slab d.tar
+	for e in 0 1 2; do
+		shuffle-plan -q --mode quasi --window 8 --seed 3 --epoch $e -o e$e.plan d.slab
+	done
+	shuffle-plan -q --mode random --seed 3 --epoch 1 -o r1.plan d.slab
+}
+
+# The records of a raw stream, one line each (pos, file, index, key, fields and bytes' CRC).
+records() {
+	python3 - "$1" <<'PY'
+import sys, zlib
+sys.path.insert(0, __import__("os").environ["HELPERS"])
+from frames import read_raw
+for r in read_raw(sys.argv[1]):
+    print(r.pos, r.file, r.index, r.key, sorted((n, zlib.crc32(b)) for n, b in r.fields.items()))
+PY
+}
+
+@test "cache: several plans emit what the plans emit one by one, with or without a budget" {
+	setup_data
+	export HELPERS
+	for p in e0 r1 e2; do
+		prefetch -q --plan $p.plan --emit --emit-format raw d.slab > one.$p
+		records one.$p
+	done > want
+	[ "$(wc -l < want)" -eq 1200 ]
+	prefetch -q --plan e0.plan --plan r1.plan --plan e2.plan --emit --emit-format raw d.slab > none
+	records none > got
+	cmp want got
+	for pol in belady fixed; do
+		for m in 64K 300K 1M 100M; do
+			prefetch -q --plan e0.plan --plan r1.plan --plan e2.plan --memory $m \
+				--cache-policy $pol --ahead 2 --emit --emit-format raw d.slab > with
+			cmp none with
+		done
+	done
+	# tar too: the members of the three epochs, in order
+	prefetch -q --plan e0.plan --plan e1.plan --emit d.slab > a.tar
+	prefetch -q --plan e0.plan --plan e1.plan --memory 200K --emit d.slab > b.tar
+	cmp a.tar b.tar
+	[ "$(tar -tf a.tar | wc -l)" -eq $(( 2 * $(tar -tf d.tar | wc -l) )) ]
+}
+
+@test "cache: one line per epoch, and the budget's summary" {
+	setup_data
+	run -0 --separate-stderr sh -c 'prefetch -v --plan e0.plan --plan e1.plan --plan e2.plan \
+		--memory 400K --emit --emit-format raw d.slab > out'
+	assert_equal "${#stderr_lines[@]}" 6
+	[[ ${stderr_lines[0]} =~ ^"prefetch: 'e0.plan': epoch 1 of 3: 400 samples, "[0-9.]+" "[KM]"iB in "[0-9.]+" s, "[0-9]+" samples/s, read from storage " ]]
+	[[ ${stderr_lines[1]} == "prefetch: 'e1.plan': epoch 2 of 3: 400 samples, "* ]]
+	[[ ${stderr_lines[2]} == "prefetch: 'e2.plan': epoch 3 of 3: 400 samples, "* ]]
+	[[ ${stderr_lines[3]} == "prefetch: 'e0.plan': 1200 samples, "* ]]
+	[[ ${stderr_lines[5]} =~ ^"prefetch: 'e0.plan': cache budget 400.0 KiB (belady): "[0-9]+" pages kept, "[0-9]+" evicted, "[0-9]+" hits, "[0-9]+" misses, at most "[0-9.]+" KiB cached"$ ]]
+	# -q: none of it
+	run -0 --separate-stderr sh -c 'prefetch -q --plan e0.plan --plan e1.plan --memory 400K --emit d.slab > out'
+	assert_equal "$stderr" ""
+}
+
+@test "cache: Belady keeps the budget; a budget as large as the data reads each page once" {
+	setup_data
+	# the cached bytes (kept and in the window) never pass the budget
+	for budget in 200 400 800; do
+		run -0 --separate-stderr sh -c "prefetch -v --plan e0.plan --plan e1.plan --plan e2.plan \
+			--memory ${budget}K --ahead 4 --emit --emit-format raw d.slab > out"
+		line=${stderr_lines[5]}
+		at=$(sed -n 's/.*at most \([0-9.]*\) KiB cached$/\1/p' <<< "$line")
+		[ -n "$at" ] && python3 -c "import sys; sys.exit(not (float('$at') <= $budget))" ||
+			fail "$budget K: $line"
+		[[ $line =~ ([0-9]+)" evicted" ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] || fail "$m: nothing evicted: $line"
+	done
+	# everything fits: after the first epoch every page is a hit, nothing is evicted
+	pages=$(prefetch -v --plan e0.plan d.slab 2>&1 | sed -n 's/.* \([0-9]*\) distinct pages.*/\1/p')
+	run -0 --separate-stderr sh -c 'prefetch -v --plan e0.plan --plan e1.plan --plan e2.plan \
+		--memory 100M --emit --emit-format raw d.slab > out'
+	assert_regex "${stderr_lines[5]}" ": [0-9]+ pages kept, 0 evicted, [0-9]+ hits, $pages misses, "
+}
+
+@test "cache: usage errors" {
+	setup_data
+	run -2 --separate-stderr prefetch --memory 1M d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --memory goes with --plan"
+	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
+	run -2 --separate-stderr prefetch --plan e0.plan --memory 0 d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --memory '0' (a size such as 4G, more than 0)"
+	run -2 --separate-stderr prefetch --plan e0.plan --cache-policy belady d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --cache-policy goes with --memory"
+	run -2 --separate-stderr prefetch --plan e0.plan --memory 1M --cache-policy lru d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --cache-policy 'lru' (belady or fixed)"
+	run -2 --separate-stderr prefetch --plan e0.plan --memory 1M --direct d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --memory does not go with --direct (which bypasses the page cache)"
+	run -2 --separate-stderr prefetch --plan e0.plan --plan e1.plan --direct d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --direct takes one --plan"
+	run -2 --separate-stderr prefetch --plan e0.plan --plan - d.slab < e1.plan
+	assert_equal "${stderr_lines[0]}" "prefetch: --plan - (standard input) goes alone"
+	run -2 --separate-stderr prefetch --plan e0.plan --plan e1.plan --emit \
+		--emit-format frames --image jpg d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --emit-format frames takes one --plan, without --memory"
+	# a plan of other files is named
+	small_slab
+	shuffle-plan -q -o other.plan small.slab
+	run -1 --separate-stderr prefetch -q --plan e0.plan --plan other.plan d.slab
+	assert_equal "$stderr" "prefetch: 'other.plan': plan does not belong to these files: file 0 is not the one the plan was made for (content differs)"
+}
+
+@test "cache: the same output inside a memory cgroup a tenth of the dataset's size (root)" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make a memory cgroup"
+	if [ -w /sys/fs/cgroup/memory ]; then
+		cg=/sys/fs/cgroup/memory/slab-test-$$ limit=memory.limit_in_bytes procs=tasks
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		cg=/sys/fs/cgroup/slab-test-$$ limit=memory.max procs=cgroup.procs
+	else
+		skip "no memory cgroup controller here"
+	fi
+	mktar --seed 62 --samples 600 --max-size 60000 -o big.tar
+	pack -q --page-size 64K -o big.slab big.tar
+	for e in 0 1 2; do
+		shuffle-plan -q --mode quasi --window 4 --seed 5 --epoch $e -o b$e.plan big.slab
+	done
+	prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --emit --emit-format raw big.slab > want
+	size=$(stat -c %s big.slab)
+	mkdir "$cg" || skip "cannot make $cg"
+	trap 'rmdir "$cg" 2>/dev/null' EXIT
+	echo $((size / 10 + 8 * 1024 * 1024)) > "$cg/$limit"
+	prefetch --evict big.slab
+	sh -c 'echo $$ > "$1/$2" && shift 2 && exec "$@"' sh "$cg" "$procs" \
+		prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
+		--ahead 4 --emit --emit-format raw big.slab > got
+	cmp want got
+	prefetch --evict big.slab
+	sh -c 'echo $$ > "$1/$2" && shift 2 && exec "$@"' sh "$cg" "$procs" \
+		prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
+		--cache-policy fixed --emit --emit-format raw big.slab > got
+	cmp want got
+	rmdir "$cg"
+}
