@@ -297,7 +297,10 @@ def svg_grouped_bars(path, title, groups, series, refs=(), unit="", footnote="")
     [(name, colour)] for the bars and the legend; refs: [(value, label, colour)] drawn as
     dashed vertical lines across every group; unit follows each value printed.
     """
-    W, LABEL, BARW, BARH, GAP = 1000, 330, 440, 13, 8
+    BARW, BARH, GAP = 440, 13, 8
+    # room for the longest label and note (about 6.6 and 6 px a character at these sizes)
+    LABEL = 20 + int(6.6 * max([len(str(g[0])) for g in groups] + [10]))
+    W = LABEL + BARW + 60 + int(6 * max([len(str(g[2] or "")) for g in groups] + [0]))
     esc = (lambda s: str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
     values = [v for _, vs, _ in groups for v in vs if v is not None] + [v for v, _, _ in refs]
     top = max(values + [1e-9]) * 1.08
@@ -323,11 +326,13 @@ def svg_grouped_bars(path, title, groups, series, refs=(), unit="", footnote="")
             parts.append(f'<text x="{LABEL + BARW + 50}" y="{y - h / 2 + 4:.1f}" fill="#555" '
                          f'font-size="11">{esc(note)}</text>')
         y += GAP
-    for v, label, colour in refs:
+    for i, (v, label, colour) in enumerate(sorted(refs)):
+        # labels alternately left and right of their line, so that close ones do not overlap
+        anchor, dx = ("end", -3) if i % 2 == 0 else ("start", 3)
         parts.append(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{y0 - 6}" y2="{y}" '
                      f'stroke="{colour}" stroke-dasharray="4,3"/>')
-        parts.append(f'<text x="{x(v):.1f}" y="{y0 - 10}" text-anchor="middle" fill="{colour}" '
-                     f'font-size="11">{esc(label)}</text>')
+        parts.append(f'<text x="{x(v) + dx:.1f}" y="{y0 - 10}" text-anchor="{anchor}" '
+                     f'fill="{colour}" font-size="11">{esc(label)}</text>')
     step = 10 ** math.floor(math.log10(top / 2)) if top > 0 else 1
     if top / step > 8:
         step *= 2
