@@ -602,6 +602,11 @@ SLAB_API int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *fil
  * slab_follow_close() before the dataset. */
 SLAB_API int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
 				 const struct slab_follow_options *o, struct slab_follow **out);
+/* The same over several plans of this dataset as consecutive epochs
+ * (slab_follow_open_plans()). */
+SLAB_API int slab_dataset_follow_plans(struct slab_dataset *d, const struct slab_plan *const *plans,
+				       size_t n, const struct slab_follow_options *o,
+				       struct slab_follow **out);
 
 /* ---- Loading batches: worker threads, a ring, plan order -------------------------------- */
 
@@ -673,6 +678,14 @@ struct slab_loader_options {
 	 * sample (fail or skip, as above). NULL: none. */
 	const struct slab_image_spec *image;
 	uint64_t seed, epoch;
+	/* A page cache budget for datasets larger than memory, as slab_follow_options has it:
+	 * the read-ahead walker keeps at most `memory` bytes of the dataset cached, choosing by
+	 * cache_policy what stays from this plan and the plans of the epochs that follow it,
+	 * next_plans[0 .. nnext) (plans of the same dataset, known, not loaded). 0: none. */
+	uint64_t memory;
+	int cache_policy;       /* enum slab_cache_policy */
+	const struct slab_plan *const *next_plans;
+	size_t nnext;
 };
 
 /* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */

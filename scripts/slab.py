@@ -930,7 +930,9 @@ class _CLoaderOptions(ctypes.Structure):
                 ("transform", ctypes.c_void_p), ("transform_arg", ctypes.c_void_p),
                 ("transform_field", ctypes.c_char_p), ("out_size", ctypes.c_size_t),
                 ("image", ctypes.POINTER(_CImageSpec)), ("seed", ctypes.c_uint64),
-                ("epoch", ctypes.c_uint64)]
+                ("epoch", ctypes.c_uint64), ("memory", ctypes.c_uint64),
+                ("cache_policy", ctypes.c_int), ("next_plans", ctypes.POINTER(ctypes.c_void_p)),
+                ("nnext", ctypes.c_size_t)]
 
 
 class _CLoaderStats(ctypes.Structure):
@@ -942,6 +944,27 @@ class _CLoaderStats(ctypes.Structure):
 
 
 _CROPS = {None: 0, "none": 0, "center": 1, "random-resized": 2}
+_POLICIES = {"belady": 0, "fixed": 1}
+
+
+def _size(v):
+    """A byte count: an int, or a string with an optional K, M, G or T suffix (powers of
+    1024), as the tools' --memory takes it."""
+    if isinstance(v, int):
+        n = v
+    else:
+        t = str(v).strip()
+        mult = 1
+        if t[-1:].upper() in "KMGT" and t[-1:]:
+            mult = 1024 ** ("KMGT".index(t[-1].upper()) + 1)
+            t = t[:-1]
+        try:
+            n = int(float(t) * mult) if "." in t else int(t) * mult
+        except ValueError:
+            raise ValueError("memory must be a byte count such as 4G, not %r" % (v,))
+    if n < 0:
+        raise ValueError("memory must be a byte count such as 4G, not %r" % (v,))
+    return n
 _ORDERS = {"sequential": 0, "random": 1, "quasi": 2}
 _loader_api = None
 
@@ -1005,6 +1028,7 @@ class _Owner:
 
     def __init__(self, lib):
         self.lib, self.dataset, self.plan, self.loader = lib, None, None, None
+        self.next_plans = []
 
     def __del__(self):
         lib = self.lib
@@ -1012,6 +1036,9 @@ class _Owner:
             lib.slab_loader_close(self.loader)
         if self.plan:
             lib.slab_plan_free(self.plan)
+        for p in self.next_plans:
+            lib.slab_plan_free(p)
+        self.next_plans = []
         if self.dataset:
             lib.slab_dataset_close(self.dataset)
         self.loader = self.plan = self.dataset = None
@@ -1180,6 +1207,10 @@ class Loader:
       here).
     ahead (pages read ahead of the workers), release (drop pages from the page cache once
       used), verify (check each field's CRC32C).
+    memory, next_plans, cache_policy: for datasets larger than memory, the page cache the
+      dataset may take (bytes, or "4G"), what stays in it chosen from this plan and the plan
+      files of the epochs that follow (next_plans: known, not loaded), by cache_policy
+      "belady" (keep the pages needed soonest) or "fixed"; prefetch(1) --memory explains.
     on_error: "raise" (a sample that fails raises SlabError naming it, from the iteration) or
       "skip" (left out of its batch; counted in b.skipped and loader.skipped, the first
       error in loader.error).
@@ -1190,7 +1221,8 @@ class Loader:
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
                  chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
                  ahead=16, release=False, verify=False, on_error="raise", ring=None,
-                 order="sequential", window=64, rank=0, world_size=1, start=0):
+                 order="sequential", window=64, rank=0, world_size=1, start=0,
+                 memory=0, next_plans=(), cache_policy="belady"):
         lib = self._lib = _loader_lib()
         self._owner = None
         if isinstance(paths, (str, bytes, os.PathLike)):
@@ -1204,6 +1236,11 @@ class Loader:
             raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
         if plan is None and order not in _ORDERS:
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
+        if cache_policy not in _POLICIES:
+            raise ValueError("cache_policy must be 'belady' or 'fixed', not %r" % (cache_policy,))
+        memory = _size(memory)
+        if isinstance(next_plans, (str, bytes, os.PathLike)):
+            next_plans = [next_plans]
         if int(batch_size) < 1:
             raise ValueError("batch_size must be at least 1, not %r" % (batch_size,))
         own = self._owner = _Owner(lib)
@@ -1224,6 +1261,11 @@ class Loader:
         if rc < 0:
             raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
         own.plan = out.value
+        for p in next_plans:
+            nxt = ctypes.c_void_p()
+            if lib.slab_dataset_plan_read(own.dataset, os.fsencode(p), ctypes.byref(nxt)) < 0:
+                raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
+            own.next_plans.append(nxt.value)
         params = lib.slab_plan_params(own.plan).contents
         self.seed = params.seed if seed is None else seed
         self.epoch = params.epoch if epoch is None else epoch
@@ -1242,6 +1284,10 @@ class Loader:
         o.drop_last, o.ring, o.ahead = bool(drop_last), ring or 0, ahead
         o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
         o.seed, o.epoch = self.seed, self.epoch
+        o.memory, o.cache_policy = memory, _POLICIES[cache_policy]
+        if own.next_plans:
+            self._next = (ctypes.c_void_p * len(own.next_plans))(*own.next_plans)
+            o.next_plans, o.nnext = self._next, len(own.next_plans)
         self._image_shape = None
         if image is not None:
             h, w = size

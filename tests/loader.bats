@@ -281,3 +281,35 @@ PY
 	# ring: 2 x threads slots, each a mapping of its own
 	assert_output "6 True"
 }
+
+@test "Loader: a cache budget over this epoch and the next ones changes nothing it hands out" {
+	need_libslab
+	setup_data
+	for e in 4 5; do
+		shuffle-plan -q --mode quasi --window 2 --seed 5 --epoch $e -o n$e.plan one.slab two.slab
+	done
+	run -0 pyslab - <<'PY'
+import slab
+paths = ["one.slab", "two.slab"]
+def run(**kw):
+    with slab.Loader(paths, plan="a.plan", batch_size=6, threads=2, ahead=2, **kw) as ld:
+        return [(b.samples, [bytes(v) for v in b.fields["jpg"]]) for b in ld]
+want = run()
+for pol in ("belady", "fixed"):
+    for mem in (1, "100K", 10 ** 9):
+        assert run(memory=mem, next_plans=["n4.plan", "n5.plan"], cache_policy=pol) == want
+assert run(memory="64K") == want
+for bad in (dict(memory="lots"), dict(memory=1, cache_policy="lru")):
+    try:
+        run(**bad)
+    except ValueError as e:
+        print(e)
+try:
+    run(memory="1M", next_plans=["nosuch.plan"])
+except slab.SlabError as e:
+    print(e)
+PY
+	assert_line --index 0 "memory must be a byte count such as 4G, not 'lots'"
+	assert_line --index 1 "cache_policy must be 'belady' or 'fixed', not 'lru'"
+	assert_line --index 2 "'nosuch.plan': No such file or directory"
+}

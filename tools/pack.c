@@ -551,32 +551,6 @@ static char *options_text(const struct opts *o)
 	return text;
 }
 
-/* "jpg,cls" into o->keep. 0, -1 on an empty list or an empty name in it ("a,,b", ",a"), or
- * SLAB_ERR_NOMEM. */
-static int split_fields(struct opts *o, const char *list)
-{
-	const char *p = list;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char **k;
-
-		if (len == 0)
-			return -1;
-		k = realloc(o->keep, (o->nkeep + 1) * sizeof(*k));
-		if (!k)
-			return SLAB_ERR_NOMEM;
-		o->keep = k;
-		o->keep[o->nkeep] = strndup(p, len);
-		if (!o->keep[o->nkeep])
-			return SLAB_ERR_NOMEM;
-		o->nkeep++;
-		if (p[len] == '\0')
-			return 0;
-		p += len + 1;
-	}
-}
-
 static void summary(const struct run *r, const struct slab_tarin_stats *in, double secs)
 {
 	struct slab_writer_stats st;
@@ -630,13 +604,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hj:o:qvV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FIELDS:
-			if ((c = split_fields(&o, optarg)) == SLAB_ERR_NOMEM) {
-				cli_error("out of memory");
-				return SLAB_EXIT_FAIL;
-			}
-			if (c < 0)
-				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
-						       optarg);
+			if ((c = cli_fields_option(optarg, &o.keep, &o.nkeep)) != 0)
+				return c;
 			break;
 		case 'h':
 			return cli_help(usage_text, help_text);

@@ -23,6 +23,7 @@ static const char usage_text[] =
 "       prefetch [--status] [--json] FILE...\n"
 "       prefetch --warm|--evict FILE...\n"
 "       prefetch --plan PLAN [--ahead N] [--release] [--direct] FILE...\n"
+"       prefetch --plan PLAN --plan PLAN... [--memory SIZE] [OPTIONS] FILE...\n"
 "       prefetch --plan PLAN --emit [--emit-format tar|raw] [OPTIONS] FILE...\n"
 "       prefetch --plan PLAN --emit --emit-format frames --image FIELD [OPTIONS] FILE...\n";
 
@@ -34,11 +35,16 @@ static const char help_text[] =
 "      --warm               read each FILE into the page cache\n"
 "      --evict              drop each FILE's clean pages from the page cache\n"
 "      --plan PLAN          walk the plan over the .slab FILEs (the dataset, in the\n"
-"                           order the plan was made for), reading each sample\n"
+"                           order the plan was made for), reading each sample;\n"
+"                           given again, the plans are consecutive epochs\n"
 "\n"
 "Options:\n"
 "      --ahead N            keep the next N pages of the plan coming (default 16)\n"
 "      --release            drop each page once the plan is past its last use\n"
+"      --memory SIZE        keep at most SIZE of the dataset in the page cache,\n"
+"                           choosing what stays from the plans' known future\n"
+"      --cache-policy P     belady (default): keep the pages needed soonest;\n"
+"                           fixed: keep the first pages that fit, for good\n"
 "      --emit               write the samples in plan order to standard output\n"
 "      --emit-format FMT    tar (default): a tar of KEY.FIELD members;\n"
 "                           raw: length-prefixed records, see prefetch(1);\n"
@@ -854,32 +860,6 @@ out:
 	return ret;
 }
 
-/* "jpg,cls" into fr->fields. 0, -1 on an empty list or an empty name in it ("a,,b", ",a"),
- * or SLAB_ERR_NOMEM. */
-static int split_fields(struct frame_opts *fr, const char *list)
-{
-	const char *p = list;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char **k;
-
-		if (len == 0)
-			return -1;
-		k = realloc(fr->fields, (fr->nfields + 1) * sizeof(*k));
-		if (!k)
-			return SLAB_ERR_NOMEM;
-		fr->fields = k;
-		fr->fields[fr->nfields] = strndup(p, len);
-		if (!fr->fields[fr->nfields])
-			return SLAB_ERR_NOMEM;
-		fr->nfields++;
-		if (p[len] == '\0')
-			return 0;
-		p += len + 1;
-	}
-}
-
 /* The name of an option that goes with --emit-format frames alone, else NULL. */
 static const char *frames_option(int c)
 {
@@ -978,13 +958,8 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case OPT_FIELDS:
-			if ((c = split_fields(&po.fr, optarg)) == SLAB_ERR_NOMEM) {
-				cli_error("out of memory");
-				return SLAB_EXIT_FAIL;
-			}
-			if (c < 0)
-				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
-						       optarg);
+			if ((c = cli_fields_option(optarg, &po.fr.fields, &po.fr.nfields)) != 0)
+				return c;
 			break;
 		case OPT_FLIP:
 			po.fr.spec.flip = 1;

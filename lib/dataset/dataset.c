@@ -222,12 +222,19 @@ int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file, uint64
 int slab_dataset_follow(struct slab_dataset *d, const struct slab_plan *plan,
 			const struct slab_follow_options *o, struct slab_follow **out)
 {
+	return slab_dataset_follow_plans(d, &plan, 1, o, out);
+}
+
+int slab_dataset_follow_plans(struct slab_dataset *d, const struct slab_plan *const *plans,
+			      size_t n, const struct slab_follow_options *o, struct slab_follow **out)
+{
 	struct slab_follow *f = slab_follow_new();
 	int rc;
 
 	if (!f)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
-	rc = slab_follow_open(f, d->files, (const char *const *)d->paths, (uint32_t)d->n, plan, o);
+	rc = slab_follow_open_plans(f, d->files, (const char *const *)d->paths, (uint32_t)d->n,
+				    plans, n, o);
 	if (rc < 0) {
 		slab_fail_from(&d->err, rc, slab_follow_error(f));
 		slab_follow_close(f);

@@ -663,6 +663,25 @@ static void note_cached(struct slab_follow *f)
 		f->st.max_cached = f->kept_bytes + f->win_bytes;
 }
 
+/* Drop kept pages, the one needed latest first, while the cache with `extra` more bytes
+ * would be over budget and that page is needed later than entry `after`. */
+static int evict(struct slab_follow *f, uint64_t extra, uint64_t after)
+{
+	int r;
+
+	while (f->kept_bytes + f->win_bytes + extra > f->o.memory && f->nheap &&
+	       f->hkey[f->heap[0]] > after) {
+		uint64_t q = f->heap[0];
+
+		heap_remove(f, q);
+		f->kept_bytes -= page_bytes(f, q);
+		f->st.evicted++;
+		if ((r = release(f, q)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Page g comes into the window. Belady: drop kept pages, the latest needed first, while the
  * cache is over budget. */
 static int budget_in(struct slab_follow *f, uint64_t g)
@@ -678,16 +697,8 @@ static int budget_in(struct slab_follow *f, uint64_t g)
 		f->st.misses++;
 	}
 	f->win_bytes += b;
-	while (f->o.policy == SLAB_CACHE_BELADY && f->nheap &&
-	       f->kept_bytes + f->win_bytes > f->o.memory) {
-		uint64_t q = f->heap[0];
-
-		heap_remove(f, q);
-		f->kept_bytes -= page_bytes(f, q);
-		f->st.evicted++;
-		if ((r = release(f, q)) < 0)
-			return r;
-	}
+	if (f->o.policy == SLAB_CACHE_BELADY && (r = evict(f, 0, 0)) < 0)
+		return r;
 	note_cached(f);
 	return 0;
 }
@@ -713,16 +724,8 @@ static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 	} else {
 		/* Room is made by dropping the kept pages needed latest, while they are needed
 		 * later than g; if g is needed latest, g goes. */
-		while (f->kept_bytes + f->win_bytes + b > f->o.memory && f->nheap &&
-		       f->hkey[f->heap[0]] > next) {
-			uint64_t q = f->heap[0];
-
-			heap_remove(f, q);
-			f->kept_bytes -= page_bytes(f, q);
-			f->st.evicted++;
-			if ((r = release(f, q)) < 0)
-				return r;
-		}
+		if ((r = evict(f, b, next)) < 0)
+			return r;
 		if (f->kept_bytes + f->win_bytes + b > f->o.memory)
 			return release(f, g);
 	}

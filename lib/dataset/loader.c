@@ -584,8 +584,10 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 	if (l->o.ring > MAX_RING)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "ring of %u batches: at most %u",
 				 l->o.ring, MAX_RING);
-	if (l->o.release && l->o.ahead == 0)
+	if ((l->o.release || l->o.memory) && l->o.ahead == 0)
 		l->o.ahead = 1;
+	if (l->o.nnext && !l->o.next_plans)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%zu next plans, none given", l->o.nnext);
 	if (l->o.image) {
 		if (l->o.transform)
 			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
@@ -622,9 +624,21 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 		goto fail;
 	if (l->o.ahead) {
 		struct slab_follow_options fo = { .size = sizeof(fo), .ahead = l->o.ahead,
-						  .release = l->o.release };
+						  .release = l->o.release, .memory = l->o.memory,
+						  .policy = l->o.cache_policy, .walked = 1 };
+		const struct slab_plan **plans = calloc(l->o.nnext + 1, sizeof(*plans));
 
-		if ((rc = slab_dataset_follow(d, plan, &fo, &l->walk)) < 0) {
+		if (!plans) {
+			rc = nomem(l);
+			goto fail;
+		}
+		/* This epoch is walked; the next ones are the future the budget looks at. */
+		plans[0] = plan;
+		for (size_t k = 0; k < l->o.nnext; k++)
+			plans[k + 1] = l->o.next_plans[k];
+		rc = slab_dataset_follow_plans(d, plans, l->o.nnext + 1, &fo, &l->walk);
+		free(plans);
+		if (rc < 0) {
 			slab_fail_from(&l->err, rc, slab_dataset_error(d));
 			l->walk = NULL;
 			goto fail;

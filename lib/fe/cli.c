@@ -279,6 +279,44 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_split_list(const char *list, char ***items, size_t *n)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **k;
+
+		if (len == 0)
+			return -1;
+		k = realloc(*items, (*n + 1) * sizeof(*k));
+		if (!k)
+			return SLAB_ERR_NOMEM;
+		*items = k;
+		k[*n] = strndup(p, len);
+		if (!k[*n])
+			return SLAB_ERR_NOMEM;
+		(*n)++;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+}
+
+int cli_fields_option(const char *arg, char ***items, size_t *n)
+{
+	int r = cli_split_list(arg, items, n);
+
+	if (r == SLAB_ERR_NOMEM) {
+		cli_error("out of memory");
+		return SLAB_EXIT_FAIL;
+	}
+	if (r < 0)
+		return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
+				       arg);
+	return 0;
+}
+
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *p;

@@ -45,6 +45,15 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* A decimal integer in [min, max]; 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* "jpg,cls" appended to *items (*n of them, each malloc'd, as is the array): 0, -1 on an
+ * empty list or an empty name in it ("a,,b", ",a", "a,"), or SLAB_ERR_NOMEM. What was
+ * appended before a failure stays, for the caller to free. */
+int cli_split_list(const char *list, char ***items, size_t *n);
+
+/* A --fields option's argument through cli_split_list(), the errors said: 0, or the exit
+ * status for main to return (usage error, out of memory). */
+int cli_fields_option(const char *arg, char ***items, size_t *n);
+
 /* Human size: "1.5 MiB" into buf. */
 const char *cli_human_size(uint64_t n, char *buf, size_t len);
 

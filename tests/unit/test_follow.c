@@ -210,6 +210,112 @@ static void walk_all(struct slab **files, const struct slab_plan *plan)
 			}
 }
 
+/* Several plans as consecutive epochs, with and without a budget: every step is the plan's
+ * entry (its own position, its epoch), the budget is kept (Belady), a fixed set never evicts,
+ * a budget as large as the files makes every page after the first epoch a hit; errors. */
+static void epochs(struct slab **files)
+{
+	struct slab_plan *pl[3], *cat = slab_plan_new(), *other = slab_plan_new();
+	const struct slab_plan *const *plans = (const struct slab_plan *const *)pl;
+	uint64_t sizes[] = { 0, 16384, 40000, 100000, 1u << 30 };
+	struct slab_plan_params pp = { .mode = SLAB_PLAN_QUASI, .seed = 9, .world = 1, .window = 2 };
+	struct slab_follow *f;
+
+	for (int k = 0; k < 3; k++) {
+		pp.epoch = (uint64_t)k;
+		pp.mode = k == 1 ? SLAB_PLAN_RANDOM : SLAB_PLAN_QUASI;
+		CHECK((pl[k] = slab_plan_new()) && slab_plan_make(pl[k], files, NFILES, &pp, k ? 0 : 30) == 0);
+	}
+	CHECK(slab_plan_concat(cat, plans, 3) == 0);
+	CHECK(slab_plan_count(cat) == pl[0]->n + pl[1]->n + pl[2]->n && slab_plan_start(cat) == 0);
+	CHECK(slab_plan_concat(cat, plans, 0) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(cat), "no plans to put together");
+	for (int pol = 0; pol < 2; pol++) {
+		for (size_t m = 0; m < sizeof(sizes) / sizeof(sizes[0]); m++) {
+			struct slab_follow_options o = { .size = sizeof(o), .ahead = 2, .memory = sizes[m],
+							 .policy = pol };
+			struct slab_follow_stats st = { .size = sizeof(st) };
+			struct slab_follow_item it;
+			uint64_t n = 0;
+			int r;
+
+			f = slab_follow_new();
+			CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == 0);
+			while ((r = slab_follow_next(f, &it)) == 1) {
+				size_t k = slab_follow_epoch(f);
+				uint64_t before = k ? pl[0]->n + (k > 1 ? pl[1]->n : 0) : 0;
+				const struct slab_plan_entry *e = &pl[k]->entries[n - before];
+
+				CHECK(n >= before && n - before < pl[k]->n);
+				CHECK(it.pos == pl[k]->start + (n - before));
+				CHECK(it.file == e->file && it.index == e->sample);
+				CHECK(memcmp(it.bytes, slab_base(files[e->file]) + it.sample.offset,
+					     (size_t)it.sample.size) == 0);
+				slab_follow_touch(&it);
+				n++;
+			}
+			CHECK(r == 0 && n == slab_plan_count(cat));
+			slab_follow_stats(f, &st);
+			/* Over the budget only while the window alone is (at most ahead + 8
+			 * pages: the largest sample's). */
+			if (sizes[m] && pol == SLAB_CACHE_BELADY)
+				CHECK(st.max_cached <= (sizes[m] > 10 * 8192 ? sizes[m] : 10 * 8192));
+			if (pol == SLAB_CACHE_FIXED)
+				CHECK(st.evicted == 0);
+			if (sizes[m] == (1u << 30)) {
+				CHECK(st.evicted == 0 && st.misses == st.distinct_pages);
+				CHECK(st.hits > 0);
+			}
+			if (sizes[m] == 0)
+				CHECK(st.kept == 0 && st.hits == 0 && st.misses == 0);
+			slab_follow_close(f);
+		}
+	}
+	/* Only the first plan walked: the rest is future. */
+	{
+		struct slab_follow_options o = { .size = sizeof(o), .memory = 40000, .walked = 1 };
+		struct slab_follow_item it;
+		uint64_t n = 0;
+
+		f = slab_follow_new();
+		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == 0);
+		while (slab_follow_next(f, &it) == 1)
+			n++;
+		CHECK(n == pl[0]->n && slab_follow_epoch(f) == 0);
+		slab_follow_close(f);
+	}
+	/* Errors. */
+	{
+		struct slab_follow_options o = { .size = sizeof(o), .memory = 1, .direct = 1 };
+
+		f = slab_follow_new();
+		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f),
+			  "a page cache budget with O_DIRECT, which does not use the cache");
+		o.direct = 0;
+		o.walked = 4;
+		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f), "4 plans to walk of 3");
+		o.walked = 0;
+		o.policy = 7;
+		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f), "no cache policy 7");
+		o.policy = 0;
+		struct slab_plan *third = pl[2];
+
+		CHECK(slab_plan_make(other, files, 1, &pp, 0) == 0);
+		pl[2] = other;
+		CHECK(slab_follow_open_plans(f, files, paths, NFILES, plans, 3, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f), "plan 2 is over other files than plan 0");
+		slab_follow_close(f);
+		pl[2] = third;
+	}
+	for (int k = 0; k < 3; k++)
+		slab_plan_free(pl[k]);
+	slab_plan_free(cat);
+	slab_plan_free(other);
+}
+
 int main(void)
 {
 	struct slab *files[NFILES];
@@ -249,6 +355,7 @@ int main(void)
 		plan.n = plan.length = 0;
 		walk_all(files, &plan);
 	}
+	epochs(files);
 	if (!direct_ok)
 		fprintf(stderr, "note: no O_DIRECT here; direct walks not checked\n");
 	for (int i = 0; i < NFILES; i++) {
