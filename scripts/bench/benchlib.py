@@ -1,9 +1,11 @@
 """Helpers shared by the benchmark scripts in scripts/bench/ (Python standard library only).
 
 Paths, cached generated data under bench/data/, page-cache warming, timed child processes
-with their CPU time and peak RSS, statistics, the machine context and a plain-text table.
+with their CPU time and peak RSS, statistics, the machine context, a plain-text table and an
+SVG chart of grouped bars.
 """
 
+import math
 import os
 import shutil
 import statistics
@@ -285,6 +287,80 @@ def table(header, rows, align):
 
     rule = "  " + "  ".join("-" * w for w in widths)
     return "\n".join([line(header), rule] + [line(r) for r in rows])
+
+
+def svg_grouped_bars(path, title, groups, series, refs=(), unit="", footnote=""):
+    """Write an SVG chart of horizontal bars on a linear scale from 0 (through path.tmp).
+
+    groups: [(label, [value or None per series], note)]: one group of bars per label, one bar
+    per series (None: no bar, "-" printed), note printed at the group's right; series:
+    [(name, colour)] for the bars and the legend; refs: [(value, label, colour)] drawn as
+    dashed vertical lines across every group; unit follows each value printed.
+    """
+    BARW, BARH, GAP = 440, 13, 8
+    # room for the longest label and note (about 6.6 and 6 px a character at these sizes)
+    LABEL = 20 + int(6.6 * max([len(str(g[0])) for g in groups] + [10]))
+    W = LABEL + BARW + 60 + int(6 * max([len(str(g[2] or "")) for g in groups] + [0]))
+    esc = (lambda s: str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    values = [v for _, vs, _ in groups for v in vs if v is not None] + [v for v, _, _ in refs]
+    top = max(values + [1e-9]) * 1.08
+
+    def x(v):
+        return LABEL + BARW * max(v, 0) / top
+
+    parts = []
+    y0 = y = 48
+    for label, vs, note in groups:
+        h = BARH * len(series)
+        parts.append(f'<text x="{LABEL - 8}" y="{y + h / 2 + 4:.1f}" text-anchor="end">'
+                     f'{esc(label)}</text>')
+        for (_, colour), v in zip(series, vs):
+            if v is not None:
+                parts.append(f'<rect x="{LABEL}" y="{y + 1}" width="{x(v) - LABEL:.1f}" '
+                             f'height="{BARH - 2}" fill="{colour}"/>')
+            parts.append(f'<text x="{(x(v) if v is not None else LABEL) + 4:.1f}" '
+                         f'y="{y + BARH - 3}" font-size="10">'
+                         f'{"-" if v is None else f"{v:.2f}{unit}"}</text>')
+            y += BARH
+        if note:
+            parts.append(f'<text x="{LABEL + BARW + 50}" y="{y - h / 2 + 4:.1f}" fill="#555" '
+                         f'font-size="11">{esc(note)}</text>')
+        y += GAP
+    for i, (v, label, colour) in enumerate(sorted(refs)):
+        # labels alternately left and right of their line, so that close ones do not overlap
+        anchor, dx = ("end", -3) if i % 2 == 0 else ("start", 3)
+        parts.append(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{y0 - 6}" y2="{y}" '
+                     f'stroke="{colour}" stroke-dasharray="4,3"/>')
+        parts.append(f'<text x="{x(v) + dx:.1f}" y="{y0 - 10}" text-anchor="{anchor}" '
+                     f'fill="{colour}" font-size="11">{esc(label)}</text>')
+    step = 10 ** math.floor(math.log10(top / 2)) if top > 0 else 1
+    if top / step > 8:
+        step *= 2
+    tick = 0.0
+    while tick <= top:
+        parts.append(f'<line x1="{x(tick):.1f}" x2="{x(tick):.1f}" y1="{y}" y2="{y + 4}" '
+                     f'stroke="#555"/><text x="{x(tick):.1f}" y="{y + 16}" '
+                     f'text-anchor="middle" fill="#555" font-size="11">{tick:g}{unit}</text>')
+        tick = round(tick + step, 10)
+    parts.append(f'<line x1="{LABEL}" x2="{LABEL + BARW}" y1="{y}" y2="{y}" stroke="#555"/>')
+    y += 34
+    lx = 10
+    for name, colour in series:
+        parts.append(f'<rect x="{lx}" y="{y - 10}" width="12" height="12" fill="{colour}"/>'
+                     f'<text x="{lx + 16}" y="{y}">{esc(name)}</text>')
+        lx += 30 + 7 * len(name)
+    if footnote:
+        y += 20
+        parts.append(f'<text x="10" y="{y}" fill="#555" font-size="11">{esc(footnote)}</text>')
+    y += 14
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" '
+           f'font-family="sans-serif" font-size="12">\n'
+           f'<rect width="100%" height="100%" fill="white"/>\n'
+           f'<text x="10" y="22" font-size="15" font-weight="bold">{esc(title)}</text>\n'
+           + "\n".join(parts) + "\n</svg>\n")
+    with open(path + ".tmp", "w") as f:
+        f.write(svg)
+    os.replace(path + ".tmp", path)
 
 
 def main(body):
