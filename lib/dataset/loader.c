@@ -59,6 +59,7 @@ struct worker {
 	struct slab **rd;
 	struct slab_image_decoder *dec; /* with an image spec: the worker's own decoder */
 	unsigned char sink;     /* touched bytes go here */
+	int no_populate;        /* MADV_POPULATE_READ failed once: touch pages from then on */
 };
 
 struct slab_loader {
@@ -126,6 +127,27 @@ static int sample_fail(struct slab_loader_batch *b, int rc, const char *path, ui
 			 (int)kl, smp->key, why);
 }
 
+/* Map [p, p + n) of a file's mapping into the page tables in one call (MADV_POPULATE_READ,
+ * Linux 5.14), reading what the cache lacks: far cheaper than a fault per page where faults
+ * are dear (a virtual machine). 1 when done; 0 to touch the pages instead (an older kernel,
+ * or an I/O error, which the touch then meets as the caller would). */
+static int populate(struct worker *w, const unsigned char *p, uint64_t n)
+{
+#ifdef MADV_POPULATE_READ
+	uintptr_t page = 4096, lo = (uintptr_t)p / page * page;
+	uintptr_t hi = ((uintptr_t)p + (uintptr_t)n + page - 1) / page * page;
+
+	if (!w->no_populate && madvise((void *)lo, hi - lo, MADV_POPULATE_READ) == 0)
+		return 1;
+	w->no_populate = 1;
+#else
+	(void)w;
+	(void)p;
+	(void)n;
+#endif
+	return 0;
+}
+
 /* Load entry e into position j of batch b: 0, or the sample's error in b->err. */
 static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, size_t j)
 {
@@ -168,12 +190,11 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 					 l->names[f], crc, fl.crc);
 				return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
 			}
-		} else {
+		} else if (fl.size && !populate(w, fl.data, fl.size)) {
 			/* Fault the pages in here, not in the consumer. */
 			for (uint64_t o = 0; o < fl.size; o += 4096)
 				x ^= fl.data[o];
-			if (fl.size)
-				x ^= fl.data[fl.size - 1];
+			x ^= fl.data[fl.size - 1];
 			w->sink ^= x;
 		}
 		fr[f].data = fl.data;
