@@ -615,7 +615,8 @@ struct slab_loader_options {
 	int verify;             /* check each wanted field's CRC32C as it is loaded */
 	int skip;               /* a sample that fails is left out of its batch and counted
 				 * (slab_loader_batch_skipped()), the first such error kept in
-				 * slab_loader_error(); 0: it fails its batch */
+				 * slab_loader_error(); 0: it fails its batch. Running out of
+				 * memory fails the batch either way */
 	slab_loader_transform_fn transform;     /* NULL: none */
 	void *transform_arg;
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
@@ -681,8 +682,37 @@ SLAB_API int slab_loader_batch_sample(const struct slab_loader_batch *b, size_t 
  * the sample lacks it, or SLAB_ERR_RANGE. */
 SLAB_API int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j, unsigned f,
 				     const unsigned char **data, uint64_t *size);
-/* Sample j's out_size bytes of transform output; NULL without a transform or past count. */
+/* Sample j's out_size bytes of transform output; NULL without a transform or past count.
+ * With the image pipeline the images are back to back (no padding between them), so
+ * slab_loader_batch_out(b, 0) is one count x H x W x 3 array. */
 SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j);
+
+/* The whole batch at once, for bindings that would pay per call: its count samples as one
+ * array (valid until the batch is released), and wanted field f of every sample, data[j] and
+ * size[j] for j < count (NULL and 0 where a sample lacks it): 0, or SLAB_ERR_RANGE. */
+SLAB_API const struct slab_loader_sample *slab_loader_batch_samples(const struct slab_loader_batch *b);
+SLAB_API int slab_loader_batch_column(const struct slab_loader_batch *b, unsigned f,
+				      const unsigned char **data, uint64_t *size);
+
+/* What the batches handed out so far held. */
+struct slab_loader_stats {
+	size_t size;            /* sizeof(struct slab_loader_stats), or 0 */
+	uint64_t batches;       /* handed out by slab_loader_next() */
+	uint64_t samples;       /* in them */
+	uint64_t skipped;       /* left out of them (skip) */
+	uint64_t bytes;         /* bytes of the wanted fields of those samples */
+	/* The image pipeline: images made; how many were decoded at each DCT scale, full size
+	 * (scaled[0]), 1/2, 1/4 and 1/8 (scaled[3]); how many decoded only the crop's region
+	 * (columns cropped, rows skipped or the tail left unread); and the pixels libjpeg
+	 * produced for them all. */
+	uint64_t images;
+	uint64_t scaled[4];
+	uint64_t region;
+	uint64_t decoded_pixels;
+};
+
+/* Fill *st (its size says how much; 0: the first version). Any time while open. */
+SLAB_API void slab_loader_stats(struct slab_loader *l, struct slab_loader_stats *st);
 
 #ifdef __cplusplus
 }

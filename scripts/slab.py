@@ -11,12 +11,18 @@ read-only mapping of the file: nothing is copied until you copy it.
     jpg = ds.by_key("train-000", "sample000003")["jpg"]
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
+    # Batches loaded (and JPEGs decoded, cropped, resized) by libslab's C threads:
+    for b in slab.Loader(paths, plan="epoch3.plan", batch_size=256, image="jpg"):
+        b.images, b.fields["cls"], b.keys     # (256, 224, 224, 3) uint8 buffer, zero-copy
+
 Command line: `python3 slab.py FILE...` prints each file's summary; `--verify` also checks
 the whole file as inspect --verify does, every CRC-32C included (slow in pure Python: meant
 for tests, not for training).
 
 A damaged or crafted file raises SlabError, never another exception: the reader makes the
 numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
+
+Loader needs libslab.so (below); everything else works without it.
 
 libslab: when it finds libslab.so, the module makes the checks, lookups and the verification
 through it (ctypes), else in Python; results are the same either way. It looks, in order:
@@ -894,6 +900,449 @@ order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), <scripts>/../bui
 installed (find_library("slab"), libslab.so.0). A library of another major version than %d,
 or built with a sanitizer, is passed over.
 """
+
+
+# ---- the batch loader: libslab's worker threads, batches handed to Python ------------------
+
+class _CLoaderSample(ctypes.Structure):
+    _fields_ = [("pos", ctypes.c_uint64), ("file", ctypes.c_uint32), ("index", ctypes.c_uint64),
+                ("key", ctypes.c_void_p), ("key_len", ctypes.c_size_t)]
+
+
+class _CImageSpec(ctypes.Structure):
+    _fields_ = [("out_w", ctypes.c_uint32), ("out_h", ctypes.c_uint32), ("crop", ctypes.c_int),
+                ("scale_min", ctypes.c_double), ("scale_max", ctypes.c_double),
+                ("ratio_min", ctypes.c_double), ("ratio_max", ctypes.c_double),
+                ("flip", ctypes.c_int), ("chw", ctypes.c_int), ("exact", ctypes.c_int)]
+
+
+class _CPlanParams(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("mode", ctypes.c_int), ("seed", ctypes.c_uint64),
+                ("epoch", ctypes.c_uint64), ("rank", ctypes.c_uint32), ("world", ctypes.c_uint32),
+                ("window", ctypes.c_uint64), ("flags", ctypes.c_uint)]
+
+
+class _CLoaderOptions(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("batch", ctypes.c_size_t), ("threads", ctypes.c_uint),
+                ("fields", ctypes.POINTER(ctypes.c_char_p)), ("nfields", ctypes.c_size_t),
+                ("drop_last", ctypes.c_int), ("ring", ctypes.c_uint), ("ahead", ctypes.c_uint64),
+                ("release", ctypes.c_int), ("verify", ctypes.c_int), ("skip", ctypes.c_int),
+                ("transform", ctypes.c_void_p), ("transform_arg", ctypes.c_void_p),
+                ("transform_field", ctypes.c_char_p), ("out_size", ctypes.c_size_t),
+                ("image", ctypes.POINTER(_CImageSpec)), ("seed", ctypes.c_uint64),
+                ("epoch", ctypes.c_uint64)]
+
+
+class _CLoaderStats(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("batches", ctypes.c_uint64),
+                ("samples", ctypes.c_uint64), ("skipped", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64), ("images", ctypes.c_uint64),
+                ("scaled", ctypes.c_uint64 * 4), ("region", ctypes.c_uint64),
+                ("decoded_pixels", ctypes.c_uint64)]
+
+
+_CROPS = {None: 0, "none": 0, "center": 1, "random-resized": 2}
+_ORDERS = {"sequential": 0, "random": 1, "quasi": 2}
+_loader_api = None
+
+
+def _loader_lib():
+    """libslab with the loader's functions declared, or raise SlabError saying why not."""
+    global _loader_api
+    if _loader_api is not None:
+        return _lib
+    if _lib is None:
+        raise SlabError("slab.Loader needs libslab.so, which was not loaded (%s)" % backend_reason)
+    u64, vp, i, sz = ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    pp = ctypes.POINTER(ctypes.c_void_p)
+    try:
+        for name, res, args in (
+                ("slab_dataset_new", vp, []),
+                ("slab_dataset_open", i, [vp, ctypes.POINTER(ctypes.c_char_p), sz]),
+                ("slab_dataset_close", None, [vp]),
+                ("slab_dataset_error", ctypes.c_char_p, [vp]),
+                ("slab_dataset_files", sz, [vp]),
+                ("slab_dataset_file", vp, [vp, sz]),
+                ("slab_dataset_count", u64, [vp]),
+                ("slab_dataset_plan_make", i, [vp, ctypes.POINTER(_CPlanParams), u64, pp]),
+                ("slab_dataset_plan_read", i, [vp, ctypes.c_char_p, pp]),
+                ("slab_plan_free", None, [vp]),
+                ("slab_plan_count", u64, [vp]),
+                ("slab_plan_params", ctypes.POINTER(_CPlanParams), [vp]),
+                ("slab_base", vp, [vp]),
+                ("slab_file_size", u64, [vp]),
+                ("slab_loader_new", vp, []),
+                ("slab_loader_open", i, [vp, vp, vp, ctypes.POINTER(_CLoaderOptions)]),
+                ("slab_loader_batches", u64, [vp]),
+                ("slab_loader_field_count", ctypes.c_uint, [vp]),
+                ("slab_loader_field_name", ctypes.c_char_p, [vp, ctypes.c_uint]),
+                ("slab_loader_next", i, [vp, pp]),
+                ("slab_loader_release", None, [vp, vp]),
+                ("slab_loader_skipped", u64, [vp]),
+                ("slab_loader_error", ctypes.c_char_p, [vp]),
+                ("slab_loader_close", None, [vp]),
+                ("slab_loader_stats", None, [vp, ctypes.POINTER(_CLoaderStats)]),
+                ("slab_loader_batch_number", u64, [vp]),
+                ("slab_loader_batch_count", sz, [vp]),
+                ("slab_loader_batch_skipped", sz, [vp]),
+                ("slab_loader_batch_samples", ctypes.POINTER(_CLoaderSample), [vp]),
+                ("slab_loader_batch_column", i, [vp, ctypes.c_uint, ctypes.POINTER(vp),
+                                                 ctypes.POINTER(u64)]),
+                ("slab_loader_batch_out", vp, [vp, sz])):
+            fn = getattr(_lib, name)
+            fn.restype, fn.argtypes = res, args
+    except AttributeError as e:
+        raise SlabError("slab.Loader: %s lacks the loader (%s)" % (backend, e))
+    _loader_api = True
+    return _lib
+
+
+class _Owner:
+    """The C dataset, plan and loader, closed when the last thing that can reach their
+    memory is gone: the Loader (until close()) and every memoryview handed out, which hold
+    this object through the ctypes arrays they view. So a view kept past close() stays
+    readable (it may show another batch's pixels), never dangling."""
+
+    def __init__(self, lib):
+        self.lib, self.dataset, self.plan, self.loader = lib, None, None, None
+
+    def __del__(self):
+        lib = self.lib
+        if self.loader:
+            lib.slab_loader_close(self.loader)
+        if self.plan:
+            lib.slab_plan_free(self.plan)
+        if self.dataset:
+            lib.slab_dataset_close(self.dataset)
+        self.loader = self.plan = self.dataset = None
+
+
+_memory_types = {}
+
+
+def _view(owner, address, size, readonly):
+    """A flat uint8 memoryview of size bytes at address, keeping owner alive."""
+    arr_type = _memory_types.get(size)
+    if arr_type is None:
+        if len(_memory_types) >= 64:
+            _memory_types.clear()
+        # A subclass: its instances take the owner attribute, the base type's do not.
+        arr_type = _memory_types[size] = type("_Memory", (ctypes.c_ubyte * size,), {})
+    arr = arr_type.from_address(address)
+    arr.owner = owner
+    m = memoryview(arr).cast("B")
+    return m.toreadonly() if readonly else m
+
+
+class Batch:
+    """One batch of a Loader: len(b) samples (those of the plan's entries
+    [b.number * batch_size, ...), less any skipped), in plan order.
+
+      b.images      image mode: a memoryview of shape (n, H, W, 3) (or (n, 3, H, W) with
+                    chw=True), format "B", writable: numpy.asarray(b.images) and
+                    torch.from_numpy(...) wrap it without a copy. None in raw mode.
+                    b.image(j): sample j's alone, flat.
+      b.fields      name -> list of n read-only memoryviews of the sample's bytes (None
+                    where a sample lacks the field), zero-copy into the files' mappings
+      b.keys        list of n keys (str; undecodable bytes as surrogate escapes)
+      b.samples     list of n (file, index): the sample's file (in the order the paths were
+                    given) and its index there
+      b.positions   list of n positions in the plan
+      b.number, b.skipped
+
+    Memory: the images live in the loader's ring and are reused: they are valid until the
+    loader hands out the next batch (iteration releases the previous batch then) or
+    b.release() is called; copy them (numpy.array(...), tensor.clone(), a transfer to a
+    device) to keep them longer. The raw fields point into the files and stay valid until the
+    loader is closed. No view ever dangles: memory a live view reaches is freed only once
+    the view is gone, but a released batch's images may show a later batch's pixels."""
+
+    __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "_fields",
+                 "_samples")
+
+    def __init__(self, ld, h):
+        lib = ld._lib
+        self._ld, self._h = ld, h
+        self._n = lib.slab_loader_batch_count(h)
+        self.number = lib.slab_loader_batch_number(h)
+        self.skipped = lib.slab_loader_batch_skipped(h)
+        self._fields = self._samples = None
+        self.images = self._flat = None
+        if ld._image_shape is not None:
+            shape = (self._n,) + ld._image_shape
+            if self._n:
+                self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
+                                   self._n * ld._image_bytes, False)
+            else:
+                self._flat = memoryview(bytearray(0))
+            self.images = self._flat.cast("B", shape)
+
+    def __len__(self):
+        return self._n
+
+    def image(self, j):
+        """Sample j's image as a flat memoryview of H x W x 3 bytes (memoryview cannot index
+        a sub-array of b.images; numpy.asarray(b.images)[j] can)."""
+        if not 0 <= j < self._n or self._flat is None:
+            raise IndexError(j)
+        size = self._ld._image_bytes
+        return self._flat[j * size:(j + 1) * size]
+
+    def _live(self):
+        if self._h is None:
+            raise SlabError("batch %d was released" % self.number)
+        return self._h
+
+    def _sample_records(self):
+        if self._samples is None:
+            h = self._live()
+            p = self._ld._lib.slab_loader_batch_samples(h)
+            self._samples = [(p[j].pos, p[j].file, p[j].index, p[j].key, p[j].key_len)
+                             for j in range(self._n)]
+        return self._samples
+
+    @property
+    def samples(self):
+        return [(f, i) for _, f, i, _, _ in self._sample_records()]
+
+    @property
+    def positions(self):
+        return [pos for pos, _, _, _, _ in self._sample_records()]
+
+    @property
+    def keys(self):
+        views, bases = self._ld._files, self._ld._bases
+        return [bytes(views[f][k - bases[f]:k - bases[f] + kl]).decode("utf-8", "surrogateescape")
+                for _, f, _, k, kl in self._sample_records()]
+
+    @property
+    def fields(self):
+        if self._fields is None:
+            ld, h, n = self._ld, self._live(), self._n
+            recs = self._sample_records()
+            data, size = ld._col_data, ld._col_size
+            views, bases = ld._files, ld._bases
+            out = {}
+            for f, name in enumerate(ld.fields):
+                if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
+                    raise SlabError("batch %d: field %d: out of range" % (self.number, f))
+                col = []
+                for j in range(n):
+                    p = data[j]
+                    if p is None:
+                        col.append(None)
+                    else:
+                        fi = recs[j][1]
+                        o = p - bases[fi]
+                        col.append(views[fi][o:o + size[j]])
+                out[name] = col
+            self._fields = out
+        return self._fields
+
+    def release(self):
+        """Give the batch's slot back to the loader now (iteration does it when the next
+        batch is taken). Its images may then be overwritten."""
+        if self._h is not None:
+            self._ld._release(self._h)
+            self._h = None
+            for m in (self.images, self._flat):
+                if m is not None:
+                    try:
+                        m.release()
+                    except BufferError:
+                        pass    # wrapped by an array: still readable, as the class says
+
+
+class Loader:
+    """Batches of a plan, loaded (and decoded) by libslab's worker threads; see Batch.
+
+        ld = slab.Loader(paths, plan="epoch3.plan", batch_size=256, threads=2,
+                         image="jpg", size=(224, 224), crop="random-resized", flip=True)
+        for b in ld:
+            x = torch.from_numpy(numpy.asarray(b.images))   # (n, 224, 224, 3) uint8
+            y = [int(bytes(c)) for c in b.fields["cls"]]
+
+    paths: .slab files, one dataset in this order (a plan from shuffle-plan must have been
+      made for these files, in this order).
+    plan: a plan file's path, or None for a plan made here as shuffle-plan would make it:
+      order ("sequential", "random" or "quasi"), window (quasi: live pages), seed, epoch,
+      rank and world_size (drop-last across ranks), start (resume at this position).
+    batch_size, threads (worker threads), ring (batches in flight, default 2 x threads),
+      drop_last (no short last batch).
+    fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
+      out zero-copy.
+    image: a JPEG field to decode in C: cropped (crop "random-resized" with scale and ratio as
+      torchvision's RandomResizedCrop, "center", or None for the whole image), flipped
+      horizontally with probability 1/2 (flip=True), resized to size=(H, W) with an
+      antialiased bilinear filter, uint8 RGB, HWC or CHW (chw=True). Crop and flip depend on
+      (seed, epoch, the sample's global index) only: the same batches with any thread count,
+      and on resume. seed and epoch default to the plan file's own (0 and 0 for a plan made
+      here).
+    ahead (pages read ahead of the workers), release (drop pages from the page cache once
+      used), verify (check each field's CRC32C).
+    on_error: "raise" (a sample that fails raises SlabError naming it, from the iteration) or
+      "skip" (left out of its batch; counted in b.skipped and loader.skipped, the first
+      error in loader.error).
+
+    The threads run in C without the GIL. Use as a context manager or call close()."""
+
+    def __init__(self, paths, plan=None, batch_size=256, threads=2, fields=None, image=None,
+                 size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
+                 chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
+                 ahead=16, release=False, verify=False, on_error="raise", ring=None,
+                 order="sequential", window=64, rank=0, world_size=1, start=0):
+        lib = self._lib = _loader_lib()
+        self._owner = None
+        if isinstance(paths, (str, bytes, os.PathLike)):
+            paths = [paths]
+        paths = [os.fsencode(p) for p in paths]
+        if not paths:
+            raise ValueError("slab.Loader: no files")
+        if on_error not in ("raise", "skip"):
+            raise ValueError("on_error must be 'raise' or 'skip', not %r" % (on_error,))
+        if image is not None and crop not in _CROPS:
+            raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
+        if plan is None and order not in _ORDERS:
+            raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
+        if int(batch_size) < 1:
+            raise ValueError("batch_size must be at least 1, not %r" % (batch_size,))
+        own = self._owner = _Owner(lib)
+        own.dataset = lib.slab_dataset_new()
+        if not own.dataset:
+            raise MemoryError("slab.Loader: out of memory")
+        if lib.slab_dataset_open(own.dataset, (ctypes.c_char_p * len(paths))(*paths),
+                                 len(paths)) < 0:
+            raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
+        out = ctypes.c_void_p()
+        if plan is not None:
+            rc = lib.slab_dataset_plan_read(own.dataset, os.fsencode(plan), ctypes.byref(out))
+        else:
+            pp = _CPlanParams(ctypes.sizeof(_CPlanParams), _ORDERS[order], seed or 0,
+                              epoch or 0, rank, world_size, window, 0)
+            rc = lib.slab_dataset_plan_make(own.dataset, ctypes.byref(pp), start,
+                                            ctypes.byref(out))
+        if rc < 0:
+            raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
+        own.plan = out.value
+        params = lib.slab_plan_params(own.plan).contents
+        self.seed = params.seed if seed is None else seed
+        self.epoch = params.epoch if epoch is None else epoch
+        self.batch_size = int(batch_size)
+
+        wanted = list(fields) if fields is not None else None
+        if image is not None and wanted is not None and image not in wanted:
+            wanted.insert(0, image)
+        o = _CLoaderOptions()
+        o.size = ctypes.sizeof(o)
+        o.batch, o.threads = self.batch_size, threads
+        if wanted is not None:
+            names = [n.encode() for n in wanted]
+            self._names = (ctypes.c_char_p * max(1, len(names)))(*names)
+            o.fields, o.nfields = self._names, len(names)
+        o.drop_last, o.ring, o.ahead = bool(drop_last), ring or 0, ahead
+        o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
+        o.seed, o.epoch = self.seed, self.epoch
+        self._image_shape = None
+        if image is not None:
+            h, w = size
+            self._spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
+                                     bool(flip), bool(chw), 0)
+            self._image_field = image.encode()
+            o.image, o.transform_field = ctypes.pointer(self._spec), self._image_field
+            self._image_shape = (3, h, w) if chw else (h, w, 3)
+            self._image_bytes = h * w * 3
+        own.loader = lib.slab_loader_new()
+        if not own.loader:
+            raise MemoryError("slab.Loader: out of memory")
+        if lib.slab_loader_open(own.loader, own.dataset, own.plan, ctypes.byref(o)) < 0:
+            raise SlabError(lib.slab_loader_error(own.loader).decode("utf-8", "replace"))
+        self.fields = [lib.slab_loader_field_name(own.loader, f).decode()
+                       for f in range(lib.slab_loader_field_count(own.loader))]
+        self._batches = lib.slab_loader_batches(own.loader)
+        # Each file's mapping as one read-only view: raw fields and keys are slices of it.
+        self._bases, self._files = [], []
+        for f in range(lib.slab_dataset_files(own.dataset)):
+            s = lib.slab_dataset_file(own.dataset, f)
+            base, length = lib.slab_base(s), lib.slab_file_size(s)
+            self._bases.append(base)
+            self._files.append(_view(own, base, length, True))
+        self._col_data = (ctypes.c_void_p * self.batch_size)()
+        self._col_size = (ctypes.c_uint64 * self.batch_size)()
+        self._held = None
+
+    def __len__(self):
+        """Batches in the epoch."""
+        return self._batches
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if self._owner is None or not self._owner.loader:
+            raise SlabError("slab.Loader: closed")
+        return self._owner.loader
+
+    def next_batch(self):
+        """The next Batch in plan order, or None after the last one, without releasing any
+        (at most ring - 1 may be held). Raises SlabError when a sample fails (on_error
+        "raise") or the read-ahead does."""
+        h = self._handle()
+        b = ctypes.c_void_p()
+        rc = self._lib.slab_loader_next(h, ctypes.byref(b))
+        if rc < 0:
+            raise SlabError(self._lib.slab_loader_error(h).decode("utf-8", "replace"))
+        return Batch(self, b.value) if rc == 1 else None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        """The next batch; the one handed out before is released first (see Batch)."""
+        if self._held is not None:
+            self._held.release()
+            self._held = None
+        b = self.next_batch()
+        if b is None:
+            raise StopIteration
+        self._held = b
+        return b
+
+    def _release(self, h):
+        if self._owner is not None and self._owner.loader:
+            self._lib.slab_loader_release(self._owner.loader, h)
+
+    @property
+    def skipped(self):
+        """Samples skipped so far (on_error="skip")."""
+        return self._lib.slab_loader_skipped(self._handle())
+
+    @property
+    def error(self):
+        """The first skipped sample's error, or the failure's ("" when none)."""
+        return self._lib.slab_loader_error(self._handle()).decode("utf-8", "replace")
+
+    def stats(self):
+        """What the batches handed out so far held: batches, samples, skipped, bytes (of the
+        wanted fields), images, scaled (DCT-scaled decodes: at 1/2, 1/4 or 1/8), scales
+        ({1: n, 2: n, 4: n, 8: n}), region (decodes of only the crop's region) and
+        decoded_pixels."""
+        st = _CLoaderStats()
+        st.size = ctypes.sizeof(st)
+        self._lib.slab_loader_stats(self._handle(), ctypes.byref(st))
+        scales = {1 << k: st.scaled[k] for k in range(4)}
+        return {"batches": st.batches, "samples": st.samples, "skipped": st.skipped,
+                "bytes": st.bytes, "images": st.images, "scaled": st.images - st.scaled[0],
+                "scales": scales, "region": st.region, "decoded_pixels": st.decoded_pixels}
+
+    def close(self):
+        """Stop the threads and free the ring, files and plan once no view handed out
+        reaches them any more (at once when none does)."""
+        self._held = None
+        self._files = self._bases = None
+        self._owner = None
 
 
 def main(argv):

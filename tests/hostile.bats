@@ -313,7 +313,7 @@ PY
 	assert_equal "$stderr" "inspect: 'k.slab': sample #3: key '../yy/e' is not a safe member name (absolute, or with a '..' component)"
 	assert_equal "$output" ""
 	shuffle-plan -q --mode sequential -o p k.slab
-	for fmt in tar raw; do
+	for fmt in tar raw "frames --image txt"; do
 		run -1 --separate-stderr prefetch -q --plan p --emit --emit-format $fmt k.slab
 		assert_equal "$stderr" "prefetch: 'k.slab': sample #3: key '../yy/e' is not a safe member name (absolute, or with a '..' component)"
 		assert_equal "$output" ""

@@ -88,7 +88,7 @@ man_example() {
 	akey=$(inspect --list a.slab | awk 'NR == 1 { print $2 }')
 	run -1 env LD_LIBRARY_PATH="$PWD/root/usr/lib" ./example "$akey" p.plan a.slab
 	assert_line "$akey: file 0, sample 0"
-	assert_line "'p.plan': the plan is for 2 files, 1 given"
+	assert_line "'p.plan': plan does not belong to these files: the plan is for 2 files, 1 given"
 	run -1 env LD_LIBRARY_PATH="$PWD/root/usr/lib" ./example "$key" p.plan a.slab
 	assert_output "$key: no such key"
 	run -1 env LD_LIBRARY_PATH="$PWD/root/usr/lib" ./example "$key" p.plan a.slab missing.slab

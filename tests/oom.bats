@@ -179,6 +179,14 @@ sweep() {
 	fi
 }
 
+@test "prefetch --plan --emit-format frames: the loader's threads and the image pipeline" {
+	dataset
+	shuffle-plan -q --window 2 -o q.plan d.slab
+	sweep - prefetch -q --plan q.plan --emit --emit-format frames --image jpg --size 16x12 d.slab
+	sweep - prefetch -q --plan q.plan --emit --emit-format frames --image jpg --size 16x12 \
+		--on-error skip -j 1 --fields cls d.slab
+}
+
 @test "prefetch --plan, --status, --warm" {
 	dataset
 	shuffle-plan -q --window 2 -o q.plan d.slab

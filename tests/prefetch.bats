@@ -195,7 +195,7 @@ Try 'prefetch --help' for more information."
 	run -2 --separate-stderr prefetch --plan p --ahead 4x a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '4x' (a number of pages, 1 or more)"
 	run -2 --separate-stderr prefetch --plan p --emit --emit-format zip a.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar or raw)"
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar, raw or frames)"
 	run -2 --separate-stderr prefetch --plan p --emit-format raw a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: --emit-format goes with --emit"
 	run -2 --separate-stderr prefetch --warm --evict a.slab

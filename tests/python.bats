@@ -6,21 +6,7 @@
 
 load test_helper/common
 
-pyslab() {
-	PYTHONPATH="$SLAB_ROOT/scripts" python3 "$@"
-}
-
-# The build's library, when this python3 can load it: an AddressSanitizer build's cannot
-# (its runtime must come first in the process), so there only the pure path is tested.
-LIBSLAB="$SLAB_BUILD/libslab.so"
-if [ ! -f "$LIBSLAB" ] || grep -qa __asan_init "$LIBSLAB"; then
-	LIBSLAB=
-fi
 BACKENDS="${LIBSLAB:+$LIBSLAB }none"
-
-need_libslab() {
-	[ -n "$LIBSLAB" ] || skip "no libslab.so this python3 can load in $SLAB_BUILD (a sanitizer build)"
-}
 
 # The backend slab.py must report under SLAB_LIBRARY=$1.
 check_backend() {

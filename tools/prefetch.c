@@ -2,6 +2,7 @@
  * resident, warm or evict them, or follow a plan: keep its next pages on their way into the
  * cache, drop those behind, and stream its samples in plan order to standard output. */
 #include "cli.h"
+#include "frameout.h"
 #include "json.h"
 #include "pagecache.h"
 #include "rawout.h"
@@ -22,7 +23,8 @@ static const char usage_text[] =
 "       prefetch [--status] [--json] FILE...\n"
 "       prefetch --warm|--evict FILE...\n"
 "       prefetch --plan PLAN [--ahead N] [--release] [--direct] FILE...\n"
-"       prefetch --plan PLAN --emit [--emit-format tar|raw] [OPTIONS] FILE...\n";
+"       prefetch --plan PLAN --emit [--emit-format tar|raw] [OPTIONS] FILE...\n"
+"       prefetch --plan PLAN --emit --emit-format frames --image FIELD [OPTIONS] FILE...\n";
 
 static const char help_text[] =
 "Report, warm or evict the page cache of files, or follow a plan over .slab files.\n"
@@ -39,7 +41,9 @@ static const char help_text[] =
 "      --release            drop each page once the plan is past its last use\n"
 "      --emit               write the samples in plan order to standard output\n"
 "      --emit-format FMT    tar (default): a tar of KEY.FIELD members;\n"
-"                           raw: length-prefixed records, see prefetch(1)\n"
+"                           raw: length-prefixed records, see prefetch(1);\n"
+"                           frames: decoded, cropped, resized images in\n"
+"                           fixed-size records, see prefetch(1)\n"
 "      --direct             read with O_DIRECT, bypassing the page cache\n"
 "      --json               --status as JSON\n"
 "  -q, --quiet              no summary, no progress\n"
@@ -47,35 +51,69 @@ static const char help_text[] =
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
 "\n"
+"With --emit-format frames:\n"
+"      --image FIELD        the JPEG field to decode (required), e.g. jpg\n"
+"      --size WxH           output width and height (default 224x224)\n"
+"      --crop MODE          random-resized (default), center or none\n"
+"      --flip               flip horizontally, each image with probability 1/2\n"
+"      --seed N             seed of the crops and flips (default: the plan's)\n"
+"      --epoch N            epoch of the crops and flips (default: the plan's)\n"
+"      --chw                planar pixels (3 x H x W), not H x W x 3\n"
+"      --fields LIST        the other fields each record carries, comma-separated\n"
+"                           (default: every field but the image)\n"
+"  -j, --threads N          decoding threads, 1 to 1024 (default 2)\n"
+"      --on-error MODE      fail (default): a JPEG that does not decode stops\n"
+"                           the stream; skip: leave it out and count it\n"
+"\n"
 "Exit status: 0 success (also when the reader of --emit stops early), 1 failure\n"
-"(unreadable file, bad or foreign plan, read or write error), 2 usage error.\n"
+"(unreadable file, bad or foreign plan, read or write error, a JPEG that does\n"
+"not decode), 2 usage error.\n"
 "See prefetch(1), slab(5) and slab-plan(5).\n";
 
 enum {
 	OPT_AHEAD = CHAR_MAX + 1,
+	OPT_CHW,
+	OPT_CROP,
 	OPT_DIRECT,
 	OPT_EMIT,
 	OPT_EMIT_FORMAT,
+	OPT_EPOCH,
 	OPT_EVICT,
+	OPT_FIELDS,
+	OPT_FLIP,
+	OPT_IMAGE,
 	OPT_JSON,
+	OPT_ON_ERROR,
 	OPT_PLAN,
 	OPT_RELEASE,
+	OPT_SEED,
+	OPT_SIZE,
 	OPT_STATUS,
 	OPT_WARM,
 };
 
 static const struct option longopts[] = {
 	{ "ahead",       required_argument, NULL, OPT_AHEAD },
+	{ "chw",         no_argument,       NULL, OPT_CHW },
+	{ "crop",        required_argument, NULL, OPT_CROP },
 	{ "direct",      no_argument,       NULL, OPT_DIRECT },
 	{ "emit",        no_argument,       NULL, OPT_EMIT },
 	{ "emit-format", required_argument, NULL, OPT_EMIT_FORMAT },
+	{ "epoch",       required_argument, NULL, OPT_EPOCH },
 	{ "evict",       no_argument,       NULL, OPT_EVICT },
+	{ "fields",      required_argument, NULL, OPT_FIELDS },
+	{ "flip",        no_argument,       NULL, OPT_FLIP },
 	{ "help",        no_argument,       NULL, 'h' },
+	{ "image",       required_argument, NULL, OPT_IMAGE },
 	{ "json",        no_argument,       NULL, OPT_JSON },
+	{ "on-error",    required_argument, NULL, OPT_ON_ERROR },
 	{ "plan",        required_argument, NULL, OPT_PLAN },
 	{ "quiet",       no_argument,       NULL, 'q' },
 	{ "release",     no_argument,       NULL, OPT_RELEASE },
+	{ "seed",        required_argument, NULL, OPT_SEED },
+	{ "size",        required_argument, NULL, OPT_SIZE },
 	{ "status",      no_argument,       NULL, OPT_STATUS },
+	{ "threads",     required_argument, NULL, 'j' },
 	{ "verbose",     no_argument,       NULL, 'v' },
 	{ "version",     no_argument,       NULL, 'V' },
 	{ "warm",        no_argument,       NULL, OPT_WARM },
@@ -83,9 +121,14 @@ static const struct option longopts[] = {
 };
 
 enum mode { MODE_STATUS, MODE_WARM, MODE_EVICT, MODE_PLAN };
-enum emit { EMIT_NONE, EMIT_TAR, EMIT_RAW };
+enum emit { EMIT_NONE, EMIT_TAR, EMIT_RAW, EMIT_FRAMES };
 
 #define DEFAULT_AHEAD 16
+#define DEFAULT_THREADS 2
+#define MAX_THREADS 1024
+/* Frames: the samples a worker decodes at a time, about this many bytes of pixels. */
+#define FRAME_BATCH_BYTES (2u << 20)
+#define FRAME_BATCH_MAX 32u
 
 static double rate(uint64_t bytes, double secs)
 {
@@ -294,10 +337,23 @@ static int evict(char **paths, int n)
 
 /* ---- --plan ------------------------------------------------------------------------------- */
 
+/* --emit-format frames: what each image becomes, and the other fields carried. */
+struct frame_opts {
+	const char *image;              /* the JPEG field */
+	char **fields;                  /* --fields; NULL: every field but the image */
+	size_t nfields;
+	struct slab_image_spec spec;
+	uint64_t seed, epoch;
+	int seed_set, epoch_set;        /* else the plan's */
+	unsigned threads;
+	int skip;                       /* --on-error skip */
+};
+
 struct plan_opts {
 	const char *plan_path;
 	enum emit emit;
 	struct slab_follow_options fo;
+	struct frame_opts fr;
 };
 
 struct emitter {
@@ -505,18 +561,291 @@ out:
 	return ret;
 }
 
+/* ---- --emit-format frames ----------------------------------------------------------------- */
+
+static void frames_progress(uint64_t done, uint64_t n, uint64_t bytes, double secs)
+{
+	char a[32];
+
+	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu samples, %s, %.1f MB/s\033[K", cli_progname(),
+		percent(done, n), (unsigned long long)done, (unsigned long long)n,
+		cli_human_size(bytes, a, sizeof(a)), rate(bytes, secs));
+}
+
+static int dataset_has_field(const struct slab_dataset *d, const char *name)
+{
+	for (size_t i = 0; i < slab_dataset_files(d); i++)
+		if (slab_field_lookup(slab_dataset_file(d, i), name) >= 0)
+			return 1;
+	return 0;
+}
+
+/* The samples of the plan through the loader's image pipeline, written as frame records
+ * (frameout.h). Skipped samples leave no record: the end record counts them. */
+static int emit_frames(char **paths, int n, const struct plan_opts *po)
+{
+	const struct frame_opts *fr = &po->fr;
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan = NULL;
+	struct slab_loader *l = NULL;
+	struct slab_loader_batch *b;
+	struct slab_frameout *w = NULL;
+	struct slab_loader_options lo = { .size = sizeof(lo) };
+	struct slab_frameout_params fp = { 0 };
+	const char **want = NULL;       /* the loader's fields, when --fields is given */
+	unsigned *other = NULL;         /* the loader's number of each field a record carries */
+	const char **names = NULL;      /* and its name */
+	struct slab_frameout_field *ff = NULL;
+	unsigned nother = 0, nf;
+	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h * 3, written = 0, count;
+	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r = 0, wr = 0, warned = 0;
+	double start, last = 0;
+	char a[32];
+
+	if (!d || !(l = slab_loader_new()) || !(w = slab_frameout_new())) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (slab_dataset_open(d, (const char *const *)paths, (size_t)n) < 0) {
+		cli_error("%s", slab_dataset_error(d));
+		goto out;
+	}
+	/* What is emitted is named by its keys: all must be safe before anything is. */
+	for (int i = 0; i < n; i++) {
+		if (slab_check_keys(slab_dataset_file(d, (size_t)i)) < 0) {
+			cli_error("%s", slab_error(slab_dataset_file(d, (size_t)i)));
+			goto out;
+		}
+	}
+	if (slab_dataset_plan_read(d, po->plan_path, &plan) < 0) {
+		cli_error("%s", slab_dataset_error(d));
+		goto out;
+	}
+	if (!dataset_has_field(d, fr->image)) {
+		cli_error("no file has a field '%s'", fr->image);
+		goto out;
+	}
+	if (fr->fields) {
+		/* The fields asked for, then the image unless it is one of them. */
+		int has_image = 0;
+
+		if (!(want = calloc(fr->nfields + 1, sizeof(*want)))) {
+			cli_error("out of memory");
+			goto out;
+		}
+		for (size_t k = 0; k < fr->nfields; k++) {
+			want[k] = fr->fields[k];
+			has_image |= strcmp(want[k], fr->image) == 0;
+		}
+		lo.nfields = fr->nfields;
+		if (!has_image)
+			want[lo.nfields++] = fr->image;
+		lo.fields = want;
+	}
+	lo.batch = image_bytes >= FRAME_BATCH_BYTES ? 1 : FRAME_BATCH_BYTES / image_bytes;
+	if (lo.batch > FRAME_BATCH_MAX)
+		lo.batch = FRAME_BATCH_MAX;
+	lo.threads = fr->threads;
+	lo.ahead = po->fo.ahead;
+	lo.release = po->fo.release;
+	lo.skip = fr->skip;
+	lo.image = &fr->spec;
+	lo.transform_field = fr->image;
+	lo.seed = fr->seed_set ? fr->seed : slab_plan_params(plan)->seed;
+	lo.epoch = fr->epoch_set ? fr->epoch : slab_plan_params(plan)->epoch;
+	if (slab_loader_open(l, d, plan, &lo) < 0) {
+		cli_error("%s", slab_loader_error(l));
+		goto out;
+	}
+	/* The fields a record carries: those asked for, in their order, or every field of the
+	 * loader (sorted) but the image. */
+	nf = slab_loader_field_count(l);
+	other = calloc(nf, sizeof(*other));
+	names = calloc(nf, sizeof(*names));
+	ff = calloc(nf, sizeof(*ff));
+	if (!other || !names || !ff) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (unsigned f = 0; f < nf; f++) {
+		const char *name = slab_loader_field_name(l, f);
+
+		if (fr->fields ? f < fr->nfields : strcmp(name, fr->image) != 0) {
+			other[nother] = f;
+			names[nother++] = name;
+		}
+	}
+	count = slab_plan_count(plan);
+	fp.count = count;
+	fp.width = fr->spec.out_w;
+	fp.height = fr->spec.out_h;
+	fp.chw = fr->spec.chw;
+	fp.crop = fr->spec.crop;
+	fp.flip = fr->spec.flip;
+	fp.seed = lo.seed;
+	fp.epoch = lo.epoch;
+	fp.fields = names;
+	fp.nfields = nother;
+	/* A reader that stops early is not an error: the write says EPIPE, we stop. */
+	signal(SIGPIPE, SIG_IGN);
+	start = cli_now();
+	if (slab_frameout_open(w, STDOUT_FILENO, &fp) < 0) {
+		wr = -1;
+		goto written;
+	}
+	while ((r = slab_loader_next(l, &b)) == 1) {
+		size_t cnt = slab_loader_batch_count(b);
+
+		if (!warned && slab_loader_skipped(l)) {
+			cli_warn("%s (skipped)", slab_loader_error(l));
+			warned = 1;
+		}
+		for (size_t j = 0; j < cnt && wr == 0; j++) {
+			struct slab_loader_sample smp;
+
+			slab_loader_batch_sample(b, j, &smp);
+			for (unsigned k = 0; k < nother; k++)
+				slab_loader_batch_field(b, j, other[k], &ff[k].data, &ff[k].size);
+			if (slab_frameout_sample(w, smp.file, smp.index, smp.pos, smp.key, smp.key_len,
+						 slab_loader_batch_out(b, j), ff) < 0)
+				wr = -1;
+			else
+				written++;
+		}
+		slab_loader_release(l, b);
+		if (wr < 0)
+			break;
+		if (progress && cli_now() - last >= 0.25) {
+			last = cli_now();
+			frames_progress(written, count, slab_frameout_bytes(w), last - start);
+		}
+	}
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (wr == 0 && r < 0) {
+		cli_error("%s", slab_loader_error(l));
+		goto out;
+	}
+	if (wr == 0 && slab_frameout_finish(w, slab_loader_skipped(l)) < 0)
+		wr = -1;
+written:
+	if (wr < 0 && slab_frameout_errno(w) != EPIPE) {
+		cli_error("frames output: %s", slab_frameout_error(w));
+		goto out;
+	}
+	if (wr < 0)
+		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_path,
+			 (unsigned long long)written, (unsigned long long)count);
+	if (cli_verbosity >= 1) {
+		double secs = cli_now() - start;
+		char skipped[64] = "";
+
+		if (fr->skip)
+			snprintf(skipped, sizeof(skipped), ", %llu skipped",
+				 (unsigned long long)slab_loader_skipped(l));
+		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", po->plan_path,
+			  (unsigned long long)written,
+			  cli_human_size(slab_frameout_bytes(w), a, sizeof(a)), secs,
+			  rate(slab_frameout_bytes(w), secs), skipped);
+	}
+	cli_info("'%s': %u threads, %zu samples a batch, %s a frame, seed %llu, epoch %llu",
+		 po->plan_path, fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
+		 (unsigned long long)lo.seed, (unsigned long long)lo.epoch);
+	ret = SLAB_EXIT_OK;
+out:
+	/* The loader before what it reads. */
+	slab_loader_close(l);
+	slab_frameout_free(w);
+	free(want);
+	free(other);
+	free(names);
+	free(ff);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	return ret;
+}
+
+/* "jpg,cls" into fr->fields. 0, -1 on an empty list or an empty name in it ("a,,b", ",a"),
+ * or SLAB_ERR_NOMEM. */
+static int split_fields(struct frame_opts *fr, const char *list)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **k;
+
+		if (len == 0)
+			return -1;
+		k = realloc(fr->fields, (fr->nfields + 1) * sizeof(*k));
+		if (!k)
+			return SLAB_ERR_NOMEM;
+		fr->fields = k;
+		fr->fields[fr->nfields] = strndup(p, len);
+		if (!fr->fields[fr->nfields])
+			return SLAB_ERR_NOMEM;
+		fr->nfields++;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* The name of an option that goes with --emit-format frames alone, else NULL. */
+static const char *frames_option(int c)
+{
+	switch (c) {
+	case OPT_CHW:           return "--chw";
+	case OPT_CROP:          return "--crop";
+	case OPT_EPOCH:         return "--epoch";
+	case OPT_FIELDS:        return "--fields";
+	case OPT_FLIP:          return "--flip";
+	case OPT_IMAGE:         return "--image";
+	case 'j':               return "--threads";
+	case OPT_ON_ERROR:      return "--on-error";
+	case OPT_SEED:          return "--seed";
+	case OPT_SIZE:          return "--size";
+	default:                return NULL;
+	}
+}
+
+/* "WxH", each from 1 to 65535: 0, or -1. */
+static int parse_size(const char *s, uint32_t *w, uint32_t *h)
+{
+	const char *x = strchr(s, 'x');
+	char width[16];
+	uint64_t a, b;
+
+	if (!x || (size_t)(x - s) >= sizeof(width))
+		return -1;
+	memcpy(width, s, (size_t)(x - s));
+	width[x - s] = '\0';
+	if (cli_parse_u64(width, 1, 65535, &a) < 0 || cli_parse_u64(x + 1, 1, 65535, &b) < 0)
+		return -1;
+	*w = (uint32_t)a;
+	*h = (uint32_t)b;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum mode mode = MODE_STATUS;
-	struct plan_opts po = { NULL, EMIT_NONE,
-				{ .size = sizeof(po.fo), .ahead = DEFAULT_AHEAD } };
-	const char *emit_format = NULL;
+	/* Static: the --fields list stays reachable when a usage error returns early. */
+	static struct plan_opts po = {
+		.fo = { .size = sizeof(po.fo), .ahead = DEFAULT_AHEAD },
+		.fr = { .threads = DEFAULT_THREADS },
+	};
+	const char *emit_format = NULL, *frames_opt = NULL;
 	int json = 0, emit = 0, ahead_set = 0, nmodes = 0, c, ret;
 	uint64_t v;
 
 	cli_init(argv[0]);
 	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
-	while ((c = getopt_long(argc, argv, "hqvV", longopts, NULL)) != -1) {
+	slab_image_spec_init(&po.fr.spec, 224, 224);
+	po.fr.spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	while ((c = getopt_long(argc, argv, "hj:qvV", longopts, NULL)) != -1) {
+		if (!frames_opt)
+			frames_opt = frames_option(c);
 		switch (c) {
 		case OPT_AHEAD:
 			if (cli_parse_u64(optarg, 1, UINT32_MAX, &v) < 0)
@@ -525,6 +854,20 @@ int main(int argc, char **argv)
 			po.fo.ahead = v;
 			ahead_set = 1;
 			break;
+		case OPT_CHW:
+			po.fr.spec.chw = 1;
+			break;
+		case OPT_CROP:
+			if (strcmp(optarg, "random-resized") == 0)
+				po.fr.spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+			else if (strcmp(optarg, "center") == 0)
+				po.fr.spec.crop = SLAB_IMAGE_CROP_CENTER;
+			else if (strcmp(optarg, "none") == 0)
+				po.fr.spec.crop = SLAB_IMAGE_CROP_NONE;
+			else
+				return cli_usage_error("invalid --crop '%s' (random-resized, center or none)",
+						       optarg);
+			break;
 		case OPT_DIRECT:
 			po.fo.direct = 1;
 			break;
@@ -532,18 +875,54 @@ int main(int argc, char **argv)
 			emit = 1;
 			break;
 		case OPT_EMIT_FORMAT:
-			if (strcmp(optarg, "tar") && strcmp(optarg, "raw"))
-				return cli_usage_error("invalid --emit-format '%s' (tar or raw)", optarg);
+			if (strcmp(optarg, "tar") && strcmp(optarg, "raw") && strcmp(optarg, "frames"))
+				return cli_usage_error("invalid --emit-format '%s' (tar, raw or frames)", optarg);
 			emit_format = optarg;
+			break;
+		case OPT_EPOCH:
+			if (cli_parse_u64(optarg, 0, UINT64_MAX, &po.fr.epoch) < 0)
+				return cli_usage_error("invalid --epoch '%s' (a number from 0)", optarg);
+			po.fr.epoch_set = 1;
 			break;
 		case OPT_EVICT:
 			mode = MODE_EVICT;
 			nmodes++;
 			break;
+		case OPT_FIELDS:
+			if ((c = split_fields(&po.fr, optarg)) == SLAB_ERR_NOMEM) {
+				cli_error("out of memory");
+				return SLAB_EXIT_FAIL;
+			}
+			if (c < 0)
+				return cli_usage_error("invalid --fields list '%s' (names separated by commas, none empty)",
+						       optarg);
+			break;
+		case OPT_FLIP:
+			po.fr.spec.flip = 1;
+			break;
 		case 'h':
 			return cli_help(usage_text, help_text);
+		case OPT_IMAGE:
+			if (!*optarg)
+				return cli_usage_error("invalid --image '' (the name of a JPEG field, such as jpg)");
+			po.fr.image = optarg;
+			break;
+		case 'j':
+			if (cli_parse_u64(optarg, 1, MAX_THREADS, &v) < 0)
+				return cli_usage_error("invalid --threads '%s' (a number from 1 to %d)", optarg,
+						       MAX_THREADS);
+			po.fr.threads = (unsigned)v;
+			break;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_ON_ERROR:
+			if (strcmp(optarg, "skip") == 0)
+				po.fr.skip = 1;
+			else if (strcmp(optarg, "fail") == 0)
+				po.fr.skip = 0;
+			else
+				return cli_usage_error("invalid --on-error '%s' (fail or skip)", optarg);
 			break;
 		case OPT_PLAN:
 			mode = MODE_PLAN;
@@ -555,6 +934,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RELEASE:
 			po.fo.release = 1;
+			break;
+		case OPT_SEED:
+			if (cli_parse_u64(optarg, 0, UINT64_MAX, &po.fr.seed) < 0)
+				return cli_usage_error("invalid --seed '%s' (a number from 0)", optarg);
+			po.fr.seed_set = 1;
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &po.fr.spec.out_w, &po.fr.spec.out_h) < 0)
+				return cli_usage_error("invalid --size '%s' (WxH, each from 1 to 65535)", optarg);
 			break;
 		case OPT_STATUS:
 			mode = MODE_STATUS;
@@ -581,6 +969,19 @@ int main(int argc, char **argv)
 		return cli_usage_error("--emit goes with --plan");
 	if (emit_format && !emit)
 		return cli_usage_error("--emit-format goes with --emit");
+	if (emit_format && strcmp(emit_format, "frames") == 0) {
+		if (!po.fr.image)
+			return cli_usage_error("--emit-format frames needs --image FIELD (the JPEG field, such as jpg)");
+		if (po.fo.direct)
+			return cli_usage_error("--direct does not go with --emit-format frames");
+		for (size_t a = 0; a < po.fr.nfields; a++)
+			for (size_t b = a + 1; b < po.fr.nfields; b++)
+				if (strcmp(po.fr.fields[a], po.fr.fields[b]) == 0)
+					return cli_usage_error("invalid --fields list: '%s' given twice",
+							       po.fr.fields[a]);
+	} else if (frames_opt) {
+		return cli_usage_error("%s goes with --emit-format frames", frames_opt);
+	}
 	if (po.fo.direct && mode != MODE_PLAN)
 		return cli_usage_error("--direct goes with --plan");
 	if ((ahead_set || po.fo.release) && mode != MODE_PLAN)
@@ -596,8 +997,12 @@ int main(int argc, char **argv)
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0 ||
 	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)&po.plan_path, 1) < 0))
 		return SLAB_EXIT_FAIL;
-	if (emit)
-		po.emit = emit_format && strcmp(emit_format, "raw") == 0 ? EMIT_RAW : EMIT_TAR;
+	if (emit && emit_format && strcmp(emit_format, "raw") == 0)
+		po.emit = EMIT_RAW;
+	else if (emit && emit_format && strcmp(emit_format, "frames") == 0)
+		po.emit = EMIT_FRAMES;
+	else if (emit)
+		po.emit = EMIT_TAR;
 
 	switch (mode) {
 	case MODE_WARM:
@@ -607,7 +1012,10 @@ int main(int argc, char **argv)
 		ret = evict(argv + optind, argc - optind);
 		break;
 	case MODE_PLAN:
-		ret = follow_plan(argv + optind, argc - optind, &po);
+		if (po.emit == EMIT_FRAMES)
+			ret = emit_frames(argv + optind, argc - optind, &po);
+		else
+			ret = follow_plan(argv + optind, argc - optind, &po);
 		break;
 	case MODE_STATUS:
 	default:
@@ -616,5 +1024,8 @@ int main(int argc, char **argv)
 	}
 	if (cli_close_stdout() < 0)
 		ret = SLAB_EXIT_FAIL;
+	for (size_t k = 0; k < po.fr.nfields; k++)
+		free(po.fr.fields[k]);
+	free(po.fr.fields);
 	return ret;
 }

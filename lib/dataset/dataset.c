@@ -201,7 +201,8 @@ int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab
 		return plan_fail(d, plan, rc);
 	rc = slab_plan_match(plan, d->files, (uint32_t)d->n);
 	if (rc < 0) {
-		slab_fail(&d->err, rc, path, "%s", slab_plan_error(plan));
+		slab_fail(&d->err, rc, path, "plan does not belong to these files: %s",
+			  slab_plan_error(plan));
 		slab_plan_free(plan);
 		return rc;
 	}

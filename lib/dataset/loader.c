@@ -10,11 +10,15 @@
 #include "sized.h"
 #include "slab.h"
 
+#include <linux/mempolicy.h>
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024u
@@ -25,10 +29,6 @@
 #define WHY_SIZE 256u
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
-
-struct rec {
-	struct slab_loader_sample s;
-};
 
 struct fref {
 	const unsigned char *data;      /* NULL: the sample lacks the field */
@@ -44,9 +44,10 @@ struct slab_loader_batch {
 	struct slab_err err;    /* its text, or the first skipped sample's */
 	void *mem;              /* one mapping: recs, frefs, then the output area */
 	size_t memlen;
-	struct rec *recs;
+	struct slab_loader_sample *recs;
 	struct fref *frefs;     /* [n][nf] */
 	unsigned char *out;
+	struct slab_loader_stats st;    /* what filling it took: samples, bytes, images */
 };
 
 struct worker {
@@ -84,6 +85,7 @@ struct slab_loader {
 	uint64_t released_upto; /* batches [0, released_upto) are all released */
 	int failed;             /* sticky error of next() */
 	uint64_t skipped;
+	struct slab_loader_stats st;    /* of the batches handed out */
 
 	struct slab_loader_batch *slots;
 	uint32_t *free_ids, nfree;
@@ -100,6 +102,7 @@ struct slab_loader {
 };
 
 #define LOADER_OPTIONS_FIRST sizeof(struct slab_loader_options)
+#define LOADER_STATS_FIRST sizeof(struct slab_loader_stats)
 
 struct slab_loader *slab_loader_new(void)
 {
@@ -130,7 +133,7 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 	const struct slab_plan_entry *en = &l->plan->entries[e];
 	struct slab *s = w->rd[en->file];
 	const char *path = slab_dataset_path(l->d, en->file);
-	struct rec *r = &b->recs[j];
+	struct slab_loader_sample *r = &b->recs[j];
 	struct fref *fr = &b->frefs[j * l->nf];
 	struct slab_sample smp;
 	char why[WHY_SIZE];
@@ -138,11 +141,11 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 
 	if ((rc = slab_sample(s, en->sample, &smp)) < 0)
 		return slab_fail_from(&b->err, rc, slab_error(s));
-	r->s.pos = l->plan->start + e;
-	r->s.file = en->file;
-	r->s.index = en->sample;
-	r->s.key = smp.key;
-	r->s.key_len = smp.key_len;
+	r->pos = l->plan->start + e;
+	r->file = en->file;
+	r->index = en->sample;
+	r->key = smp.key;
+	r->key_len = smp.key_len;
 	for (unsigned f = 0; f < l->nf; f++) {
 		int id = l->fid[(size_t)en->file * l->nf + f];
 		struct slab_field fl;
@@ -180,6 +183,7 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 	if (l->o.image) {
 		const struct fref *t = &fr[l->tf];
 		struct slab_image_params ip;
+		struct slab_image_stats is;
 		uint32_t iw, ih;
 		uint64_t g = 0;
 
@@ -190,13 +194,17 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0 ||
 		    (rc = slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g, &ip)) < 0 ||
 		    (rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image, &ip,
-					    b->out + j * l->out_stride, NULL)) < 0)
+					    b->out + j * l->out_stride, &is)) < 0)
 			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
+		b->st.images++;
+		b->st.scaled[is.scale_denom == 8 ? 3 : is.scale_denom == 4 ? 2 : is.scale_denom == 2]++;
+		b->st.region += is.region != 0;
+		b->st.decoded_pixels += (uint64_t)is.decoded_w * is.decoded_h;
 	} else if (l->o.transform) {
 		const struct fref *t = l->tf >= 0 ? &fr[l->tf] : NULL;
 
 		why[0] = '\0';
-		rc = l->o.transform(l->o.transform_arg, &r->s, t ? t->data : NULL, t ? t->size : 0,
+		rc = l->o.transform(l->o.transform_arg, r, t ? t->data : NULL, t ? t->size : 0,
 				    b->out + j * l->out_stride, why, sizeof(why));
 		if (rc < 0) {
 			why[sizeof(why) - 1] = '\0';
@@ -216,15 +224,20 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 		hi = l->plan->n;
 	b->n = b->skipped = 0;
 	b->rc = 0;
+	memset(&b->st, 0, sizeof(b->st));
 	b->err.text[0] = first.text[0] = '\0';
 	for (uint64_t e = lo; e < hi; e++) {
 		int rc = load_one(w, b, e, b->n);
 
 		if (rc == 0) {
+			for (unsigned f = 0; f < l->nf; f++)
+				b->st.bytes += b->frefs[b->n * l->nf + f].size;
 			b->n++;
 			continue;
 		}
-		if (!l->o.skip) {
+		/* Out of memory is the machine's failure, not the sample's: skipping it would drop
+		 * good samples. */
+		if (!l->o.skip || rc == SLAB_ERR_NOMEM) {
 			b->rc = rc;
 			return;
 		}
@@ -392,32 +405,66 @@ static int resolve_fields(struct slab_loader *l)
 	return 0;
 }
 
-/* The ring: one anonymous mapping per slot (page aligned, huge pages where it is large). */
+/* One slot's memory: page aligned, and when it is large 2 MiB aligned with MADV_HUGEPAGE
+ * (the kernel backs it with huge pages where it can); preferably on NUMA node `node` (the
+ * caller's: the consumer reads every byte, the workers write them once), or where the
+ * kernel puts it when node < 0 or the kernel has no NUMA policy. NULL when out of memory. */
+static void *slot_map(size_t len, int node)
+{
+	size_t extra = len >= HUGE_SIZE ? HUGE_SIZE : 0, head;
+	unsigned char *raw = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (raw == MAP_FAILED)
+		return NULL;
+	head = extra ? (HUGE_SIZE - (uintptr_t)raw % HUGE_SIZE) % HUGE_SIZE : 0;
+	if (head)
+		munmap(raw, head);
+	if (extra - head)
+		munmap(raw + head + len, extra - head);
+	raw += head;
+	if (extra)
+		(void)madvise(raw, len, MADV_HUGEPAGE);
+	if (node >= 0 && node < 1024) {
+		unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
+
+		mask[node / (8 * sizeof(long))] = 1ul << (node % (8 * sizeof(long)));
+		/* A preference, not a binding: a full node spills over instead of failing. */
+		(void)syscall(SYS_mbind, raw, len, MPOL_PREFERRED, mask, 1024ul + 1, 0u);
+	}
+	return raw;
+}
+
+/* The ring: one mapping per slot (slot_map()). */
 static int make_ring(struct slab_loader *l)
 {
 	size_t B = l->o.batch, page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t index, len;
+	unsigned cpu, node;
 
-	if (l->o.transform || l->o.image)
+	/* Images back to back, one array; a transform's outputs each on OUT_ALIGN. */
+	if (l->o.image)
+		l->out_stride = l->o.out_size;
+	else if (l->o.transform)
 		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
-	if (B > SIZE_MAX / 4 / (sizeof(struct rec) + (size_t)l->nf * sizeof(struct fref) +
+	if (B > SIZE_MAX / 4 / (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref) +
 				l->out_stride + 1))
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch of %zu samples: too large", B);
-	index = (B * (sizeof(struct rec) + (size_t)l->nf * sizeof(struct fref)) + page - 1) /
+	index = (B * (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref)) + page - 1) /
 		page * page;
 	len = index + (B * l->out_stride + page - 1) / page * page;
 	l->slots = calloc(l->o.ring, sizeof(*l->slots));
 	l->free_ids = calloc(l->o.ring, sizeof(*l->free_ids));
 	if (!l->slots || !l->free_ids)
 		return nomem(l);
+	if (getcpu(&cpu, &node) != 0)
+		node = UINT_MAX;
 	for (unsigned i = 0; i < l->o.ring; i++) {
 		struct slab_loader_batch *b = &l->slots[i];
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = slot_map(len, node == UINT_MAX ? -1 : (int)node);
 
-		if (p == MAP_FAILED)
+		if (!p)
 			return nomem(l);
-		if (len >= HUGE_SIZE)
-			(void)madvise(p, len, MADV_HUGEPAGE);
 		b->l = l;
 		b->mem = p;
 		b->memlen = len;
@@ -674,6 +721,15 @@ int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 		if (b) {
 			b->state = SLOT_HELD;
 			l->next_out++;
+			l->st.batches++;
+			l->st.samples += b->n;
+			l->st.skipped += b->skipped;
+			l->st.bytes += b->st.bytes;
+			l->st.images += b->st.images;
+			for (int k = 0; k < 4; k++)
+				l->st.scaled[k] += b->st.scaled[k];
+			l->st.region += b->st.region;
+			l->st.decoded_pixels += b->st.decoded_pixels;
 			if (b->skipped) {
 				if (l->skipped == 0)
 					slab_fail_from(&l->err, SLAB_ERR_CORRUPT, b->err.text);
@@ -759,7 +815,7 @@ int slab_loader_batch_sample(const struct slab_loader_batch *b, size_t j,
 {
 	if (j >= b->n)
 		return SLAB_ERR_RANGE;
-	*out = b->recs[j].s;
+	*out = b->recs[j];
 	return 0;
 }
 
@@ -779,4 +835,36 @@ int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j, unsigne
 unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j)
 {
 	return b->out && j < b->n ? b->out + j * b->l->out_stride : NULL;
+}
+
+const struct slab_loader_sample *slab_loader_batch_samples(const struct slab_loader_batch *b)
+{
+	return b->recs;
+}
+
+int slab_loader_batch_column(const struct slab_loader_batch *b, unsigned f,
+			     const unsigned char **data, uint64_t *size)
+{
+	unsigned nf = b->l->nf;
+
+	if (f >= nf)
+		return SLAB_ERR_RANGE;
+	for (size_t j = 0; j < b->n; j++) {
+		data[j] = b->frefs[j * nf + f].data;
+		size[j] = b->frefs[j * nf + f].size;
+	}
+	return 0;
+}
+
+void slab_loader_stats(struct slab_loader *l, struct slab_loader_stats *st)
+{
+	struct slab_loader_stats full;
+
+	if (l->sync_ok)
+		pthread_mutex_lock(&l->mu);
+	full = l->st;
+	if (l->sync_ok)
+		pthread_mutex_unlock(&l->mu);
+	full.size = sizeof(full);
+	slab_sized_out(st, &full, sizeof(full), LOADER_STATS_FIRST);
 }

@@ -35,6 +35,20 @@ not_twice() {
 	fi
 }
 
+# scripts/slab.py's python3, and the build's libslab.so when this python3 can load it: an
+# AddressSanitizer build's cannot (its runtime must come first in the process), so there
+# tests that need the library skip.
+pyslab() {
+	PYTHONPATH="$SLAB_ROOT/scripts" python3 "$@"
+}
+LIBSLAB="$SLAB_BUILD/libslab.so"
+if [ ! -f "$LIBSLAB" ] || grep -qa __asan_init "$LIBSLAB"; then
+	LIBSLAB=
+fi
+need_libslab() {
+	[ -n "$LIBSLAB" ] || skip "no libslab.so this python3 can load in $SLAB_BUILD (a sanitizer build)"
+}
+
 # Tests that read the shared corpus skip where it is absent, as in a user's own clone.
 need_corpus() {
 	[ -d "$CORPUS" ] || skip "no shared corpus at $CORPUS"

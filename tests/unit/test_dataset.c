@@ -125,7 +125,8 @@ static void test_plans(void)
 	CHECK(slab_dataset_open(d, paths, 1) == 0);
 	again = NULL;
 	CHECK(slab_dataset_plan_read(d, "p.plan", &again) < 0 && again == NULL);
-	CHECK_STR(slab_dataset_error(d), "'p.plan': the plan is for 3 files, 1 given");
+	CHECK_STR(slab_dataset_error(d),
+		  "'p.plan': plan does not belong to these files: the plan is for 3 files, 1 given");
 	slab_plan_free(plan);
 	slab_dataset_close(d);
 }
