@@ -373,3 +373,280 @@ def main(body):
     except KeyboardInterrupt:
         print("bench: interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+def say(msg=""):
+    print(msg, flush=True)
+
+
+def si(x):
+    """A rate with 3 significant digits and a thousands separator: 12,300 / 1.23M."""
+    if x >= 1e6:
+        return f"{x / 1e6:.3g}M"
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Python interpreters and child programs
+
+def find_python(module):
+    """(interpreter, version) of the first python3 that imports module, or (None, None)."""
+    seen = []
+    for exe in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+        if not exe or exe in seen or not os.access(exe, os.X_OK):
+            continue
+        seen.append(exe)
+        r = subprocess.run([exe, "-c", f"import {module}; print({module}.__version__)"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            return exe, r.stdout.strip()
+    return None, None
+
+
+def python_version(exe):
+    return subprocess.run([exe, "-c", "import sys; print(sys.version.split()[0])"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def run_json(argv, out):
+    """run() with stdout to the file `out`; returns (run dict, the JSON the child printed last)."""
+    import json
+    r = run(argv, stdout=out)
+    with open(out) as f:
+        text = f.read().strip()
+    try:
+        return r, json.loads(text.splitlines()[-1])
+    except (ValueError, IndexError):
+        raise Failed(f"{' '.join(argv[:3])}...: printed no JSON result: {text[:200]!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cold runs: eviction with prefetch --evict, residency with prefetch --json
+
+def xargs(argv_head, listfile, stdout=None):
+    """argv_head + every path of listfile (one per line), through xargs."""
+    return run(["xargs", "-d", "\\n", "-a", listfile, *argv_head], stdout=stdout)
+
+
+def evict(paths, listfile=None):
+    """Drop the files (paths, or every path listed in listfile) from the page cache."""
+    if listfile:
+        xargs([tool("prefetch"), "-q", "--evict"], listfile)
+    else:
+        run([tool("prefetch"), "-q", "--evict", *paths])
+
+
+def residency(paths, listfile=None):
+    """Resident share of the files (prefetch --status --json), 0..1."""
+    import json
+    argv = [tool("prefetch"), "--json"]
+    if listfile:
+        argv = ["xargs", "-d", "\\n", "-a", listfile, *argv]
+    else:
+        argv += paths
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Failed(f"{' '.join(argv[:4])}...: exit status {r.returncode}")
+    text = r.stdout
+    dec = json.JSONDecoder()
+    res = size = 0
+    i = 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        obj, i = dec.raw_decode(text, i)
+        res += obj["total"]["resident_bytes"]
+        size += obj["total"]["size"]
+    return res / size if size else 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached data derived from other data: a stamp file PATH.args holds what it was made from
+
+def stamp_ok(path, want):
+    try:
+        with open(path + ".args") as f:
+            return f.read() == want and os.path.exists(path)
+    except FileNotFoundError:
+        return False
+
+
+def stamp_write(path, want):
+    with open(path + ".args.tmp", "w") as f:
+        f.write(want)
+    os.replace(path + ".args.tmp", path + ".args")
+
+
+def identity(path):
+    st = os.stat(path)
+    return f"{os.path.basename(path)} {st.st_size} {st.st_mtime_ns}"
+
+
+def make_slab(tar, path, args=()):
+    """PATH packed from tar by `pack -q ARGS`, made again when the tar, ARGS or pack change."""
+    want = " ".join(["pack", "-q", *args, identity(tar),
+                     version([tool("pack"), "--version"])]) + "\n"
+    if stamp_ok(path, want):
+        return path
+    remove(path + ".args")
+    say(f"packing {rel(tar)} -> {rel(path)}" + (f" ({' '.join(args)})" if args else ""))
+    t0 = time.perf_counter()
+    run([tool("pack"), "-q", *args, "-o", path, tar])
+    stamp_write(path, want)
+    say(f"packed in {time.perf_counter() - t0:.1f} s")
+    return path
+
+
+def tar_samples(tar):
+    """(key, {field: bytes}) of a WebDataset tar, in its order, streamed."""
+    import tarfile
+    key, fields = None, {}
+    with tarfile.open(tar, "r|") as t:
+        for m in t:
+            if not m.isfile():
+                continue
+            k, dot, field = m.name.partition(".")
+            if k != key and fields:
+                yield key, fields
+                fields = {}
+            key = k
+            fields[field] = t.extractfile(m).read()
+    if fields:
+        yield key, fields
+
+
+def slab_samples(path):
+    """(key, {field: bytes}) of a .slab file through scripts/slab.py, in its order."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import slab
+    ds = slab.Dataset([path])
+    try:
+        for i in range(len(ds)):
+            s = ds[i]
+            key, fields = s.key, {k: bytes(v) for k, v in s.fields.items()}
+            del s       # slab.py cannot close a mapping while memoryviews into it are alive
+            yield key, fields
+    finally:
+        ds.close()
+
+
+def class_folders(path, source):
+    """PATH/<cls>/<key>.jpg from the samples of source (a .tar or a .slab): one pass, written
+    to PATH.tmp, synced and renamed; made again when source changes."""
+    if source.endswith(".slab"):
+        want = f"class folders of jpg by cls, from slab {identity(source)}\n"
+        samples = slab_samples(source)
+    else:
+        want = f"class folders of jpg by cls, {identity(source)}\n"
+        samples = tar_samples(source)
+    if stamp_ok(path, want):
+        return path
+    remove(path + ".args")
+    tmp = path + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    say(f"writing {rel(path)}/<cls>/<key>.jpg from {rel(source)}")
+    t0 = time.perf_counter()
+    n = 0
+    for key, fields in samples:
+        if "jpg" not in fields or "cls" not in fields:
+            raise Failed(f"{source}: sample '{key}' has no jpg or no cls")
+        d = os.path.join(tmp, fields["cls"].decode().strip())
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, key + ".jpg"), "wb") as f:
+            f.write(fields["jpg"])
+        n += 1
+    os.sync()
+    if os.path.exists(path):
+        shutil.rmtree(path)
+    os.replace(tmp, path)
+    stamp_write(path, want)
+    say(f"wrote {n} files in {time.perf_counter() - t0:.1f} s")
+    return path
+
+
+# The peers dataset (scripts/bench/peers, shared by scripts/bench/loader): 20,000 real JPEGs of
+# 100-200 KB with a cls field, as a WebDataset tar, a .slab and class folders, in
+# bench/data/peers/ (BENCH_QUICK=1: 1,000 in bench/data/peers-quick/).
+PEERS_SEED = 11
+PEERS_CLASSES = 10
+PEERS_COUNT = 1000 if QUICK else 20000
+PEERS_DIR = os.path.join(DATA, "peers-quick" if QUICK else "peers")
+PEERS_MKWDS = ["--count", str(PEERS_COUNT), "--jpeg-bytes", "100K:200K",
+               "--seed", str(PEERS_SEED), "--classes", str(PEERS_CLASSES)]
+
+
+def peers_data():
+    """(tar, slab, files folder) of the peers dataset, made when missing or stale."""
+    os.makedirs(PEERS_DIR, exist_ok=True)
+    sub = os.path.basename(PEERS_DIR)
+    tar = mkwds_tar(f"{sub}/peers.tar", PEERS_MKWDS, min_bytes=PEERS_COUNT * 100_000)
+    slabf = make_slab(tar, os.path.join(PEERS_DIR, "peers.slab"))
+    files = class_folders(os.path.join(PEERS_DIR, "files"), tar)
+    return tar, slabf, files
+
+
+# ---------------------------------------------------------------------------------------------
+# An SVG chart of horizontal bars, one panel per section, log scale
+
+def svg_bars(path, title, panels, legend, footnote):
+    """Write an SVG bar chart to path (through path.tmp).
+
+    panels: [(panel title, [bar]...)], bar = dict(label, value, lo, hi, colour, note): the bar
+    is the median, the whisker lo..hi, note is printed after the value. legend: [(colour,
+    text, x)] on one line below; footnote: one line of grey text under it.
+    """
+    import math
+    W, LABEL, BARW, ROWH = 1000, 400, 420, 20
+    parts = []
+    y = 40
+    esc = (lambda s: s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    for name, bars in panels:
+        if not bars:
+            continue
+        lo = min(b["lo"] for b in bars)
+        hi = max(b["hi"] for b in bars)
+        d0 = math.floor(math.log10(lo)) if lo > 0 else 0
+        d1 = math.ceil(math.log10(hi)) if hi > 0 else 1
+        if d1 <= d0:
+            d1 = d0 + 1
+
+        def x(v):
+            return LABEL + BARW * (math.log10(max(v, 10 ** d0)) - d0) / (d1 - d0)
+
+        parts.append(f'<text x="10" y="{y}" font-weight="bold">{esc(name)}</text>')
+        y += 10
+        top = y
+        for b in bars:
+            parts.append(f'<text x="{LABEL - 6}" y="{y + 14}" text-anchor="end">'
+                         f'{esc(b["label"])}</text>')
+            parts.append(f'<rect x="{LABEL}" y="{y + 3}" width="{x(b["value"]) - LABEL:.1f}" '
+                         f'height="{ROWH - 6}" fill="{b["colour"]}"/>')
+            parts.append(f'<line x1="{x(b["lo"]):.1f}" x2="{x(b["hi"]):.1f}" y1="{y + ROWH / 2}" '
+                         f'y2="{y + ROWH / 2}" stroke="black"/>')
+            parts.append(f'<text x="{LABEL + BARW + 8}" y="{y + 14}">{esc(b["note"])}</text>')
+            y += ROWH
+        for dec in range(d0, d1 + 1):
+            gx = x(10 ** dec)
+            parts.append(f'<line x1="{gx:.1f}" x2="{gx:.1f}" y1="{top}" y2="{y}" stroke="#999" '
+                         f'stroke-dasharray="2,3"/>')
+            parts.append(f'<text x="{gx:.1f}" y="{y + 14}" text-anchor="middle" fill="#555">'
+                         f'{si(10 ** dec)}</text>')
+        y += 36
+    parts.append("".join(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{colour}"/>'
+                         f'<text x="{lx + 16}" y="{y + 11}">{esc(text)}</text>'
+                         for colour, text, lx in legend))
+    y += 24
+    parts.append(f'<text x="10" y="{y + 6}" fill="#555">{esc(footnote)}</text>')
+    y += 16
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" '
+           f'font-family="sans-serif" font-size="12">\n'
+           f'<rect width="100%" height="100%" fill="white"/>\n'
+           f'<text x="10" y="22" font-size="15" font-weight="bold">{esc(title)}</text>\n'
+           + "\n".join(parts) + "\n</svg>\n")
+    with open(path + ".tmp", "w") as f:
+        f.write(svg)
+    os.replace(path + ".tmp", path)
