@@ -498,6 +498,32 @@ static int make_ring(struct slab_loader *l)
 	return 0;
 }
 
+/* The read-ahead window in pages. Without release or a budget the walker runs ahead of the
+ * workers and `ahead` pages is the look-ahead. With either, it waits at the first batch the
+ * consumer holds (so nothing is dropped under a worker), and the window has to reach over the
+ * batches the workers fill meanwhile, the ring's, too: that many more pages, estimated from
+ * the dataset's average sample. */
+static uint64_t window_pages(const struct slab_loader *l)
+{
+	uint64_t data = 0, samples = 0, page = 4096, per;
+
+	if (!l->o.release && !l->o.memory)
+		return l->o.ahead;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		const struct slab *s = slab_dataset_file(l->d, i);
+
+		data += slab_table_offset(s) - slab_data_offset(s);
+		samples += slab_count(s);
+		if (slab_page_size(s) > page)
+			page = slab_page_size(s);
+	}
+	if (samples == 0)
+		return l->o.ahead;
+	/* pages a batch spans, plus one it may straddle */
+	per = ((double)data / (double)samples * (double)l->o.batch) / (double)page + 2;
+	return l->o.ahead + (uint64_t)l->o.ring * per;
+}
+
 static int start_threads(struct slab_loader *l)
 {
 	for (unsigned t = 0; t < l->o.threads; t++) {
@@ -644,7 +670,7 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 	if ((rc = resolve_fields(l)) < 0 || (rc = make_ring(l)) < 0)
 		goto fail;
 	if (l->o.ahead) {
-		struct slab_follow_options fo = { .size = sizeof(fo), .ahead = l->o.ahead,
+		struct slab_follow_options fo = { .size = sizeof(fo), .ahead = window_pages(l),
 						  .release = l->o.release, .memory = l->o.memory,
 						  .policy = l->o.cache_policy, .walked = 1 };
 		const struct slab_plan **plans = calloc(l->o.nnext + 1, sizeof(*plans));
