@@ -289,6 +289,20 @@ def table(header, rows, align):
     return "\n".join([line(header), rule] + [line(r) for r in rows])
 
 
+def write_svg(path, width, height, title, parts):
+    """An SVG document of the given size: white background, the title, then parts (through
+    path.tmp, so a reader never sees half a chart)."""
+    esc = (lambda t: str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">\n'
+           f'<rect width="100%" height="100%" fill="white"/>\n'
+           f'<text x="10" y="22" font-size="15" font-weight="bold">{esc(title)}</text>\n'
+           + "\n".join(parts) + "\n</svg>\n")
+    with open(path + ".tmp", "w") as f:
+        f.write(svg)
+    os.replace(path + ".tmp", path)
+
+
 def svg_grouped_bars(path, title, groups, series, refs=(), unit="", footnote=""):
     """Write an SVG chart of horizontal bars on a linear scale from 0 (through path.tmp).
 
@@ -353,14 +367,7 @@ def svg_grouped_bars(path, title, groups, series, refs=(), unit="", footnote="")
         y += 20
         parts.append(f'<text x="10" y="{y}" fill="#555" font-size="11">{esc(footnote)}</text>')
     y += 14
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" '
-           f'font-family="sans-serif" font-size="12">\n'
-           f'<rect width="100%" height="100%" fill="white"/>\n'
-           f'<text x="10" y="22" font-size="15" font-weight="bold">{esc(title)}</text>\n'
-           + "\n".join(parts) + "\n</svg>\n")
-    with open(path + ".tmp", "w") as f:
-        f.write(svg)
-    os.replace(path + ".tmp", path)
+    write_svg(path, W, y, title, parts)
 
 
 def main(body):
@@ -642,11 +649,4 @@ def svg_bars(path, title, panels, legend, footnote):
     y += 24
     parts.append(f'<text x="10" y="{y + 6}" fill="#555">{esc(footnote)}</text>')
     y += 16
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{y}" '
-           f'font-family="sans-serif" font-size="12">\n'
-           f'<rect width="100%" height="100%" fill="white"/>\n'
-           f'<text x="10" y="22" font-size="15" font-weight="bold">{esc(title)}</text>\n'
-           + "\n".join(parts) + "\n</svg>\n")
-    with open(path + ".tmp", "w") as f:
-        f.write(svg)
-    os.replace(path + ".tmp", path)
+    write_svg(path, W, y, title, parts)
