@@ -34,6 +34,9 @@ DESTDIR ?=
 BUILD   ?= build
 # Compiles at once in make check and make asan (the suites themselves run one at a time).
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+# The bats files run side by side (GNU parallel, which install-deps installs), each file's
+# tests in order.
+BATS_FLAGS ?= --jobs $(JOBS) --no-parallelize-within-files
 
 # The library's version, from slab.h.
 version_part = $(shell sed -n 's/^\#define SLAB_VERSION_$(1) *\([0-9]*\).*/\1/p' lib/slab.h)
