@@ -1,7 +1,8 @@
 /* test_loader.c: the batch loader through slab.h: every sample of a plan once, in plan order,
  * the bytes slab_get() gives, for several thread counts, batch sizes and rings; held batches,
  * a full ring, close mid-epoch, fields wanted and missing, a corrupt sample under both
- * policies, the transform hook, and the same batches with 1 and 8 threads. */
+ * policies, the transform hook, the same batches with 1 and 8 threads, and with a page cache
+ * budget over the next epochs' plans. */
 #include "slab.h"
 #include "crc32c.h"
 #include "unit.h"
@@ -191,6 +192,60 @@ static void test_matrix(void)
 	for (size_t bi = 0; bi < 3; bi++)
 		for (int drop = 0; drop < 2; drop++)
 			free(first[bi][drop].buf);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
+/* A page cache budget over this plan and two next ones, under both policies, with and without
+ * release, a budget smaller than a batch's pages and one larger than the data: the same
+ * batches, byte for byte, as with no budget, whatever the thread count. */
+static void test_budget(void)
+{
+	const char *paths[] = { "a.slab", "b.slab" };
+	static const unsigned threads[] = { 1, 2, 4 };
+	static const uint64_t memory[] = { 3 * 4096, 40 * 4096, 1 << 30 };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan *plan, *next[2];
+	struct trace ref = { 0 };
+
+	CHECK(slab_dataset_open(d, paths, 2) == 0);
+	plan = make_plan(d, 11);
+	next[0] = make_plan(d, 12);
+	next[1] = make_plan(d, 13);
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .threads = 1 };
+		run(d, plan, &o, &ref);
+	}
+	for (size_t ti = 0; ti < 3; ti++)
+		for (size_t mi = 0; mi < 3; mi++)
+			for (int policy = 0; policy < 2; policy++) {
+				struct slab_loader_options o = {
+					.size = sizeof(o), .batch = 7, .threads = threads[ti],
+					.ahead = 1 + 3 * mi, .release = (int)(ti + mi) % 2,
+					.memory = memory[mi],
+					.cache_policy = policy ? SLAB_CACHE_FIXED : SLAB_CACHE_BELADY,
+					.next_plans = (const struct slab_plan *const *)next,
+					.nnext = mi == 1 ? 1 : 2,
+				};
+				struct trace t = { 0 };
+
+				run(d, plan, &o, &t);
+				CHECK(t.len == ref.len && memcmp(t.buf, ref.buf, t.len) == 0);
+				free(t.buf);
+			}
+	/* Next plans announced and not given. */
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .ahead = 1,
+						 .memory = 1 << 20, .nnext = 2 };
+		struct slab_loader *l = slab_loader_new();
+
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "2 next plans, none given");
+		slab_loader_close(l);
+	}
+	free(ref.buf);
+	slab_plan_free(next[0]);
+	slab_plan_free(next[1]);
 	slab_plan_free(plan);
 	slab_dataset_close(d);
 }
@@ -725,6 +780,7 @@ int main(void)
 	make_file("b.slab", "m", 80, "extra");
 	test_matrix();
 	test_ring();
+	test_budget();
 	test_fields();
 	test_corrupt();
 	test_transform();
