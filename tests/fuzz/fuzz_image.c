@@ -1,0 +1,99 @@
+/* fuzz_image.c: libFuzzer target for the image pipeline (lib/dataset/image.c): the input's
+ * first 8 bytes choose what to make (crop mode, flip, CHW, the exact path, the output size
+ * and the seed), the rest is the JPEG. slab_image_size(), slab_image_params() and
+ * slab_image_decode() must return one of their documented codes, write exactly out_h x out_w
+ * x 3 bytes (the output buffer is that size, so ASan sees a byte past it), and leave the
+ * decoder usable: after every failure, a small valid JPEG made at start-up decodes again. */
+#include "slab.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CONTROL 8
+#define MAX_PIXELS (1u << 24)           /* larger pictures cost time, not coverage */
+
+static struct slab_image_decoder *dec;
+static unsigned char *good;
+static unsigned long good_len;
+
+/* A 24 x 16 4:2:0 JPEG of a gradient, to check the decoder after a failure. */
+static void make_good(void)
+{
+	unsigned char px[16 * 24 * 3];
+	tjhandle tj = tjInitCompress();
+
+	for (size_t i = 0; i < sizeof(px); i++)
+		px[i] = (unsigned char)(i * 7);
+	if (!tj || tjCompress2(tj, px, 24, 0, 16, TJPF_RGB, &good, &good_len, TJSAMP_420, 90, 0))
+		__builtin_trap();
+	tjDestroy(tj);
+}
+
+static int documented(int rc)
+{
+	return rc == 0 || rc == SLAB_ERR_CORRUPT || rc == SLAB_ERR_NOMEM;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct slab_image_spec spec;
+	struct slab_image_params p;
+	struct slab_image_stats st;
+	unsigned char *out;
+	uint32_t w, h;
+	uint64_t seed = 0;
+	int rc;
+
+	if (!dec) {
+		dec = slab_image_decoder_new();
+		if (!dec)
+			__builtin_trap();
+		make_good();
+	}
+	if (size < CONTROL)
+		return 0;
+	slab_image_spec_init(&spec, 1 + data[1] % 64u, 1 + data[2] % 64u);
+	spec.crop = data[0] % 3;
+	spec.flip = data[0] >> 2 & 1;
+	spec.chw = data[0] >> 3 & 1;
+	spec.exact = data[0] >> 4 & 1;
+	for (int i = 3; i < CONTROL; i++)
+		seed = seed << 8 | data[i];
+	data += CONTROL;
+	size -= CONTROL;
+
+	rc = slab_image_size(dec, data, size, &w, &h);
+	if (!documented(rc))
+		__builtin_trap();
+	if (rc < 0 || (uint64_t)w * h > MAX_PIXELS)
+		return 0;
+	if (w == 0 || h == 0 || slab_image_params(&spec, w, h, seed, seed >> 8, seed >> 16, &p) != 0)
+		__builtin_trap();
+	if (p.w == 0 || p.h == 0 || p.x + (uint64_t)p.w > w || p.y + (uint64_t)p.h > h)
+		__builtin_trap();
+	out = malloc((size_t)spec.out_w * spec.out_h * 3);
+	if (!out)
+		__builtin_trap();
+	rc = slab_image_decode(dec, data, size, &spec, &p, out, &st);
+	if (!documented(rc))
+		__builtin_trap();
+	if (rc == 0 && (st.scale_denom == 0 || st.scale_denom > 8 || st.decoded_w > w ||
+			st.decoded_h > h))
+		__builtin_trap();
+	if (rc < 0) {
+		/* The decoder is still good. */
+		uint32_t gw, gh;
+
+		if (slab_image_size(dec, good, good_len, &gw, &gh) != 0 || gw != 24 || gh != 16 ||
+		    slab_image_params(&spec, gw, gh, seed, 0, 0, &p) != 0 ||
+		    slab_image_decode(dec, good, good_len, &spec, &p, out, NULL) != 0)
+			__builtin_trap();
+	}
+	free(out);
+	return 0;
+}
