@@ -92,7 +92,7 @@ SHLIB     := $(BUILD)/libslab.so.$(VERSION)
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOLS     := $(TOOL_SRCS:tools/%.c=$(BUILD)/bin/%)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
-UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
+UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%) $(BUILD)/unit/test_image-scalar
 SCRIPT_SRCS := $(sort $(wildcard scripts/*.c))
 SCRIPT_BINS := $(SCRIPT_SRCS:scripts/%.c=$(BUILD)/bin/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -165,6 +165,20 @@ $(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(TLIB) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TLIB) $(LIB) $(LDLIBS)
+
+# The image pipeline's portable path (what builds without SSE2, as on ARM servers), tested too:
+# test_image linked with image.c built -DSLAB_NO_SSE2 ahead of the library's own copy.
+$(BUILD)/lib/dataset/image-scalar.o: lib/dataset/image.c | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (SLAB_NO_SSE2)")
+	$(Q)$(CC) $(BASE_CFLAGS) $(LIB_CFLAGS) $(OBJ_CFLAGS_$<) $(INC_dataset) -DSLAB_NO_SSE2 -MMD -MP \
+		-c -o $@ $<
+
+$(BUILD)/unit/test_image-scalar: $(BUILD)/tests/unit/test_image.o $(BUILD)/lib/dataset/image-scalar.o \
+		$(TLIB) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(TLIB) $(LIB) $(LDLIBS)
 
 $(BUILD)/lib/failmalloc.so: tests/fault/failmalloc.c
 	@mkdir -p $(dir $@)
@@ -266,4 +280,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJS:.o=.d) $(TOOL_SRCS:%.c=$(BUILD)/%.d) $(UNIT_SRCS:%.c=$(BUILD)/%.d) \
-	$(SCRIPT_SRCS:%.c=$(BUILD)/%.d)
+	$(SCRIPT_SRCS:%.c=$(BUILD)/%.d) $(BUILD)/lib/dataset/image-scalar.d

@@ -13,6 +13,7 @@ run_unit() {
 @test "unit: JSON writer (test_json)" { run_unit test_json; }
 @test "unit: JPEG header, check and downscale (test_jpeg)" { run_unit test_jpeg; }
 @test "unit: image pipeline: crop parameters, decode paths, colour spaces, corrupt input (test_image)" { run_unit test_image; }
+@test "unit: the image pipeline's portable path, built without SSE2 (test_image-scalar)" { run_unit test_image-scalar; }
 @test "unit: format writer and reader API (test_format)" { run_unit test_format; }
 @test "unit: key set, key index and its check on colliding keys (test_keys)" { run_unit test_keys; }
 @test "unit: epoch plans, rank shares, window bound, plan file (test_plan)" { run_unit test_plan; }
