@@ -35,8 +35,10 @@ BUILD   ?= build
 # Compiles at once in make check and make asan (the suites themselves run one at a time).
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # The bats files run side by side (GNU parallel, which install-deps installs), each file's
-# tests in order.
-BATS_FLAGS ?= --jobs $(JOBS) --no-parallelize-within-files
+# tests in order; BATS_JOBS= runs them one after the other. BATS_FLAGS: more options (.ci/run
+# asks for --tap).
+BATS_JOBS  ?= --jobs $(JOBS) --no-parallelize-within-files
+BATS_FLAGS ?=
 
 # The library's version, from slab.h.
 version_part = $(shell sed -n 's/^\#define SLAB_VERSION_$(1) *\([0-9]*\).*/\1/p' lib/slab.h)
@@ -192,13 +194,15 @@ layers: $(LIB_OBJS) $(BUILD)/libslab.so
 
 ## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers)
 test: all layers
-	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_FLAGS) tests
+	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_JOBS) $(BATS_FLAGS) tests
 
-## check: install missing packages, build with -Werror, run every test, then again under ASan+UBSan
+## check: install missing packages, build with -Werror, run every test, then again under ASan+UBSan,
+## and the threaded unit tests under ThreadSanitizer
 check: deps
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) EXTRA_CFLAGS=-Werror all layers
 	$(Q)$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror test
 	$(Q)$(MAKE) --no-print-directory asan
+	$(Q)$(MAKE) --no-print-directory tsan
 
 ## asan: build with AddressSanitizer + UndefinedBehaviorSanitizer into build/asan, run the suite
 ASAN_VARS = BUILD=build/asan EXTRA_CFLAGS="-Werror $(SANITIZE)" EXTRA_LDFLAGS="$(SANITIZE)" \
@@ -208,12 +212,13 @@ asan asan-check:
 	$(Q)$(MAKE) --no-print-directory $(ASAN_VARS) test
 
 ## tsan: build with ThreadSanitizer into build/tsan and run the threaded unit tests (loader,
-## plan following) under it; not part of check
+## plan following) under it (the last step of check)
 TSAN = -fsanitize=thread -fno-omit-frame-pointer
 TSAN_VARS = BUILD=build/tsan EXTRA_CFLAGS="-Werror $(TSAN)" EXTRA_LDFLAGS="$(TSAN)" CFLAGS="-O1 -g"
 tsan:
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) $(TSAN_VARS) build/tsan/unit/test_loader \
 		build/tsan/unit/test_follow
+	@echo "  TSAN    test_loader, test_follow"
 	$(Q)TSAN_OPTIONS=halt_on_error=1 build/tsan/unit/test_loader
 	$(Q)TSAN_OPTIONS=halt_on_error=1 build/tsan/unit/test_follow
 
