@@ -1211,6 +1211,8 @@ class Loader:
       dataset may take (bytes, or "4G"), what stays in it chosen from this plan and the plan
       files of the epochs that follow (next_plans: known, not loaded), by cache_policy
       "belady" (keep the pages needed soonest) or "fixed"; prefetch(1) --memory explains.
+      The read-ahead over the ring's batches counts in it: a budget not much larger than
+      ring x batch_size samples keeps little.
     on_error: "raise" (a sample that fails raises SlabError naming it, from the iteration) or
       "skip" (left out of its batch; counted in b.skipped and loader.skipped, the first
       error in loader.error).
