@@ -317,6 +317,15 @@ int slab_image_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
 	return read_size(d, jpeg, len, w, h);
 }
 
+/* The largest DCT scaling denominator worth taking for this JPEG: 8, or 4 when its chroma is
+ * subsampled in one direction only (4:2:2, 4:4:0). Measured in test_image.c (mean absolute
+ * error per channel of the crop against a full decode): such JPEGs came out 5.6 at 1/8 and 3.4
+ * at 1/4, against 2.3 for 4:2:0 at 1/8. */
+static unsigned max_scale(const struct jpeg_decompress_struct *c)
+{
+	return c->num_components == 3 && c->max_h_samp_factor != c->max_v_samp_factor ? 4 : 8;
+}
+
 /* Decode the part of the image the crop needs into d->pix as RGB: the largest DCT scaling
  * that keeps the crop at least the output size, the crop's columns (widened by libjpeg to an
  * iMCU boundary), its rows, nothing after them. Calls libjpeg, which may jump to the caller's
@@ -340,7 +349,7 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 				 "crop %ux%u+%u+%u outside a %ux%u image", p->w, p->h, p->x, p->y,
 				 c->image_width, c->image_height);
 	}
-	for (unsigned s = 8; s > 1 && !spec->exact; s /= 2) {
+	for (unsigned s = max_scale(c); s > 1 && !spec->exact; s /= 2) {
 		if (p->w >= (uint64_t)spec->out_w * s && p->h >= (uint64_t)spec->out_h * s) {
 			denom = s;
 			break;
