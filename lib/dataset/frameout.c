@@ -14,49 +14,25 @@
 #define FRAME_BUF (64u * 1024)
 
 struct slab_frameout {
-	int fd;
+	struct slab_outbuf out;
 	int opened;
-	int write_errno;
 	unsigned nfields;
 	uint64_t image_bytes, image_block;
 	uint64_t written;               /* records */
 	uint64_t bytes;                 /* header and whole records */
-	unsigned char *buf;
-	size_t fill;
 	struct slab_err err;
 };
 
 static const unsigned char zeros[8];
 
-static int write_all(struct slab_frameout *w, const unsigned char *p, uint64_t len)
-{
-	if (slab_write_full(w->fd, p, len) < 0) {
-		w->write_errno = errno;
-		return slab_fail(&w->err, SLAB_ERR_IO, NULL, "write error: %s", strerror(errno));
-	}
-	return 0;
-}
-
 static int flush(struct slab_frameout *w)
 {
-	int ret = write_all(w, w->buf, w->fill);
-
-	w->fill = 0;
-	return ret;
+	return slab_outbuf_flush(&w->out, &w->err);
 }
 
-/* Copy into the buffer, or past it when it is large. */
 static int put(struct slab_frameout *w, const void *p, uint64_t len)
 {
-	if (len > FRAME_BUF - w->fill) {
-		if (flush(w) < 0)
-			return SLAB_ERR_IO;
-		if (len >= FRAME_BUF / 2)
-			return write_all(w, p, len);
-	}
-	memcpy(w->buf + w->fill, p, (size_t)len);
-	w->fill += (size_t)len;
-	return 0;
+	return slab_outbuf_put(&w->out, p, len, &w->err);
 }
 
 static uint64_t round8(uint64_t n)
@@ -68,7 +44,7 @@ struct slab_frameout *slab_frameout_new(void)
 {
 	struct slab_frameout *w = calloc(1, sizeof(*w));
 
-	if (w && !(w->buf = malloc(FRAME_BUF))) {
+	if (w && slab_outbuf_init(&w->out, FRAME_BUF) < 0) {
 		free(w);
 		w = NULL;
 	}
@@ -101,7 +77,7 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	h = calloc(1, (size_t)size);
 	if (!h)
 		return slab_fail(&w->err, SLAB_ERR_NOMEM, NULL, "out of memory");
-	w->fd = fd;
+	w->out.fd = fd;
 	w->opened = 1;
 	w->nfields = p->nfields;
 	w->image_bytes = (uint64_t)p->width * p->height * 3;
@@ -202,13 +178,13 @@ const char *slab_frameout_error(const struct slab_frameout *w)
 
 int slab_frameout_errno(const struct slab_frameout *w)
 {
-	return w->write_errno;
+	return w->out.write_errno;
 }
 
 void slab_frameout_free(struct slab_frameout *w)
 {
 	if (!w)
 		return;
-	free(w->buf);
+	slab_outbuf_release(&w->out);
 	free(w);
 }

@@ -15,54 +15,30 @@
 #define RAW_BUF (64u * 1024)
 
 struct slab_rawout {
-	int fd;
+	struct slab_outbuf out;
 	int opened;
-	int write_errno;
 	uint64_t written;               /* sample records */
-	unsigned char *buf;
-	size_t fill;
 	unsigned nf_cap;
 	unsigned *ids;
 	struct slab_field *fl;
 	struct slab_err err;
 };
 
-static int write_all(struct slab_rawout *r, const unsigned char *p, uint64_t len)
-{
-	if (slab_write_full(r->fd, p, len) < 0) {
-		r->write_errno = errno;
-		return slab_fail(&r->err, SLAB_ERR_IO, NULL, "write error: %s", strerror(errno));
-	}
-	return 0;
-}
-
 static int flush(struct slab_rawout *r)
 {
-	int ret = write_all(r, r->buf, r->fill);
-
-	r->fill = 0;
-	return ret;
+	return slab_outbuf_flush(&r->out, &r->err);
 }
 
-/* Copy into the buffer, or past it when it is large. */
 static int put(struct slab_rawout *r, const void *p, uint64_t len)
 {
-	if (len > RAW_BUF - r->fill) {
-		if (flush(r) < 0)
-			return SLAB_ERR_IO;
-		if (len >= RAW_BUF / 2)
-			return write_all(r, p, len);
-	}
-	memcpy(r->buf + r->fill, p, (size_t)len);
-	r->fill += (size_t)len;
-	return 0;
+	return slab_outbuf_put(&r->out, p, len, &r->err);
 }
 
 struct slab_rawout *slab_rawout_new(void)
 {
 	struct slab_rawout *r = calloc(1, sizeof(*r));
 
-	if (r && !(r->buf = malloc(RAW_BUF))) {
+	if (r && slab_outbuf_init(&r->out, RAW_BUF) < 0) {
 		free(r);
 		r = NULL;
 	}
@@ -75,7 +51,7 @@ int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 
 	if (r->opened)
 		return slab_fail(&r->err, SLAB_ERR_INVAL, NULL, "raw writer already open");
-	r->fd = fd;
+	r->out.fd = fd;
 	r->opened = 1;
 	memcpy(h, SLAB_RAW_MAGIC, 8);
 	slab_put32(h + 8, SLAB_RAW_VERSION);
@@ -156,14 +132,14 @@ const char *slab_rawout_error(const struct slab_rawout *r)
 
 int slab_rawout_errno(const struct slab_rawout *r)
 {
-	return r->write_errno;
+	return r->out.write_errno;
 }
 
 void slab_rawout_free(struct slab_rawout *r)
 {
 	if (!r)
 		return;
-	free(r->buf);
+	slab_outbuf_release(&r->out);
 	free(r->ids);
 	free(r->fl);
 	free(r);
