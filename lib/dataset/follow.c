@@ -703,6 +703,16 @@ static int budget_in(struct slab_follow *f, uint64_t g)
 	return 0;
 }
 
+/* SLAB_CACHE_FIXED: page g (b bytes) joins the set if there is room; whether it is in it. */
+static int fixed_take(struct slab_follow *f, uint64_t g, uint64_t b)
+{
+	if (!f->fixed[g] && f->fixed_bytes + b <= f->fixed_cap) {
+		f->fixed[g] = 1;
+		f->fixed_bytes += b;
+	}
+	return f->fixed[g];
+}
+
 /* Page g leaves the window after entry e: kept, or dropped. */
 static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 {
@@ -715,13 +725,9 @@ static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 	if (next == NONE)
 		next = NONE - 1;
 	if (f->o.policy == SLAB_CACHE_FIXED) {
-		if (!f->fixed[g] && f->fixed_bytes + b <= f->fixed_cap) {
-			f->fixed[g] = 1;
-			f->fixed_bytes += b;
-		}
 		/* Any other page stays until its last use in this epoch (a quasi plan comes
 		 * back to its live pages), as release would keep it. */
-		if (!f->fixed[g])
+		if (!fixed_take(f, g, b))
 			return next < f->ends[f->epoch] ? 0 : release(f, g);
 	} else {
 		/* Room is made by dropping the kept pages needed latest, while they are needed
@@ -915,12 +921,8 @@ static int adopt_resident(struct slab_follow *f)
 		if (res.pages == 0 || res.resident * 2 < res.pages)
 			continue;
 		b = hi - lo;
-		if (f->o.policy == SLAB_CACHE_FIXED) {
-			if (f->fixed_bytes + b > f->fixed_cap)
-				continue;
-			f->fixed[g] = 1;
-			f->fixed_bytes += b;
-		}
+		if (f->o.policy == SLAB_CACHE_FIXED && !fixed_take(f, g, b))
+			continue;
 		heap_push(f, g, f->uses[f->use_off[g]]);
 		f->kept_bytes += b;
 		f->st.adopted++;
@@ -928,44 +930,43 @@ static int adopt_resident(struct slab_follow *f)
 	return f->o.policy == SLAB_CACHE_BELADY ? evict(f, 0, 0) : 0;
 }
 
-/* Each page's uses in order, for next_use() and last_in_epoch(). */
-static int index_uses(struct slab_follow *f)
+/* Room for the index of each page's uses, counted by the caller's walk over the plan
+ * (use_off[g + 1]: the uses of page g) before index_uses() fills it. */
+static int index_start(struct slab_follow *f)
 {
-	const struct slab_plan *plan = f->plan;
-	uint64_t total = 0;
-	int ret;
-
-	if (plan->n > UINT32_MAX)
+	if (f->plan->n > UINT32_MAX)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
 				 "%llu plan entries: at most %u with several plans or a memory budget",
-				 (unsigned long long)plan->n, UINT32_MAX);
+				 (unsigned long long)f->plan->n, UINT32_MAX);
 	f->use_off = calloc(f->npages + 1, sizeof(*f->use_off));
 	f->use_cur = calloc(f->npages + 1, sizeof(*f->use_cur));
 	if (!f->use_off || !f->use_cur)
 		return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint64_t e = 0; e < plan->n; e++) {
-			struct slab_sample smp;
-			uint64_t g, k;
+	return 0;
+}
 
-			if ((ret = locate(f, e, &smp, &g, &k)) < 0)
-				return ret;
-			for (uint64_t p = g; p < g + k; p++) {
-				if (pass == 0)
-					f->use_off[p + 1]++;
-				else
-					f->uses[f->use_cur[p]++] = (uint32_t)e;
-			}
-		}
-		if (pass == 0) {
-			for (uint64_t g = 0; g < f->npages; g++)
-				f->use_off[g + 1] += f->use_off[g];
-			total = f->use_off[f->npages];
-			f->uses = malloc((total ? total : 1) * sizeof(*f->uses));
-			if (!f->uses)
-				return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
-			memcpy(f->use_cur, f->use_off, f->npages * sizeof(*f->use_cur));
-		}
+/* Each page's uses in order, for next_use() and last_in_epoch(), from the counts. */
+static int index_uses(struct slab_follow *f)
+{
+	const struct slab_plan *plan = f->plan;
+	uint64_t total;
+	int ret;
+
+	for (uint64_t g = 0; g < f->npages; g++)
+		f->use_off[g + 1] += f->use_off[g];
+	total = f->use_off[f->npages];
+	f->uses = malloc((total ? total : 1) * sizeof(*f->uses));
+	if (!f->uses)
+		return slab_fail(&f->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	memcpy(f->use_cur, f->use_off, f->npages * sizeof(*f->use_cur));
+	for (uint64_t e = 0; e < plan->n; e++) {
+		struct slab_sample smp;
+		uint64_t g, k;
+
+		if ((ret = locate(f, e, &smp, &g, &k)) < 0)
+			return ret;
+		for (uint64_t p = g; p < g + k; p++)
+			f->uses[f->use_cur[p]++] = (uint32_t)e;
 	}
 	memcpy(f->use_cur, f->use_off, f->npages * sizeof(*f->use_cur));
 	return 0;
@@ -978,7 +979,7 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 {
 	const struct slab_follow_options *o = &f->o;
 	const struct slab_plan *plan;
-	int ret;
+	int ret, indexed;
 
 	if (f->plan)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "plan walk already open");
@@ -1064,6 +1065,9 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		goto nomem;
 	for (uint64_t g = 0; g < f->npages; g++)
 		f->last[g] = NONE;
+	indexed = nplans > 1 || o->memory;
+	if (indexed && (ret = index_start(f)) < 0)
+		goto out;
 	for (uint64_t e = 0; e < plan->n; e++) {
 		struct slab_sample smp;
 		uint64_t g, k;
@@ -1073,9 +1077,11 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 			if (f->last[p] == NONE)
 				f->st.distinct_pages++;
 			f->last[p] = e;
+			if (indexed)
+				f->use_off[p + 1]++;
 		}
 	}
-	if ((nplans > 1 || o->memory) && (ret = index_uses(f)) < 0)
+	if (indexed && (ret = index_uses(f)) < 0)
 		goto out;
 	if (o->memory) {
 		uint64_t ps = 0;
