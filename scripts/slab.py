@@ -826,60 +826,90 @@ def _plan_header_size(nfiles):
     return (PLAN_HEADER_FIXED + nfiles * PLAN_ID_SIZE + ALIGN - 1) // ALIGN * ALIGN
 
 
+def _read_upto(fh, n):
+    """Up to n bytes of fh, fewer only at its end, read in pieces of at most 1 MiB: memory
+    follows the bytes that come, not the n a header asks for."""
+    out = bytearray()
+    while len(out) < n:
+        piece = fh.read(min(n - len(out), 1 << 20))
+        if not piece:
+            break
+        out += piece
+    return out
+
+
 def read_plan(path, dataset=None):
     """Entries of a binary plan from shuffle-plan as a list of (file, sample). With a Dataset,
     refuse a plan made for other files. A damaged plan raises SlabError: the checks are
-    those of slab-plan(5), WHAT A READER CHECKS, in its order."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    those of slab-plan(5), WHAT A READER CHECKS, in its order. The header is read and checked
+    first, then exactly the entries it declares: a file that is not a plan (a .slab given by
+    mistake, /dev/zero) is refused after its first 128 bytes."""
 
     def bad(fmt, *args):
         return SlabError("%s: %s" % (path, fmt % args if args else fmt))
 
-    size = len(data)
-    # the magic (not a plan file)
-    if size < 8 or data[:8] != PLAN_MAGIC:
-        raise bad("not a plan file (bad magic number)")
-    # shorter than 128 bytes (truncated or damaged plan header)
-    if size < PLAN_HEADER_FIXED:
-        raise bad("truncated or damaged plan header")
-    # the version
-    version, _minor, hsize = struct.unpack_from("<HHI", data, 8)
-    if version != 1:
-        raise bad("plan format version %d is not supported", version)
-    # H is 128 + 32 x F rounded up to 4096, F at most 2^24, the file at least H long
-    # (truncated or damaged plan header)
-    (mode, flags, _seed, _epoch, rank, world, _window, start, n, length, total, nfiles,
-     entries_crc, header_crc) = struct.unpack_from("<IIQQIIQQQQQIII", data, 16)
-    if nfiles > 1 << 24 or hsize != _plan_header_size(nfiles) or hsize > size:
-        raise bad("truncated or damaged plan header")
-    # the header CRC
-    head = bytearray(data[:hsize])
-    head[96:100] = b"\0\0\0\0"
-    if crc32c(head) != header_crc:
-        raise bad("plan header checksum mismatch")
-    # the size is H + 8 x n (truncated plan)
-    if size - hsize != n * PLAN_ENTRY_SIZE:
-        raise bad("truncated plan: %d entries announced, %d bytes of entries", n, size - hsize)
+    with open(path, "rb") as fh:
+        # a regular file's size refuses early what its header cannot hold
+        st = os.fstat(fh.fileno())
+        remaining = st.st_size - fh.tell() if stat.S_ISREG(st.st_mode) else None
+        data = _read_upto(fh, PLAN_HEADER_FIXED)
+        # the magic (not a plan file)
+        if len(data) < 8 or data[:8] != PLAN_MAGIC:
+            raise bad("not a plan file (bad magic number)")
+        # shorter than 128 bytes (truncated or damaged plan header)
+        if len(data) < PLAN_HEADER_FIXED:
+            raise bad("truncated or damaged plan header")
+        # the version
+        version, _minor, hsize = struct.unpack_from("<HHI", data, 8)
+        if version != 1:
+            raise bad("plan format version %d is not supported", version)
+        # H is 128 + 32 x F rounded up to 4096, F at most 2^24, the file at least H long
+        # (truncated or damaged plan header)
+        (mode, flags, _seed, _epoch, rank, world, _window, start, n, length, total, nfiles,
+         entries_crc, header_crc) = struct.unpack_from("<IIQQIIQQQQQIII", data, 16)
+        if (nfiles > 1 << 24 or hsize != _plan_header_size(nfiles)
+                or (remaining is not None and hsize > remaining)):
+            raise bad("truncated or damaged plan header")
+        data += _read_upto(fh, hsize - PLAN_HEADER_FIXED)
+        if len(data) < hsize:
+            raise bad("truncated or damaged plan header")
+        # the header CRC
+        head = bytearray(data)
+        head[96:100] = b"\0\0\0\0"
+        if crc32c(head) != header_crc:
+            raise bad("plan header checksum mismatch")
+        # mode, flags, rank and world, N the sum of the files' counts and at most 2^32 - 1,
+        # L, K + n = L (inconsistent plan header): so n is bounded before an entry is read
+        ids = [struct.unpack_from("<QQII", data, PLAN_HEADER_FIXED + PLAN_ID_SIZE * k)
+               for k in range(nfiles)]
+        counts = [c for _size, c, _h, _t in ids]
+        if not world or not total:
+            per = 0
+        elif flags & PLAN_PAD:
+            per = (total + world - 1) // world
+        else:
+            per = total // world
+        if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY) or world < 1 or rank >= world
+                or total != sum(counts) or total > 0xFFFFFFFF or length != per
+                or start > length or length - start != n):
+            raise bad("inconsistent plan header")
+        # exactly H + 8 x n bytes (truncated plan, trailing bytes after the plan)
+        want = n * PLAN_ENTRY_SIZE
+        if remaining is not None and remaining - hsize > want:
+            raise bad("trailing bytes after the plan (%d entries announced)", n)
+        if remaining is not None and remaining - hsize < want:
+            raise bad("truncated plan: %d entries announced, %d bytes of entries",
+                      n, remaining - hsize)
+        body = _read_upto(fh, want)
+        if len(body) < want:
+            raise bad("truncated plan: %d entries announced, %d bytes of entries", n, len(body))
+        if fh.read(1):
+            raise bad("trailing bytes after the plan (%d entries announced)", n)
     # the entries CRC
-    if crc32c(data[hsize:]) != entries_crc:
+    if crc32c(body) != entries_crc:
         raise bad("plan entries checksum mismatch")
-    # mode, flags, rank and world, N the sum of the files' counts, L, K + n = L
-    # (inconsistent plan header)
-    ids = [struct.unpack_from("<QQII", data, PLAN_HEADER_FIXED + PLAN_ID_SIZE * k)
-           for k in range(nfiles)]
-    counts = [c for _size, c, _h, _t in ids]
-    if not world or not total:
-        per = 0
-    elif flags & PLAN_PAD:
-        per = (total + world - 1) // world
-    else:
-        per = total // world
-    if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY) or world < 1 or rank >= world
-            or total != sum(counts) or length != per or start > length or length - start != n):
-        raise bad("inconsistent plan header")
     # each entry names a file below F and a sample below that file's count
-    flat = struct.unpack_from("<%dI" % (2 * n), data, hsize)
+    flat = struct.unpack_from("<%dI" % (2 * n), body, 0)
     entries = list(zip(flat[0::2], flat[1::2]))
     for j, (f, i) in enumerate(entries):
         if f >= nfiles or i >= counts[f]:

@@ -474,6 +474,78 @@ prefetch: 'd': is a directory"
 	assert_equal "$stderr" "prefetch: 'missing.plan': No such file or directory"
 }
 
+# peak_rss FILE CMD...: run CMD; its peak resident size in KiB goes to FILE, its status is ours.
+peak_rss() {
+	python3 -c '
+import resource, subprocess, sys
+status = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    f.write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(status)' "$@"
+}
+
+@test "a file that is not a plan is refused from its header: a large .slab, /dev/zero" {
+	need_shuffle_plan
+	dataset
+	# The arguments swapped: a .slab of 300 MiB (sparse, so quick) given as the plan. Only
+	# its first bytes are read, whatever its size.
+	cp a.slab big.slab
+	truncate -s 300M big.slab
+	run -1 --separate-stderr peak_rss big.rss prefetch --plan big.slab a.slab
+	assert_equal "$stderr" "prefetch: 'big.slab': not a plan file (bad magic number)"
+	(( $(cat big.rss) < 100 * 1024 )) || fail "$(cat big.rss) KiB to refuse a .slab of 300 MiB as a plan"
+	run -1 --separate-stderr peak_rss big.rss prefetch --plan big.slab --emit --emit-format frames --image jpg a.slab
+	assert_equal "$stderr" "prefetch: 'big.slab': not a plan file (bad magic number)"
+	(( $(cat big.rss) < 100 * 1024 )) || fail "$(cat big.rss) KiB to refuse a .slab of 300 MiB as a plan (frames)"
+	# An endless device: refused at once, no growth. (Address space limited to 1 GiB, so that
+	# a reader that reads it all fails instead of taking the machine's memory; not under
+	# AddressSanitizer, whose shadow needs terabytes of it.)
+	limit="ulimit -v 1048576;"
+	grep -qa __asan_init "$SLAB_BUILD/bin/prefetch" && limit=
+	run -1 --separate-stderr peak_rss zero.rss bash -c "$limit exec prefetch --plan /dev/zero a.slab"
+	assert_equal "$stderr" "prefetch: '/dev/zero': not a plan file (bad magic number)"
+	(( $(cat zero.rss) < 100 * 1024 )) || fail "$(cat zero.rss) KiB to refuse /dev/zero as a plan"
+	run -1 --separate-stderr bash -c "$limit exec prefetch --plan - a.slab < /dev/zero"
+	assert_equal "$stderr" "prefetch: '-': not a plan file (bad magic number)"
+}
+
+@test "a plan cut short or followed by more bytes is refused, from a file, a pipe or a FIFO" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi --seed 1 -o p.plan
+	size=$(filesize p.plan)
+	# more bytes after the entries the header announces
+	{ cat p.plan; printf 'junk'; } > long.plan
+	run -1 --separate-stderr prefetch --plan long.plan --emit a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'long.plan': trailing bytes after the plan (70 entries announced)"
+	assert_equal "$output" ""
+	run -1 --separate-stderr bash -c '{ cat p.plan; printf x; } | prefetch --plan - --emit a.slab b.slab'
+	assert_equal "$stderr" "prefetch: '-': trailing bytes after the plan (70 entries announced)"
+	assert_equal "$output" ""
+	# two plans back to back are not one plan
+	run -1 --separate-stderr bash -c 'cat p.plan p.plan | prefetch --plan - a.slab b.slab'
+	assert_equal "$stderr" "prefetch: '-': trailing bytes after the plan (70 entries announced)"
+	# cut short, through a pipe: the same message as from a file
+	run -1 --separate-stderr bash -c "head -c $((size - 8)) p.plan | prefetch --plan - --emit a.slab b.slab"
+	assert_equal "$stderr" "prefetch: '-': truncated plan: 70 entries announced, 552 bytes of entries"
+	assert_equal "$output" ""
+	run -1 --separate-stderr bash -c 'head -c 1000 p.plan | prefetch --plan - a.slab b.slab'
+	assert_equal "$stderr" "prefetch: '-': truncated or damaged plan header"
+	# a FIFO: whole, cut short, too long
+	mkfifo fifo
+	cat p.plan > fifo &
+	prefetch -q --plan fifo --emit --emit-format raw a.slab b.slab > got.raw
+	prefetch -q --plan p.plan --emit --emit-format raw a.slab b.slab > want.raw
+	cmp want.raw got.raw
+	head -c $((size - 16)) p.plan > fifo &
+	run -1 --separate-stderr prefetch --plan fifo a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'fifo': truncated plan: 70 entries announced, 544 bytes of entries"
+	cat long.plan > fifo &
+	run -1 --separate-stderr prefetch --plan fifo a.slab b.slab
+	assert_equal "$stderr" "prefetch: 'fifo': trailing bytes after the plan (70 entries announced)"
+	wait
+}
+
 @test "a plan for other files, or another number of files, is refused" {
 	need_shuffle_plan
 	dataset

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- the generator: xoshiro256** seeded through splitmix64 ----------------------------- */
@@ -706,15 +707,82 @@ out:
 	return ret;
 }
 
+/* Read until len bytes or the end of the file: 0 and *got, or -1 with errno. */
+static int read_upto(int fd, unsigned char *b, uint64_t len, uint64_t *got)
+{
+	*got = 0;
+	while (*got < len) {
+		size_t want = len - *got > (1u << 30) ? (1u << 30) : (size_t)(len - *got);
+		ssize_t r = read(fd, b + *got, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		*got += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Bytes [have, want) of *buf (which holds `have` bytes of *cap) from fd, growing *buf by
+ * doubling from `first` bytes as they come: what the header declares is not trusted with an
+ * allocation before the bytes are there, so a pipe that stops early costs only what it sent.
+ * 0 with *got (< want at the end of the file), SLAB_ERR_NOMEM, or SLAB_ERR_IO with errno.
+ */
+static int read_grow(int fd, unsigned char **buf, uint64_t *cap, uint64_t have, uint64_t want,
+		     uint64_t first, uint64_t *got)
+{
+	*got = have;
+	for (;;) {
+		uint64_t r;
+		if (*cap < want || !*buf) {
+			uint64_t ncap = *cap * 2 > first ? *cap * 2 : first;
+			unsigned char *p;
+			if (ncap > want)
+				ncap = want;
+			if (ncap < have)
+				ncap = have;
+			if (ncap != (size_t)ncap)
+				return SLAB_ERR_NOMEM;
+			p = realloc(*buf, ncap ? (size_t)ncap : 1);
+			if (!p)
+				return SLAB_ERR_NOMEM;
+			*buf = p;
+			*cap = ncap;
+		}
+		if (read_upto(fd, *buf + *got, *cap - *got, &r) < 0)
+			return SLAB_ERR_IO;
+		*got += r;
+		if (*got < *cap || *got == want)
+			return 0;
+	}
+}
+
+/* The entries are read straight into the plan's array and decoded in place. */
+_Static_assert(sizeof(struct slab_plan_entry) == SLAB_PLAN_ENTRY_SIZE,
+	       "a plan entry in memory is as large as in the file");
+
+/*
+ * The header first, checked before anything it declares is read; then exactly the entries it
+ * declares, and one byte more to make sure the file ends there. Works the same on a regular
+ * file, a pipe, a FIFO or a device: sizes from fstat() only ever refuse early (a regular file
+ * too short or too long for what its header says), never decide how much is read. So a file
+ * that is not a plan (a .slab given by mistake, /dev/zero) is refused after its first 128
+ * bytes, and memory is bounded by the lesser of what the header declares (at most 2^32 - 1
+ * entries) and the bytes that came.
+ */
 int slab_plan_read(struct slab_plan *into, const char *path)
 {
+	enum { FIRST = 65536 };         /* the first allocation for bytes still to come */
 	struct slab_err *err = &into->err;
 	struct slab_plan got, *plan = &got;
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0;
-	uint64_t hsize, n, sum = 0;
-	uint32_t crc, mode, nfiles;
-	int fd = -1, ret = SLAB_ERR_NOMEM;
+	unsigned char *buf = NULL, *raw, probe;
+	uint64_t hsize, n, bytes, sum = 0, cap = 0, have, remaining = UINT64_MAX, ecap = 0;
+	uint32_t crc, ecrc, mode, nfiles;
+	int fd = -1, ret = SLAB_ERR_NOMEM, regular = 0, r;
+	struct stat st;
 
 	memset(&got, 0, sizeof(got));
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
@@ -722,36 +790,27 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
 		goto out;
 	}
-	/* Read it whole: plans are 8 bytes a sample, and may come from a pipe. */
-	for (;;) {
-		ssize_t r;
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			unsigned char *p = realloc(buf, ncap);
-			if (!p)
-				goto nomem;
-			buf = p;
-			cap = ncap;
+	/* A regular file's size says early what the header may declare (from where standard
+	 * input stands, when it is one). */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		off_t at = lseek(fd, 0, SEEK_CUR);
+		if (at >= 0 && at <= st.st_size) {
+			regular = 1;
+			remaining = (uint64_t)(st.st_size - at);
 		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
 	}
-	if (len < 8 || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
+	buf = malloc(SLAB_PLAN_HEADER_FIXED);
+	if (!buf)
+		goto nomem;
+	cap = SLAB_PLAN_HEADER_FIXED;
+	if (read_upto(fd, buf, SLAB_PLAN_HEADER_FIXED, &have) < 0)
+		goto read_error;
+	if (have < 8 || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
 		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "not a plan file (bad magic number)");
 		goto out;
 	}
-	if (len < SLAB_PLAN_HEADER_FIXED) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
-		goto out;
-	}
+	if (have < SLAB_PLAN_HEADER_FIXED)
+		goto bad_header;
 	if (slab_le16(buf + 8) != SLAB_PLAN_VERSION) {
 		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "plan format version %u is not supported",
 				slab_le16(buf + 8));
@@ -759,28 +818,23 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	}
 	nfiles = slab_le32(buf + 88);
 	hsize = slab_le32(buf + 12);
-	if (nfiles > (1u << 24) || hsize != header_region(nfiles) || hsize > len) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
-		goto out;
-	}
+	if (nfiles > (1u << 24) || hsize != header_region(nfiles) || (regular && hsize > remaining))
+		goto bad_header;
+	r = read_grow(fd, &buf, &cap, have, hsize, FIRST, &have);
+	if (r == SLAB_ERR_IO)
+		goto read_error;
+	if (r < 0)
+		goto nomem;
+	if (have < hsize)
+		goto bad_header;
 	crc = slab_le32(buf + 96);
 	memset(buf + 96, 0, 4);
 	if (slab_crc32c(0, buf, (size_t)hsize) != crc) {
 		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan header checksum mismatch");
 		goto out;
 	}
-	n = slab_le64(buf + 64);
-	if (n > (len - hsize) / SLAB_PLAN_ENTRY_SIZE || len - hsize != n * SLAB_PLAN_ENTRY_SIZE) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
-				"truncated plan: %llu entries announced, %zu bytes of entries",
-				(unsigned long long)n, len - (size_t)hsize);
-		goto out;
-	}
-	if (slab_crc32c(0, buf + hsize, (size_t)(n * SLAB_PLAN_ENTRY_SIZE)) != slab_le32(buf + 92)) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan entries checksum mismatch");
-		goto out;
-	}
 	mode = slab_le32(buf + 16);
+	n = slab_le64(buf + 64);
 	plan->nfiles = nfiles;
 	plan->p.flags = slab_le32(buf + 20);
 	plan->p.seed = slab_le64(buf + 24);
@@ -793,8 +847,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	plan->length = slab_le64(buf + 72);
 	plan->total = slab_le64(buf + 80);
 	plan->ids = calloc(nfiles ? nfiles : 1, sizeof(*plan->ids));
-	plan->entries = malloc((n ? n : 1) * sizeof(*plan->entries));
-	if (!plan->ids || !plan->entries)
+	if (!plan->ids)
 		goto nomem;
 	for (uint32_t f = 0; f < nfiles; f++) {
 		const unsigned char *b = buf + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE;
@@ -804,29 +857,76 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		plan->ids[f].table_crc = slab_le32(b + 20);
 		sum += plan->ids[f].samples > UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : plan->ids[f].samples;
 	}
+	/* The declared sizes follow from each other, and no dataset has more than 2^32 - 1
+	 * samples (slab_plan_make() refuses it): so n is bounded before any entry is read. */
 	if (mode > SLAB_PLAN_QUASI || plan->p.world < 1 || plan->p.rank >= plan->p.world ||
 	    (plan->p.flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY)) || plan->total != sum ||
+	    plan->total > UINT32_MAX ||
 	    plan->length != per_rank(plan->total, plan->p.world, plan->p.flags) ||
 	    plan->start > plan->length || plan->length - plan->start != n) {
 		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "inconsistent plan header");
 		goto out;
 	}
 	plan->p.mode = (enum slab_plan_mode)mode;
+	ecrc = slab_le32(buf + 92);
+	free(buf);
+	buf = NULL;
+
+	bytes = n * SLAB_PLAN_ENTRY_SIZE;
+	if (regular && remaining - hsize != bytes) {
+		if (remaining - hsize > bytes)
+			goto trailing;
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+				"truncated plan: %llu entries announced, %llu bytes of entries",
+				(unsigned long long)n, (unsigned long long)(remaining - hsize));
+		goto out;
+	}
+	raw = NULL;
+	r = read_grow(fd, &raw, &ecap, 0, bytes, regular ? bytes : FIRST, &have);
+	plan->entries = (struct slab_plan_entry *)raw;
+	if (r == SLAB_ERR_IO)
+		goto read_error;
+	if (r < 0)
+		goto nomem;
+	if (have < bytes) {
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+				"truncated plan: %llu entries announced, %llu bytes of entries",
+				(unsigned long long)n, (unsigned long long)have);
+		goto out;
+	}
+	if (read_upto(fd, &probe, 1, &have) < 0)
+		goto read_error;
+	if (have)
+		goto trailing;
+	if (slab_crc32c(0, raw, (size_t)bytes) != ecrc) {
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan entries checksum mismatch");
+		goto out;
+	}
 	for (uint64_t i = 0; i < n; i++) {
-		const unsigned char *e = buf + hsize + i * SLAB_PLAN_ENTRY_SIZE;
-		plan->entries[i].file = slab_le32(e);
-		plan->entries[i].sample = slab_le32(e + 4);
-		if (plan->entries[i].file >= nfiles ||
-		    plan->entries[i].sample >= plan->ids[plan->entries[i].file].samples) {
+		const unsigned char *e = raw + i * SLAB_PLAN_ENTRY_SIZE;
+		uint32_t file = slab_le32(e), sample = slab_le32(e + 4);
+
+		plan->entries[i].file = file;
+		plan->entries[i].sample = sample;
+		if (file >= nfiles || sample >= plan->ids[file].samples) {
 			ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
 					"entry %llu names sample %u of file %u, which does not exist",
-					(unsigned long long)i, plan->entries[i].sample,
-					plan->entries[i].file);
+					(unsigned long long)i, sample, file);
 			goto out;
 		}
 	}
 	plan_take(into, plan);
 	ret = 0;
+	goto out;
+bad_header:
+	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
+	goto out;
+trailing:
+	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "trailing bytes after the plan (%llu entries announced)",
+			(unsigned long long)n);
+	goto out;
+read_error:
+	ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
 	goto out;
 nomem:
 	ret = slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");

@@ -366,17 +366,23 @@ def plan_cases(base):
     case("files-2^32-1", craft([(88, "I", 0xFFFFFFFF)]), "truncated or damaged plan header")
     case("header-size", craft([(12, "I", 8192)]), "truncated or damaged plan header")
     case("header-crc", craft([(100, "B", 1)], fix=False), "plan header checksum mismatch")
-    case("count-7", craft([(64, "Q", 7)]), "truncated plan: 7 entries announced, 48 bytes of entries")
-    case("count-2^61", craft([(64, "Q", 1 << 61)]),
-         "truncated plan: %d entries announced, 48 bytes of entries" % (1 << 61))
-    case("cut-entry", base[:-8], "truncated plan: 6 entries announced, 40 bytes of entries")
-    case("entries-crc", craft([(hsize, "B", base[hsize] ^ 1)], fix=False),
-         "plan entries checksum mismatch")
+    # the header's numbers agree before any entry is read: an entry count that is not L - K
+    # is an inconsistent header, not a short file
     for name, off, fmt, v in (("mode-3", 16, "I", 3), ("flags-4", 20, "I", 4), ("world-0", 44, "I", 0),
                               ("rank-1-of-1", 40, "I", 1), ("total-7", 80, "Q", 7),
                               ("length-5", 72, "Q", 5), ("start-1", 56, "Q", 1),
-                              ("file-samples-2^32", 128 + 8, "Q", 1 << 32)):
+                              ("file-samples-2^32", 128 + 8, "Q", 1 << 32),
+                              ("count-7", 64, "Q", 7), ("count-2^61", 64, "Q", 1 << 61)):
         case(name, craft([(off, fmt, v)]), "inconsistent plan header")
+    # N above 2^32 - 1 (no dataset has more samples), every other number agreeing with it
+    case("total-2^32", craft([(128 + 8, "Q", (1 << 32) - 3), (80, "Q", 1 << 32),
+                              (72, "Q", 1 << 32), (64, "Q", 1 << 32)]),
+         "inconsistent plan header")
+    case("cut-entry", base[:-8], "truncated plan: 6 entries announced, 40 bytes of entries")
+    case("trailing", base + bytes(8), "trailing bytes after the plan (6 entries announced)")
+    case("trailing-1", base + b"x", "trailing bytes after the plan (6 entries announced)")
+    case("entries-crc", craft([(hsize, "B", base[hsize] ^ 1)], fix=False),
+         "plan entries checksum mismatch")
     case("entry-file", craft([(hsize + 8 * 2, "I", 2)]),
          "entry 2 names sample %d of file 2, which does not exist"
          % struct.unpack_from("<I", base, hsize + 8 * 2 + 4))

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -536,6 +537,67 @@ static void spit(const unsigned char *b, size_t len)
 	CHECK(pwrite(memfd, b, len, 0) == (ssize_t)len);
 }
 
+/* Plan bytes through a pipe (no size to trust, read to its end): the plan read back whole;
+ * cut short or longer, refused; and a header declaring the largest plan there can be,
+ * 2^32 - 1 entries (32 GiB), followed by a few: refused once the bytes stop, having taken
+ * only about what came. */
+static void read_piped(struct slab_plan *q, const unsigned char *b, size_t len)
+{
+	int fds[2];
+	char path[64];
+
+	CHECK(pipe(fds) == 0);
+	CHECK(len < 65536 && write(fds[1], b, len) == (ssize_t)len);    /* fits the pipe */
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+	slab_plan_read(q, path);
+	close(fds[0]);
+}
+
+static void test_pipe(const unsigned char *b, size_t len)
+{
+	struct slab_plan *q = slab_plan_new();
+	unsigned char *c = malloc(len + 8);
+
+	CHECK(q && c);
+	memcpy(c, b, len);
+	read_piped(q, c, len);
+	CHECK_STR(slab_plan_error(q), "");
+	CHECK(slab_plan_count(q) == 15 && slab_plan_entries(q)[14].file == slab_le32(b + len - 8));
+	read_piped(q, c, len - 3);
+	CHECK(strstr(slab_plan_error(q), ": truncated plan: 15 entries announced, 117 bytes of entries") != NULL);
+	memcpy(c + len, b + 4096, 8);
+	read_piped(q, c, len + 1);
+	CHECK(strstr(slab_plan_error(q), ": trailing bytes after the plan (15 entries announced)") != NULL);
+	read_piped(q, c, 4000);
+	CHECK(strstr(slab_plan_error(q), ": truncated or damaged plan header") != NULL);
+	/* one file of 2^32 - 1 samples, world 1, the whole plan */
+	slab_put64(c + 128 + 8, UINT32_MAX);
+	slab_put32(c + 40, 0);
+	slab_put32(c + 44, 1);
+	slab_put64(c + 56, 0);
+	slab_put64(c + 64, UINT32_MAX);
+	slab_put64(c + 72, UINT32_MAX);
+	slab_put64(c + 80, UINT32_MAX);
+	slab_put32(c + 88, 1);
+	memset(c + 160, 0, 32);         /* the second file's record */
+	slab_put32(c + 96, 0);
+	slab_put32(c + 96, slab_crc32c(0, c, 4096));
+	read_piped(q, c, len);
+	CHECK(strstr(slab_plan_error(q), ": truncated plan: 4294967295 entries announced, 120 bytes of entries") != NULL);
+	/* and no more than a dataset may have: 2^32 samples */
+	slab_put64(c + 128 + 8, (uint64_t)UINT32_MAX + 1);
+	slab_put64(c + 64, (uint64_t)UINT32_MAX + 1);
+	slab_put64(c + 72, (uint64_t)UINT32_MAX + 1);
+	slab_put64(c + 80, (uint64_t)UINT32_MAX + 1);
+	slab_put32(c + 96, 0);
+	slab_put32(c + 96, slab_crc32c(0, c, 4096));
+	read_piped(q, c, len);
+	CHECK(strstr(slab_plan_error(q), ": inconsistent plan header") != NULL);
+	free(c);
+	slab_plan_free(q);
+}
+
 static void test_file(void)
 {
 	uint64_t *s1 = sizes_mixed(60, 4096, 9, 1);
@@ -607,6 +669,19 @@ static void test_file(void)
 		CHECK(slab_plan_read(q, path) < 0);
 		CHECK(strstr(slab_plan_error(q), ": truncated or damaged plan header") != NULL);
 	}
+	/* bytes after the entries the header announces */
+	{
+		unsigned char *longer = malloc(len + 8);
+
+		CHECK(longer != NULL);
+		memcpy(longer, b, len);
+		memcpy(longer + len, b + 4096, 8);      /* one entry more, well formed */
+		spit(longer, len + 8);
+		CHECK(slab_plan_read(q, path) == SLAB_ERR_CORRUPT);
+		CHECK(strstr(slab_plan_error(q), ": trailing bytes after the plan (15 entries announced)") != NULL);
+		free(longer);
+	}
+	test_pipe(b, len);
 	/* messages */
 	spit((const unsigned char *)"hello, world", 12);
 	CHECK(slab_plan_read(q, path) == SLAB_ERR_FORMAT);
