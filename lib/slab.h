@@ -78,6 +78,8 @@ enum {
 	SLAB_ERR_INVAL = -7,     /* bad argument (page size, options text too long, ...) */
 	SLAB_ERR_DUPKEY = -8,    /* writer: the key is in the dataset already */
 	SLAB_ERR_DUPFIELD = -9,  /* writer: a field name given twice for one sample */
+	SLAB_ERR_LIMIT = -10,    /* an input asks for more than a set limit allows (an image's
+				  * pixels or progressive scans): refused before allocating */
 };
 
 /* ---- Reading ---------------------------------------------------------------------------- */
@@ -539,7 +541,19 @@ SLAB_API void slab_image_decoder_free(struct slab_image_decoder *d);
 /* Text of the decoder's last failure. */
 SLAB_API const char *slab_image_error(const struct slab_image_decoder *d);
 
-/* A JPEG's width and height from its header. 0, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM. */
+/* Decompression bombs: the most pixels (width x height, as declared by the image's header)
+ * and the most scans (progressive ones; every scan counts, and a sequential JPEG has at most
+ * one a component) a decoder accepts. An image over either is refused with SLAB_ERR_LIMIT,
+ * the pixels before any pixel memory is allocated, the scans as the next one is reached.
+ * 0 takes the default for each (SLAB_IMAGE_MAX_PIXELS, PIL's limit; SLAB_IMAGE_MAX_SCANS);
+ * UINT64_MAX / UINT_MAX: none. A new decoder has the defaults. */
+#define SLAB_IMAGE_MAX_PIXELS 178956970ull
+#define SLAB_IMAGE_MAX_SCANS 500u
+SLAB_API void slab_image_decoder_limits(struct slab_image_decoder *d, uint64_t max_pixels,
+					unsigned max_scans);
+
+/* A JPEG's width and height from its header. 0, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM,
+ * SLAB_ERR_LIMIT (more pixels than the decoder's limit). */
 SLAB_API int slab_image_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
 			     uint32_t *w, uint32_t *h);
 
@@ -548,8 +562,9 @@ SLAB_API int slab_image_size(struct slab_image_decoder *d, const void *jpeg, siz
  * bytes to out. p must have been made for this image's size (a rectangle outside the image is
  * SLAB_ERR_INVAL). Grey, YCbCr, RGB, CMYK and YCCK JPEGs all come out RGB. stats may be NULL.
  * 0, or SLAB_ERR_CORRUPT (corrupt, truncated or unsupported JPEG: libjpeg's warnings count
- * too; slab_image_error() has libjpeg's message), SLAB_ERR_NOMEM, SLAB_ERR_INVAL. The decoder
- * stays usable after any failure. */
+ * too; slab_image_error() has libjpeg's message), SLAB_ERR_NOMEM, SLAB_ERR_INVAL,
+ * SLAB_ERR_LIMIT (over the decoder's pixel or scan limit). The decoder stays usable after any
+ * failure. */
 SLAB_API int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
 			       const struct slab_image_spec *spec,
 			       const struct slab_image_params *p, void *out,
@@ -690,6 +705,10 @@ struct slab_loader_options {
 	int cache_policy;       /* enum slab_cache_policy */
 	const struct slab_plan *const *next_plans;
 	size_t nnext;
+	/* The image pipeline's limits (slab_image_decoder_limits()): an image over them is a
+	 * bad sample (SLAB_ERR_LIMIT; fail or skip). 0: the defaults. */
+	uint64_t max_pixels;
+	unsigned max_scans;
 };
 
 /* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */

@@ -1,7 +1,9 @@
 /* imgcrop: run the image pipeline (lib/dataset/image.c) on one JPEG file and write the raw
  * uint8 RGB output, for tests that compare it with other decoders. Prints the crop taken and
- * the decode path on stdout: "crop WxH+X+Y flip F scale 1/D region R". */
+ * the decode path on stdout: "crop WxH+X+Y flip F scale 1/D region R". --max-pixels and
+ * --max-scans set the decoder's limits (slab_image_decoder_limits(); "none": no limit). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,24 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: imgcrop [--size WxH] [--crop center|random-resized|none] [--flip]\n"
-		   "               [--seed N] [--epoch N] [--index N] [--chw] [--exact] IN.jpg OUT.rgb\n");
+		   "               [--seed N] [--epoch N] [--index N] [--chw] [--exact]\n"
+		   "               [--max-pixels N|none] [--max-scans N|none] IN.jpg OUT.rgb\n");
+}
+
+/* A limit: a number, or "none" (none_value); -1 when it is neither. */
+static int limit_arg(const char *s, unsigned long long max, unsigned long long none_value,
+		     unsigned long long *out)
+{
+	char *end;
+
+	if (strcmp(s, "none") == 0) {
+		*out = none_value;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	*out = strtoull(s, &end, 10);
+	return *end || *out > max ? -1 : 0;
 }
 
 static unsigned char *slurp(const char *path, size_t *len)
@@ -52,6 +71,8 @@ int main(int argc, char **argv)
 		{ "flip",  no_argument,       NULL, 'f' },
 		{ "help",  no_argument,       NULL, 'h' },
 		{ "index", required_argument, NULL, 'i' },
+		{ "max-pixels", required_argument, NULL, 'P' },
+		{ "max-scans", required_argument, NULL, 'N' },
 		{ "seed",  required_argument, NULL, 's' },
 		{ "size",  required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
@@ -60,7 +81,7 @@ int main(int argc, char **argv)
 	struct slab_image_params p;
 	struct slab_image_stats st;
 	struct slab_image_decoder *d;
-	unsigned long long seed = 0, epoch = 0, index = 0;
+	unsigned long long seed = 0, epoch = 0, index = 0, max_pixels = 0, max_scans = 0;
 	unsigned ow = 224, oh = 224;
 	int crop = SLAB_IMAGE_CROP_CENTER, flip = 0, chw = 0, exact = 0, c, ret;
 	unsigned char *jpeg, *out;
@@ -88,6 +109,15 @@ int main(int argc, char **argv)
 		case 'f': flip = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'i': index = strtoull(optarg, NULL, 10); break;
+		case 'P':
+		case 'N':
+			if (limit_arg(optarg, c == 'P' ? UINT64_MAX : UINT_MAX,
+				      c == 'P' ? UINT64_MAX : UINT_MAX,
+				      c == 'P' ? &max_pixels : &max_scans) < 0) {
+				fprintf(stderr, "imgcrop: '%s': not a number or none\n", optarg);
+				return 2;
+			}
+			break;
 		case 's': seed = strtoull(optarg, NULL, 10); break;
 		case 'S':
 			if (sscanf(optarg, "%ux%u", &ow, &oh) != 2) {
@@ -120,6 +150,7 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto done;
 	}
+	slab_image_decoder_limits(d, max_pixels, (unsigned)max_scans);
 	ret = slab_image_size(d, jpeg, len, &w, &h);
 	if (ret == 0)
 		ret = slab_image_params(&spec, w, h, seed, epoch, index, &p);

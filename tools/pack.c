@@ -39,6 +39,8 @@ static const char help_text[] =
 "      --jpeg-check           decode every JPEG fully; a corrupt one is a bad sample\n"
 "      --jpeg-max-side N      re-encode JPEGs whose longer side exceeds N pixels\n"
 "      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
+"      --max-pixels N         a JPEG of more than N pixels (width x height) is a\n"
+"                             bad sample (default 178956970; none: no limit)\n"
 "  -j, --jobs N               threads for JPEG work (default: online CPUs)\n"
 "      --memory SIZE          bytes of samples in flight at once (default 1G); a\n"
 "                             larger sample goes through alone\n"
@@ -58,6 +60,7 @@ enum {
 	OPT_JPEG_CHECK,
 	OPT_JPEG_MAX_SIDE,
 	OPT_JPEG_QUALITY,
+	OPT_MAX_PIXELS,
 	OPT_MEMORY,
 };
 
@@ -68,6 +71,7 @@ static const struct option longopts[] = {
 	{ "jpeg-check",      no_argument,       NULL, OPT_JPEG_CHECK },
 	{ "jpeg-max-side",   required_argument, NULL, OPT_JPEG_MAX_SIDE },
 	{ "jpeg-quality",    required_argument, NULL, OPT_JPEG_QUALITY },
+	{ "max-pixels",      required_argument, NULL, OPT_MAX_PIXELS },
 	{ "max-sample-size", required_argument, NULL, OPT_MAX_SAMPLE },
 	{ "memory",          required_argument, NULL, OPT_MEMORY },
 	{ "on-error",        required_argument, NULL, OPT_ON_ERROR },
@@ -86,6 +90,7 @@ struct opts {
 	size_t nkeep;
 	int skip_bad, jpeg_check, jpeg_quality, jpeg_quality_set;
 	unsigned jpeg_max_side;
+	uint64_t max_pixels;            /* UINT64_MAX: none */
 	unsigned jobs;
 	uint64_t memory;                /* bytes of samples in flight; not recorded: no effect
 					 * on the output */
@@ -160,7 +165,8 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 				r = 0;
 			}
 		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == SLAB_ERR_CORRUPT) {
-			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated. */
+			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated;
+			 * a header over --max-pixels (SLAB_ERR_LIMIT) is a bad sample. */
 			continue;
 		}
 		if (r == SLAB_ERR_NOMEM) {
@@ -214,10 +220,20 @@ static void note_peak(struct pool *p)
 		p->peak = p->bytes + p->reading;
 }
 
+/* A JPEG context with the pack's limits, or NULL when out of memory. */
+static struct slab_jpeg *new_jpeg(const struct opts *o)
+{
+	struct slab_jpeg *jp = slab_jpeg_new();
+
+	if (jp)
+		slab_jpeg_limits(jp, o->max_pixels, 0);
+	return jp;
+}
+
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	struct slab_jpeg *jp = slab_jpeg_new();
+	struct slab_jpeg *jp = new_jpeg(p->o);
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -381,7 +397,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	p.budget = o->memory;
 	p.cap = nthreads ? 4 * (uint64_t)nthreads : 1;
 	p.ring = calloc(p.cap, sizeof(*p.ring));
-	jp = slab_jpeg_new();
+	jp = new_jpeg(o);
 	if (!p.ring || !jp) {
 		cli_error("out of memory");
 		goto out;
@@ -519,7 +535,7 @@ out:
 
 static char *options_text(const struct opts *o)
 {
-	char *text = NULL, *fields = NULL;
+	char *text = NULL, *fields = NULL, pixels[32] = "none";
 	size_t len = 0;
 	FILE *f = open_memstream(&fields, &len);
 	int bad;
@@ -534,6 +550,8 @@ static char *options_text(const struct opts *o)
 		free(fields);
 		return NULL;
 	}
+	if (o->max_pixels != UINT64_MAX)
+		snprintf(pixels, sizeof(pixels), "%llu", (unsigned long long)o->max_pixels);
 	if (asprintf(&text,
 		     "tool=pack %s\n"
 		     "page-size=%llu\n"
@@ -542,10 +560,12 @@ static char *options_text(const struct opts *o)
 		     "on-error=%s\n"
 		     "jpeg-check=%d\n"
 		     "jpeg-max-side=%u\n"
-		     "jpeg-quality=%d\n",
+		     "jpeg-quality=%d\n"
+		     "max-pixels=%s\n",
 		     SLAB_VERSION_STRING, (unsigned long long)o->page_size, o->nkeep ? fields : "*",
 		     (unsigned long long)o->max_sample, o->skip_bad ? "skip" : "fail",
-		     o->jpeg_check, o->jpeg_max_side, o->jpeg_max_side ? o->jpeg_quality : 0) < 0)
+		     o->jpeg_check, o->jpeg_max_side, o->jpeg_max_side ? o->jpeg_quality : 0,
+		     pixels) < 0)
 		text = NULL;
 	free(fields);
 	return text;
@@ -588,6 +608,7 @@ int main(int argc, char **argv)
 		.max_sample = 1ull << 30,
 		.memory = 1ull << 30,
 		.jpeg_quality = 90,
+		.max_pixels = SLAB_IMAGE_MAX_PIXELS,
 	};
 	struct slab_writer_options wo = { .size = sizeof(wo) };
 	struct slab_tarin_stats in;
@@ -631,6 +652,12 @@ int main(int argc, char **argv)
 		case OPT_MEMORY:
 			if (cli_parse_size(optarg, &o.memory) < 0 || o.memory == 0)
 				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
+			break;
+		case OPT_MAX_PIXELS:
+			if (strcmp(optarg, "none") == 0)
+				o.max_pixels = UINT64_MAX;
+			else if (cli_parse_u64(optarg, 1, UINT64_MAX - 1, &o.max_pixels) < 0)
+				return cli_usage_error("invalid --max-pixels '%s' (a number from 1, or none)", optarg);
 			break;
 		case OPT_MAX_SAMPLE:
 			if (cli_parse_size(optarg, &o.max_sample) < 0 || o.max_sample == 0)

@@ -19,6 +19,7 @@
 #endif
 
 #include "error.h"
+#include "jpeg.h"
 #include "slab.h"
 #include "scratch.h"
 
@@ -175,17 +176,29 @@ int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32
 /* ---- decoder --------------------------------------------------------------------------- */
 
 /* libjpeg's error manager, made to return: error_exit jumps back to the call that entered
- * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. */
+ * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. The
+ * scan limit's progress monitor jumps back the same way, with scan_limit set. */
 struct errmgr {
 	struct jpeg_error_mgr pub;
 	jmp_buf jump;
 	int warnings;
 	char warning[JMSG_LENGTH_MAX];
+	int scan_limit;
+};
+
+/* libjpeg calls the progress monitor before it takes in each row of blocks (and in
+ * jpeg_read_scanlines, jpeg_skip_scanlines): in jpeg_start_decompress it takes in every scan
+ * of a multi-scan JPEG, so the monitor sees each new scan as soon as its SOS marker is read. */
+struct scanmon {
+	struct jpeg_progress_mgr pub;
+	unsigned max_scans;
 };
 
 struct slab_image_decoder {
 	struct jpeg_decompress_struct cinfo;
 	struct errmgr jerr;
+	struct scanmon scans;
+	uint64_t max_pixels;             /* UINT64_MAX: none */
 	struct slab_err err;
 	struct slab_scratch pix;         /* decoded region, 3 or 4 bytes a pixel */
 	struct slab_scratch tmp;         /* horizontally resized rows */
@@ -224,6 +237,38 @@ static void on_output(j_common_ptr c)
 	(void)c;
 }
 
+/* Every scan counts, progressive or not, as TurboJPEG's TJFLAG_LIMITSCANS counts them: a
+ * sequential JPEG has at most one scan per component, so only a crafted file meets the
+ * limit. */
+static void on_progress(j_common_ptr c)
+{
+	const struct scanmon *m = (const struct scanmon *)c->progress;
+	int scan = ((j_decompress_ptr)c)->input_scan_number;
+
+	if (scan > 0 && (unsigned)scan > m->max_scans) {
+		((struct errmgr *)c->err)->scan_limit = 1;
+		longjmp(((struct errmgr *)c->err)->jump, 1);
+	}
+}
+
+/*
+ * A bound for libjpeg's whole-image buffers from the pixel limit, so that were an image to
+ * get past the pixel check, its buffers would fail rather than grow without end. In
+ * libjpeg-turbo 2.1 max_memory_to_use bounds only those (the coefficients of a progressive or
+ * multi-scan JPEG: 2 bytes a pixel a component, at most 4 components reach them, plus each
+ * component's padding to whole blocks, under 9 MB for sides of at most 65500, and the other
+ * buffers): more makes it ask for a backing store, which it refuses with
+ * JERR_NO_BACKING_STORE before allocating. 0: no bound.
+ */
+static long mem_bound(uint64_t max_pixels)
+{
+	const uint64_t slack = 64ull << 20;
+
+	if (max_pixels > ((uint64_t)LONG_MAX - slack) / 8)
+		return 0;
+	return (long)(max_pixels * 8 + slack);
+}
+
 /* jpeg_create_decompress can only fail to allocate: 0, or SLAB_ERR_NOMEM. */
 static int create(struct slab_image_decoder *d)
 {
@@ -248,8 +293,18 @@ struct slab_image_decoder *slab_image_decoder_new(void)
 		free(d);
 		return NULL;
 	}
-	slab_fail(&d->err, 0, NULL, "no error");
+	d->scans.pub.progress_monitor = on_progress;
+	slab_image_decoder_limits(d, 0, 0);
 	return d;
+}
+
+void slab_image_decoder_limits(struct slab_image_decoder *d, uint64_t max_pixels,
+			       unsigned max_scans)
+{
+	d->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
+	d->scans.max_scans = max_scans ? max_scans : SLAB_IMAGE_MAX_SCANS;
+	d->cinfo.progress = d->scans.max_scans == UINT_MAX ? NULL : &d->scans.pub;
+	d->cinfo.mem->max_memory_to_use = mem_bound(d->max_pixels);
 }
 
 void slab_image_decoder_free(struct slab_image_decoder *d)
@@ -275,15 +330,23 @@ const char *slab_image_error(const struct slab_image_decoder *d)
 	return d->err.text;
 }
 
-/* After libjpeg jumped out: its message into the handle, the decompressor reset. */
+/* After libjpeg (or the scan limit) jumped out: why, into the handle; the decompressor
+ * reset. */
 static int jpeg_failed(struct slab_image_decoder *d)
 {
 	char msg[JMSG_LENGTH_MAX];
-	int nomem = d->jerr.pub.msg_code == JERR_OUT_OF_MEMORY;
+	int code = d->jerr.pub.msg_code;
+	uint32_t w = d->cinfo.image_width, h = d->cinfo.image_height;
 
 	d->jerr.pub.format_message((j_common_ptr)&d->cinfo, msg);
 	jpeg_abort_decompress(&d->cinfo);
-	if (nomem)
+	if (d->jerr.scan_limit)
+		return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_SCANS_TEXT,
+				 d->scans.max_scans, d->scans.max_scans);
+	if (code == JERR_NO_BACKING_STORE)
+		return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_MEMORY_TEXT, w, h,
+				 (long long)d->cinfo.mem->max_memory_to_use);
+	if (code == JERR_OUT_OF_MEMORY)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s", msg);
 	return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s", msg);
 }
@@ -293,16 +356,34 @@ static void start(struct slab_image_decoder *d, const void *jpeg, size_t len)
 	d->jerr.warnings = 0;
 	d->jerr.warning[0] = '\0';
 	d->jerr.pub.num_warnings = 0;
+	d->jerr.scan_limit = 0;
 	jpeg_mem_src(&d->cinfo, (const unsigned char *)jpeg, (unsigned long)len);
 	jpeg_read_header(&d->cinfo, TRUE);
+}
+
+/* After the header: SLAB_ERR_LIMIT (decompressor reset) when the image has more pixels than
+ * the limit, before jpeg_start_decompress allocates anything the size of the image. */
+static int over_pixels(struct slab_image_decoder *d)
+{
+	uint64_t w = d->cinfo.image_width, h = d->cinfo.image_height;
+
+	if (w * h <= d->max_pixels)
+		return 0;
+	jpeg_abort_decompress(&d->cinfo);
+	return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_PIXELS_TEXT, (unsigned)w,
+			 (unsigned)h, (unsigned long long)(w * h), (unsigned long long)d->max_pixels);
 }
 
 static int read_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
 		     uint32_t *w, uint32_t *h)
 {
+	int ret;
+
 	if (setjmp(d->jerr.jump))
 		return jpeg_failed(d);
 	start(d, jpeg, len);
+	if ((ret = over_pixels(d)) < 0)
+		return ret;
 	*w = d->cinfo.image_width;
 	*h = d->cinfo.image_height;
 	jpeg_abort_decompress(&d->cinfo);
@@ -340,8 +421,11 @@ static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t 
 	JDIMENSION xoff, cw;
 	size_t stride, need;
 	unsigned char *row;
+	int ret;
 
 	start(d, jpeg, len);
+	if ((ret = over_pixels(d)) < 0)
+		return ret;
 	if ((uint64_t)p->x + p->w > c->image_width || (uint64_t)p->y + p->h > c->image_height ||
 	    p->w == 0 || p->h == 0) {
 		jpeg_abort_decompress(c);

@@ -26,6 +26,8 @@ struct slab_jpeg {
 	tjhandle dec;
 	tjhandle enc;           /* made by the first fit() that re-encodes */
 	struct slab_err err;
+	uint64_t max_pixels;             /* UINT64_MAX: none */
+	unsigned max_scans;              /* UINT_MAX: none */
 	struct slab_scratch pix;         /* decoded pixels */
 	struct slab_scratch small;       /* resized pixels */
 	struct slab_scratch vrow;        /* uint32_t: decoded rows summed vertically for one output row */
@@ -77,8 +79,14 @@ struct slab_jpeg *slab_jpeg_new(void)
 		free(j);
 		return NULL;
 	}
-	slab_fail(&j->err, 0, NULL, "no error");
+	slab_jpeg_limits(j, 0, 0);
 	return j;
+}
+
+void slab_jpeg_limits(struct slab_jpeg *j, uint64_t max_pixels, unsigned max_scans)
+{
+	j->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
+	j->max_scans = max_scans ? max_scans : SLAB_IMAGE_MAX_SCANS;
 }
 
 void slab_jpeg_free(struct slab_jpeg *j)
@@ -220,11 +228,71 @@ static int read_header(struct slab_jpeg *j, const void *buf, size_t len,
 				  tj_message(j->dec, msg, sizeof(msg)));
 		}
 	}
+	/* Before anything is decoded, and before a warning's verdict: a bomb is a bomb. */
+	if ((uint64_t)w * (uint64_t)h > j->max_pixels)
+		return slab_fail(&j->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_PIXELS_TEXT, (unsigned)w,
+				 (unsigned)h, (unsigned long long)w * (unsigned long long)h,
+				 (unsigned long long)j->max_pixels);
 	info->width = (uint32_t)w;
 	info->height = (uint32_t)h;
 	info->subsamp = samp >= 0 ? samp : SLAB_SAMP_UNKNOWN;
 	info->colorspace = cs;
 	return 0;
+}
+
+/*
+ * The scans of a JPEG as a decoder meets them, counted up to enough + 1: marker segments
+ * skipped by their length, everything else (entropy-coded data, stray bytes) up to the next
+ * 0xFF that starts a marker (not 0xFF00, a stuffed byte; not RSTn, not fill bytes), an SOS
+ * counted, EOI the end. Linear in the bytes, no allocation. A JPEG it cannot walk to the end
+ * counts what it found: the decoder says what is wrong with it.
+ */
+static unsigned count_scans(const unsigned char *p, size_t len, unsigned enough)
+{
+	size_t i = 2;
+	unsigned n = 0;
+
+	while (i < len && n <= enough) {
+		const unsigned char *ff = memchr(p + i, 0xFF, len - i);
+		unsigned m;
+		size_t seglen;
+
+		if (!ff)
+			break;
+		i = (size_t)(ff - p);
+		while (i < len && p[i] == 0xFF)
+			i++;
+		if (i >= len)
+			break;
+		m = p[i++];
+		if (m == 0x00 || m == 0x01 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
+			continue;
+		if (m == 0xD9 || i + 2 > len)
+			break;
+		seglen = (size_t)p[i] << 8 | p[i + 1];
+		if (seglen < 2)
+			break;
+		i += seglen;
+		if (m == 0xDA)
+			n++;
+	}
+	return n;
+}
+
+/* SLAB_ERR_LIMIT when the JPEG has more scans than the limit, else 0. */
+static int over_scans(struct slab_jpeg *j, const void *buf, size_t len)
+{
+	if (j->max_scans == UINT_MAX || count_scans(buf, len, j->max_scans) <= j->max_scans)
+		return 0;
+	return slab_fail(&j->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_SCANS_TEXT, j->max_scans,
+			 j->max_scans);
+}
+
+/* TurboJPEG's own scan limit, 500 in 2.1, as a second check behind over_scans(): only when it
+ * cannot refuse what the context's limit allows. */
+static int limitscans(const struct slab_jpeg *j)
+{
+	return j->max_scans <= 500 ? TJFLAG_LIMITSCANS : 0;
 }
 
 int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct slab_jpeg_info *info)
@@ -264,6 +332,9 @@ static int decode(struct slab_jpeg *j, const void *buf, size_t len, int w, int h
 	}
 	if (tjDecompress2(j->dec, buf, (unsigned long)len, j->pix.p, w, 0, h, pf, flags) != 0) {
 		tj_message(j->dec, msg, sizeof(msg));
+		if (strstr(msg, "more than 500 scans"))
+			return slab_fail(&j->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_SCANS_TEXT,
+					 j->max_scans, j->max_scans);
 		if (tj_nomem(msg)) {
 			return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s",
 					 msg);
@@ -283,16 +354,18 @@ int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len)
 		return ret;
 	if (warned)
 		return SLAB_ERR_CORRUPT;       /* the text says why already */
+	if ((ret = over_scans(j, buf, len)) < 0)
+		return ret;
 	/*
 	 * libjpeg finds corruption only in the markers and the entropy-coded data, which it
 	 * decodes in full, every coefficient of every block, at any output scale; the IDCT,
 	 * upsampling and colour conversion never fail. So decoding at 1/8 scale, with the fast
 	 * methods, gives the same verdict as a full-size decode for 1/64 of the pixel memory
-	 * and less time. LIMITSCANS refuses progressive JPEGs of more than 500 scans, a known
-	 * way to make a small file take minutes to decode.
+	 * and less time. The scan limit (over_scans(), LIMITSCANS) refuses progressive JPEGs of
+	 * too many scans, a known way to make a small file take minutes to decode.
 	 */
 	ret = decode(j, buf, len, (int)(info.width + 7) / 8, (int)(info.height + 7) / 8,
-		     pixel_format(&info), TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS |
+		     pixel_format(&info), TJFLAG_STOPONWARNING | limitscans(j) |
 		     TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE);
 	slab_scratch_trim(&j->pix);
 	return ret;
@@ -483,6 +556,10 @@ int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max
 	}
 	if (warned)
 		goto out;
+	if ((r = over_scans(j, buf, len)) < 0) {
+		ret = r;
+		goto out;
+	}
 	tw = scaled_side(in.width, max_side, longer);
 	th = scaled_side(in.height, max_side, longer);
 
@@ -508,7 +585,7 @@ int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max
 
 	pf = pixel_format(&in);
 	if ((r = decode(j, buf, len, (int)sw, (int)sh, pf,
-			TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_ACCURATEDCT)) < 0 ||
+			TJFLAG_STOPONWARNING | limitscans(j) | TJFLAG_ACCURATEDCT)) < 0 ||
 	    (r = resize(j, in.width, in.height, best, sw, sh, tw, th,
 			(unsigned)tjPixelSize[pf])) < 0) {
 		ret = r;

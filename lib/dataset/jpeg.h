@@ -22,13 +22,33 @@ void slab_jpeg_free(struct slab_jpeg *j);
 /* Text of the last failure, e.g. "not a JPEG: Not a JPEG file: starts with 0x89 0x50". */
 const char *slab_jpeg_error(const struct slab_jpeg *j);
 
+/*
+ * Decompression bombs: the most pixels (width x height, from the header) and the most scans a
+ * context accepts, as slab_image_decoder_limits() (slab.h): 0 takes the default
+ * (SLAB_IMAGE_MAX_PIXELS, SLAB_IMAGE_MAX_SCANS), UINT64_MAX / UINT_MAX none. A new context
+ * has the defaults. An image over either is refused with SLAB_ERR_LIMIT by every function
+ * below, before anything is decoded: the pixels from the header, the scans by counting the
+ * SOS markers as a decoder meets them (so any limit is honoured, not only TurboJPEG 2.1's
+ * fixed 500 of TJFLAG_LIMITSCANS, which stays on as a second check when the limit is at most
+ * 500).
+ */
+void slab_jpeg_limits(struct slab_jpeg *j, uint64_t max_pixels, unsigned max_scans);
+
+/* The texts of those refusals, the same from both JPEG decoders (this one and image.c's):
+ * width, height, their product and the limit; the scan limit twice; width, height and the
+ * bytes libjpeg's memory manager was allowed. */
+#define SLAB_JPEG_PIXELS_TEXT "JPEG of %ux%u pixels (%llu): over the limit of %llu pixels"
+#define SLAB_JPEG_SCANS_TEXT "JPEG of more than %u scans: over the limit of %u scans"
+#define SLAB_JPEG_MEMORY_TEXT "JPEG of %ux%u pixels: over the limit of %lld bytes of decoder memory"
+
 /* True when a field name is a JPEG extension: "jpg" or "jpeg", any case. */
 int slab_jpeg_is_jpeg_field(const char *name);
 
 /*
  * Every function below that can fail returns SLAB_ERR_NOMEM (slab.h) when memory ran out,
- * which says nothing about the JPEG, SLAB_ERR_CORRUPT when the JPEG itself is at fault, or
- * SLAB_ERR_INVAL for a bad argument; slab_jpeg_error() says why.
+ * which says nothing about the JPEG, SLAB_ERR_CORRUPT when the JPEG itself is at fault,
+ * SLAB_ERR_LIMIT when it is over the context's limits, or SLAB_ERR_INVAL for a bad argument;
+ * slab_jpeg_error() says why.
  */
 
 /* Parse the header only. 0 and *info filled, or a negative error. */

@@ -15,7 +15,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CONTROL 8
-#define MAX_PIXELS (1u << 24)           /* larger pictures cost time, not coverage */
+#define MAX_PIXELS (1u << 24)           /* the decoder's pixel limit: larger pictures cost
+					 * time, not coverage */
 
 static struct slab_image_decoder *dec;
 static unsigned char *good;
@@ -36,7 +37,7 @@ static void make_good(void)
 
 static int documented(int rc)
 {
-	return rc == 0 || rc == SLAB_ERR_CORRUPT || rc == SLAB_ERR_NOMEM;
+	return rc == 0 || rc == SLAB_ERR_CORRUPT || rc == SLAB_ERR_NOMEM || rc == SLAB_ERR_LIMIT;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dec = slab_image_decoder_new();
 		if (!dec)
 			__builtin_trap();
+		slab_image_decoder_limits(dec, MAX_PIXELS, 0);
 		make_good();
 	}
 	if (size < CONTROL)
@@ -70,8 +72,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = slab_image_size(dec, data, size, &w, &h);
 	if (!documented(rc))
 		__builtin_trap();
-	if (rc < 0 || (uint64_t)w * h > MAX_PIXELS)
+	if (rc < 0)
 		return 0;
+	if ((uint64_t)w * h > MAX_PIXELS)
+		__builtin_trap();               /* past the pixel limit */
 	if (w == 0 || h == 0 || slab_image_params(&spec, w, h, seed, seed >> 8, seed >> 16, &p) != 0)
 		__builtin_trap();
 	if (p.w == 0 || p.h == 0 || p.x + (uint64_t)p.w > w || p.y + (uint64_t)p.h > h)

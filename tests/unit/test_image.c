@@ -14,13 +14,16 @@
  *   (measured 0.010).
  * - the full path vs an independent double-precision reference of PIL's BILINEAR resample:
  *   <= 0.5 (measured 0.036). */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <turbojpeg.h>
 
+#include "jpegbomb.h"
 #include "slab.h"
 #include "unit.h"
 
@@ -482,6 +485,120 @@ static void test_corrupt(struct slab_image_decoder *d)
 	free(b.p);
 }
 
+/* slab_image_size() giving want_size, then slab_image_decode() with a centre crop for the
+ * size the JPEG declares (w x h: the size call may refuse it) giving want; the decoder's text
+ * after the decode. */
+static const char *size_and_decode(struct slab_image_decoder *d, const struct bomb *b,
+				   unsigned w, unsigned h, int want_size, int want)
+{
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	unsigned char out[16 * 16 * 3];
+	uint32_t gw, gh;
+
+	CHECK(slab_image_size(d, b->p, b->len, &gw, &gh) == want_size);
+	slab_image_spec_init(&s, 16, 16);
+	CHECK(slab_image_params(&s, w, h, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, b->p, b->len, &s, &p, out, NULL) == want);
+	return slab_image_error(d);
+}
+
+/* Decompression bombs: refused by their header (pixels) or as the scans come (scans), with
+ * SLAB_ERR_LIMIT and the documented texts, before libjpeg allocates for them; the limits
+ * move both ways; the decoder goes on working. Run first: the peak RSS is checked after. */
+static void test_bombs(void)
+{
+	struct slab_image_decoder *d = slab_image_decoder_new();
+	struct bomb pix = bomb_pixels(40000, 40000), hdr = bomb_header(65500, 65500);
+	struct bomb scans = bomb_scans(1024, 1024, 2000), fine = bomb_scans(256, 256, 883);
+	struct bomb flat = bomb_flat(2000, 1000);
+	struct blob good = encode(320, 240, TJPF_RGB, TJSAMP_420);
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	unsigned char out[16 * 16 * 3];
+	uint32_t w, h;
+	struct rusage ru;
+
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	CHECK_STR(slab_image_error(d), "");
+	CHECK(pix.len < 1000 && hdr.len < 1000);
+
+	/* Pixels: by slab_image_size() and by slab_image_decode() (which does not trust that
+	 * the caller asked the size first). */
+	CHECK(slab_image_size(d, pix.p, pix.len, &w, &h) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_image_error(d), "JPEG of 40000x40000 pixels (1600000000): over the limit of "
+		  "178956970 pixels");
+	CHECK_STR(size_and_decode(d, &pix, 40000, 40000, SLAB_ERR_LIMIT, SLAB_ERR_LIMIT),
+		  "JPEG of 40000x40000 pixels (1600000000): over the limit of 178956970 pixels");
+	CHECK_STR(size_and_decode(d, &hdr, 65500, 65500, SLAB_ERR_LIMIT, SLAB_ERR_LIMIT),
+		  "JPEG of 65500x65500 pixels (4290250000): over the limit of 178956970 pixels");
+
+	/* Scans: 1024 x 1024 is within the pixel limit; scan 501 stops the decode. */
+	CHECK(slab_image_size(d, scans.p, scans.len, &w, &h) == 0 && w == 1024 && h == 1024);
+	CHECK_STR(size_and_decode(d, &scans, 1024, 1024, 0, SLAB_ERR_LIMIT),
+		  "JPEG of more than 500 scans: over the limit of 500 scans");
+
+	/* 883 scans, none warned about: over the default, within a limit of 883, not 882. */
+	CHECK_STR(size_and_decode(d, &fine, 256, 256, 0, SLAB_ERR_LIMIT),
+		  "JPEG of more than 500 scans: over the limit of 500 scans");
+	slab_image_decoder_limits(d, 0, 883);
+	size_and_decode(d, &fine, 256, 256, 0, 0);
+	slab_image_decoder_limits(d, 0, 882);
+	CHECK_STR(size_and_decode(d, &fine, 256, 256, 0, SLAB_ERR_LIMIT),
+		  "JPEG of more than 882 scans: over the limit of 882 scans");
+	/* No scan limit: all 2000 scans are taken in, and libjpeg's warnings about the ones
+	 * past 883 make it corrupt. */
+	slab_image_decoder_limits(d, 0, UINT_MAX);
+	CHECK(strstr(size_and_decode(d, &scans, 1024, 1024, 0, SLAB_ERR_CORRUPT),
+		     "Inconsistent progression sequence") != NULL);
+
+	/* A lower pixel limit refuses an ordinary JPEG, exactly at the limit; a higher one lets a
+	 * large cheap one through; 0 is the default again. */
+	slab_image_decoder_limits(d, 320 * 240 - 1, 0);
+	CHECK(slab_image_size(d, good.p, good.len, &w, &h) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_image_error(d), "JPEG of 320x240 pixels (76800): over the limit of 76799 pixels");
+	slab_image_spec_init(&s, 16, 16);
+	CHECK(slab_image_params(&s, 320, 240, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, good.p, good.len, &s, &p, out, NULL) == SLAB_ERR_LIMIT);
+	slab_image_decoder_limits(d, 320 * 240, 0);
+	CHECK(slab_image_size(d, good.p, good.len, &w, &h) == 0);
+	CHECK(slab_image_decode(d, good.p, good.len, &s, &p, out, NULL) == 0);
+	slab_image_decoder_limits(d, 1999999, 0);
+	CHECK_STR(size_and_decode(d, &flat, 2000, 1000, SLAB_ERR_LIMIT, SLAB_ERR_LIMIT),
+		  "JPEG of 2000x1000 pixels (2000000): over the limit of 1999999 pixels");
+	slab_image_decoder_limits(d, 2000000, 0);
+	size_and_decode(d, &flat, 2000, 1000, 0, 0);
+	slab_image_decoder_limits(d, UINT64_MAX, 0);
+	size_and_decode(d, &flat, 2000, 1000, 0, 0);
+	slab_image_decoder_limits(d, 0, 0);
+	CHECK_STR(size_and_decode(d, &pix, 40000, 40000, SLAB_ERR_LIMIT, SLAB_ERR_LIMIT),
+		  "JPEG of 40000x40000 pixels (1600000000): over the limit of 178956970 pixels");
+	CHECK_STR(size_and_decode(d, &scans, 1024, 1024, 0, SLAB_ERR_LIMIT),
+		  "JPEG of more than 500 scans: over the limit of 500 scans");
+
+	/* Never a text that says nothing. */
+	CHECK(strstr(slab_image_error(d), "no error") == NULL);
+	/* Still a working decoder. */
+	CHECK(slab_image_decode(d, good.p, good.len, &s, &p, out, NULL) == 0);
+
+	/* Nothing the size of a bomb was ever allocated (a 40000 x 40000 one alone would take
+	 * 3.2 GB): the peak RSS of the whole test so far. */
+	CHECK(getrusage(RUSAGE_SELF, &ru) == 0);
+	if (ru.ru_maxrss > 200 * 1024)
+		fprintf(stderr, "peak RSS %ld KiB after the bombs\n", ru.ru_maxrss);
+	CHECK(ru.ru_maxrss <= 200 * 1024);
+
+	free(pix.p);
+	free(hdr.p);
+	free(scans.p);
+	free(fine.p);
+	free(flat.p);
+	free(good.p);
+	slab_image_decoder_free(d);
+}
+
 static int read_file(const char *path, struct blob *b)
 {
 	FILE *f = fopen(path, "rb");
@@ -550,6 +667,7 @@ int main(void)
 	CHECK(d != NULL);
 	if (!d)
 		return 1;
+	test_bombs();
 	test_center_params();
 	test_random_params();
 	test_paths(d);

@@ -1,5 +1,6 @@
 /* test_jpeg.c: unit tests of lib/dataset/jpeg.c on JPEGs made in memory with TurboJPEG, and on the
  * corpus JPEGs in $SLAB_CORPUS/jpeg/ when that variable is set. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 
 #include "format.h"
 #include "jpeg.h"
+#include "jpegbomb.h"
+#include "slab.h"
 #include "unit.h"
 
 struct blob {
@@ -140,6 +143,90 @@ static void test_header(struct slab_jpeg *j)
 		CHECK(slab_jpeg_check(j, b.p, b.len) == 0);
 		free(b.p);
 	}
+}
+
+/* Decompression bombs: every entry point refuses them with SLAB_ERR_LIMIT before decoding;
+ * any scan limit is honoured, not only TurboJPEG 2.1's 500. */
+static void test_limits(void)
+{
+	struct slab_jpeg *j = slab_jpeg_new();
+	struct bomb pix = bomb_pixels(40000, 40000), hdr = bomb_header(65500, 65500);
+	struct bomb scans = bomb_scans(256, 256, 600);
+	struct blob good = encode(320, 240, TJPF_RGB, TJSAMP_420, 90);
+	struct slab_jpeg_info info;
+	void *out = NULL;
+	size_t outlen = 0;
+	static const char pixels[] =
+		"JPEG of 40000x40000 pixels (1600000000): over the limit of 178956970 pixels";
+
+	CHECK(j != NULL);
+	if (!j)
+		return;
+	CHECK_STR(slab_jpeg_error(j), "");
+	CHECK(slab_jpeg_header(j, pix.p, pix.len, &info) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), pixels);
+	CHECK(slab_jpeg_check(j, pix.p, pix.len) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), pixels);
+	CHECK(slab_jpeg_fit(j, pix.p, pix.len, 100, 90, &out, &outlen, &info) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), pixels);
+	CHECK(out == NULL && outlen == 0);
+	/* Fitting already, still refused: the limit is on what the header declares. */
+	CHECK(slab_jpeg_fit(j, pix.p, pix.len, 65535, 90, &out, &outlen, &info) == SLAB_ERR_LIMIT);
+	CHECK(slab_jpeg_check(j, hdr.p, hdr.len) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j),
+		  "JPEG of 65500x65500 pixels (4290250000): over the limit of 178956970 pixels");
+
+	/* 600 scans, none warned about by libjpeg. */
+	CHECK(slab_jpeg_header(j, scans.p, scans.len, &info) == 0);
+	CHECK(slab_jpeg_check(j, scans.p, scans.len) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), "JPEG of more than 500 scans: over the limit of 500 scans");
+	CHECK(slab_jpeg_fit(j, scans.p, scans.len, 100, 90, &out, &outlen, &info) == SLAB_ERR_LIMIT);
+	slab_jpeg_limits(j, 0, 600);
+	CHECK(slab_jpeg_check(j, scans.p, scans.len) == 0);
+	CHECK(slab_jpeg_fit(j, scans.p, scans.len, 100, 90, &out, &outlen, &info) == 1);
+	CHECK(info.width == 100 && info.height == 100);
+	free(out);
+	out = NULL;
+	slab_jpeg_limits(j, 0, 599);
+	CHECK(slab_jpeg_check(j, scans.p, scans.len) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), "JPEG of more than 599 scans: over the limit of 599 scans");
+	slab_jpeg_limits(j, 0, UINT_MAX);
+	CHECK(slab_jpeg_check(j, scans.p, scans.len) == 0);
+	/* A low limit refuses an encoder's progressive JPEG (TurboJPEG's has 10 scans). */
+	{
+		tjhandle tj = tjInitCompress();
+		unsigned char px[64 * 64 * 3] = { 0 }, *jb = NULL;
+		unsigned long jl = 0;
+
+		CHECK(tj && tjCompress2(tj, px, 64, 0, 64, TJPF_RGB, &jb, &jl, TJSAMP_420, 90,
+					TJFLAG_PROGRESSIVE) == 0);
+		slab_jpeg_limits(j, 0, 0);
+		CHECK(slab_jpeg_check(j, jb, jl) == 0);
+		slab_jpeg_limits(j, 0, 9);
+		CHECK(slab_jpeg_check(j, jb, jl) == SLAB_ERR_LIMIT);
+		CHECK_STR(slab_jpeg_error(j), "JPEG of more than 9 scans: over the limit of 9 scans");
+		slab_jpeg_limits(j, 0, 10);
+		CHECK(slab_jpeg_check(j, jb, jl) == 0);
+		tjFree(jb);
+		tjDestroy(tj);
+	}
+
+	/* The pixel limit both ways, on an ordinary JPEG. */
+	slab_jpeg_limits(j, 320 * 240 - 1, 0);
+	CHECK(slab_jpeg_header(j, good.p, good.len, &info) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_jpeg_error(j), "JPEG of 320x240 pixels (76800): over the limit of 76799 pixels");
+	slab_jpeg_limits(j, 320 * 240, 0);
+	CHECK(slab_jpeg_header(j, good.p, good.len, &info) == 0);
+	CHECK(slab_jpeg_check(j, good.p, good.len) == 0);
+	slab_jpeg_limits(j, UINT64_MAX, 0);
+	CHECK(slab_jpeg_header(j, hdr.p, hdr.len, &info) == 0);
+	CHECK(info.width == 65500 && info.height == 65500);
+
+	free(pix.p);
+	free(hdr.p);
+	free(scans.p);
+	free(good.p);
+	slab_jpeg_free(j);
 }
 
 static void test_bad(struct slab_jpeg *j)
@@ -451,6 +538,7 @@ int main(void)
 	if (!j)
 		return UNIT_DONE();
 	test_header(j);
+	test_limits();
 	test_bad(j);
 	test_unknown_subsampling(j);
 	test_fit(j);
