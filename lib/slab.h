@@ -152,6 +152,9 @@ SLAB_API const unsigned char *slab_base(const struct slab *s);
 /* The schema: field names, sorted, NUL-terminated. */
 SLAB_API unsigned slab_field_count(const struct slab *s);
 SLAB_API const char *slab_field_name(const struct slab *s, unsigned f);
+/* The path the reader was opened from (slab_open_mem()'s name), as its messages name it. */
+SLAB_API const char *slab_path(const struct slab *s);
+
 /* The field id of a name, or SLAB_ERR_NOTFOUND (negative). */
 SLAB_API int slab_field_lookup(const struct slab *s, const char *name);
 
@@ -417,8 +420,9 @@ SLAB_API size_t slab_follow_epoch(const struct slab_follow *f);
 SLAB_API int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it);
 
 /* Make sure the sample's bytes are in memory: one byte per OS page is read through the
- * mapping (direct items are read already). */
-SLAB_API void slab_follow_touch(const struct slab_follow_item *it);
+ * mapping (direct items are read already). 0, or SLAB_ERR_IO when a page cannot be read
+ * (the file was truncated while in use, or the device failed: caught, not a SIGBUS). */
+SLAB_API int slab_follow_touch(const struct slab_follow_item *it);
 
 SLAB_API void slab_follow_stats(const struct slab_follow *f, struct slab_follow_stats *st);
 SLAB_API const char *slab_follow_error(const struct slab_follow *f);
@@ -682,8 +686,10 @@ struct slab_loader_options {
 	int verify;             /* check each wanted field's CRC32C as it is loaded */
 	int skip;               /* a sample that fails is left out of its batch and counted
 				 * (slab_loader_batch_skipped()), the first such error kept in
-				 * slab_loader_error(); 0: it fails its batch. Running out of
-				 * memory fails the batch either way */
+				 * slab_loader_error(); 0: it fails its batch. An image the
+				 * decoder has no memory for is the sample's failure; any other
+				 * running out of memory, or a file that cannot be read (SLAB_ERR_IO),
+				 * fails the batch either way */
 	slab_loader_transform_fn transform;     /* NULL: none */
 	void *transform_arg;
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
@@ -732,8 +738,18 @@ SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigne
 /* The next batch in plan order, waiting until a worker has filled it: 1 and *b, 0 after the
  * last one, or a negative error. A sample that failed fails its batch (unless skip): the
  * error, naming the file, the sample and its key, is in slab_loader_error(), and every later
- * call returns it again. SLAB_ERR_INVAL without waiting when the consumer holds every slot of
- * the ring (waiting would never end): release a batch first. */
+ * call returns it again. With skip, a batch whose every sample was skipped is not handed out
+ * (its samples count in slab_loader_skipped()), so an epoch may have fewer batches than
+ * slab_loader_batches(). SLAB_ERR_IO when a file could not be read through its mapping (it
+ * was truncated while in use, or the device failed): the workers read under a SIGBUS guard
+ * (the loader installs a SIGBUS handler at open, chaining the one in place), the error names
+ * the file and the offset, and no batch is handed out after it, since batches filled before
+ * may point into pages that are gone. A batch's raw fields are read by the caller, outside
+ * the guard: a file truncated after its batch was handed out still faults there.
+ * SLAB_ERR_INVAL without waiting when the consumer holds every slot of the ring (waiting
+ * would never end): release a batch first; after slab_loader_stop(); or in a fork() child
+ * of the process that opened the loader (the child has none of its threads: open a new
+ * loader there; slab_loader_close() in the child frees the memory only). */
 SLAB_API int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **b);
 
 /* Give a batch's slot back to the ring, in any order; its pointers are not to be used after.
@@ -745,6 +761,11 @@ SLAB_API uint64_t slab_loader_skipped(const struct slab_loader *l);
 /* The error of the last failed call, or with skip the first skipped sample's ("" when
  * none). */
 SLAB_API const char *slab_loader_error(const struct slab_loader *l);
+/* Stops and joins the threads at once and frees what only they use (the read-ahead walk and
+ * its file descriptors, the workers' decoders); batches handed out stay readable (their
+ * samples, fields and output) until slab_loader_close(). slab_loader_next() then fails with
+ * "loader closed". For bindings whose batches may outlive the loader's use. */
+SLAB_API void slab_loader_stop(struct slab_loader *l);
 /* Stops and joins the threads, frees the ring (batches held too); accepts NULL. Does not
  * close the dataset or free the plan. */
 SLAB_API void slab_loader_close(struct slab_loader *l);

@@ -962,7 +962,8 @@ class _CLoaderOptions(ctypes.Structure):
                 ("image", ctypes.POINTER(_CImageSpec)), ("seed", ctypes.c_uint64),
                 ("epoch", ctypes.c_uint64), ("memory", ctypes.c_uint64),
                 ("cache_policy", ctypes.c_int), ("next_plans", ctypes.POINTER(ctypes.c_void_p)),
-                ("nnext", ctypes.c_size_t)]
+                ("nnext", ctypes.c_size_t), ("max_pixels", ctypes.c_uint64),
+                ("max_scans", ctypes.c_uint)]
 
 
 class _CLoaderStats(ctypes.Structure):
@@ -997,6 +998,38 @@ def _size(v):
     return n
 _ORDERS = {"sequential": 0, "random": 1, "quasi": 2}
 _loader_api = None
+_U32, _U64 = (1 << 32) - 1, (1 << 64) - 1
+# PIL's Image.MAX_IMAGE_PIXELS, as libslab's SLAB_IMAGE_MAX_PIXELS.
+MAX_IMAGE_PIXELS = 178956970
+
+
+def _int(name, v, lo, hi):
+    """v as an int in [lo, hi]: TypeError for a non-integer (1.5, "3"), ValueError out of
+    range; ctypes would wrap or truncate either silently."""
+    if isinstance(v, bool):
+        raise TypeError("%s must be an integer, not %r" % (name, v))
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %r" % (name, v)) from None
+    if n < lo:
+        raise ValueError("%s must be at least %d, not %d" % (name, lo, n))
+    if n > hi:
+        raise ValueError("%s must be at most %d, not %d" % (name, hi, n))
+    return n
+
+
+def _range(name, v, hi):
+    """A (min, max) pair of finite floats with 0 < min <= max (<= hi when hi is set)."""
+    try:
+        lo_, hi_ = (float(x) for x in v)
+    except (TypeError, ValueError):
+        raise ValueError("%s must be a pair of numbers (min, max), not %r" % (name, v)) from None
+    ok = 0 < lo_ <= hi_ and hi_ < float("inf") and (hi is None or hi_ <= hi)
+    if not ok:     # NaN fails every comparison
+        raise ValueError("%s must be (min, max) with 0 < min <= max%s, not %r" % (
+            name, " <= %g" % hi if hi is not None else ", finite", v))
+    return lo_, hi_
 
 
 def _loader_lib():
@@ -1034,6 +1067,7 @@ def _loader_lib():
                 ("slab_loader_skipped", u64, [vp]),
                 ("slab_loader_error", ctypes.c_char_p, [vp]),
                 ("slab_loader_close", None, [vp]),
+                ("slab_loader_stop", None, [vp]),
                 ("slab_loader_stats", None, [vp, ctypes.POINTER(_CLoaderStats)]),
                 ("slab_loader_batch_number", u64, [vp]),
                 ("slab_loader_batch_count", sz, [vp]),
@@ -1093,7 +1127,9 @@ def _view(owner, address, size, readonly):
 
 class Batch:
     """One batch of a Loader: len(b) samples (those of the plan's entries
-    [b.number * batch_size, ...), less any skipped), in plan order.
+    [b.number * batch_size, ...), less any skipped), in plan order. A batch holds at least
+    one sample: with on_error="skip", a batch whose every sample was skipped is not handed
+    out (its samples count in loader.skipped), so an epoch may have fewer than len(loader).
 
       b.images      image mode: a memoryview of shape (n, H, W, 3) (or (n, 3, H, W) with
                     chw=True), format "B", writable: numpy.asarray(b.images) and
@@ -1112,27 +1148,33 @@ class Batch:
     b.release() is called; copy them (numpy.array(...), tensor.clone(), a transfer to a
     device) to keep them longer. The raw fields point into the files and stay valid until the
     loader is closed. No view ever dangles: memory a live view reaches is freed only once
-    the view is gone, but a released batch's images may show a later batch's pixels."""
+    the view is gone, but a released batch's images may show a later batch's pixels. After
+    the loader's close(), b.fields, b.keys, b.samples and b.positions raise
+    SlabError("loader closed"); views taken before stay readable.
+
+    A file truncated while in use: the loader's threads read it under a guard and raise
+    SlabError naming the file and the offset, and no batch is handed out after that; but
+    the raw fields of a batch already handed out are read by you, and a page cut off after
+    the hand-over still ends the process with SIGBUS there."""
 
     __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "_fields",
-                 "_samples")
+                 "_samples", "__weakref__")
 
     def __init__(self, ld, h):
+        # _h, the slot this batch holds, is set by the loader once the batch is handed over
+        # for good (Loader._take): a Batch dropped before that releases nothing.
         lib = ld._lib
-        self._ld, self._h = ld, h
+        self._ld, self._h = ld, None
         self._n = lib.slab_loader_batch_count(h)
         self.number = lib.slab_loader_batch_number(h)
         self.skipped = lib.slab_loader_batch_skipped(h)
         self._fields = self._samples = None
         self.images = self._flat = None
         if ld._image_shape is not None:
-            shape = (self._n,) + ld._image_shape
-            if self._n:
-                self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
-                                   self._n * ld._image_bytes, False)
-            else:
-                self._flat = memoryview(bytearray(0))
-            self.images = self._flat.cast("B", shape)
+            # n >= 1: the loader hands out no empty batch.
+            self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
+                               self._n * ld._image_bytes, False)
+            self.images = self._flat.cast("B", (self._n,) + ld._image_shape)
 
     def __len__(self):
         return self._n
@@ -1146,13 +1188,14 @@ class Batch:
         return self._flat[j * size:(j + 1) * size]
 
     def _live(self):
+        self._ld._handle()
         if self._h is None:
             raise SlabError("batch %d was released" % self.number)
         return self._h
 
     def _sample_records(self):
+        h = self._live()
         if self._samples is None:
-            h = self._live()
             p = self._ld._lib.slab_loader_batch_samples(h)
             self._samples = [(p[j].pos, p[j].file, p[j].index, p[j].key, p[j].key_len)
                              for j in range(self._n)]
@@ -1168,46 +1211,83 @@ class Batch:
 
     @property
     def keys(self):
+        recs = self._sample_records()
         views, bases = self._ld._files, self._ld._bases
         return [bytes(views[f][k - bases[f]:k - bases[f] + kl]).decode("utf-8", "surrogateescape")
-                for _, f, _, k, kl in self._sample_records()]
+                for _, f, _, k, kl in recs]
 
     @property
     def fields(self):
+        h = self._live()
         if self._fields is None:
-            ld, h, n = self._ld, self._live(), self._n
+            ld, n = self._ld, self._n
             recs = self._sample_records()
             data, size = ld._col_data, ld._col_size
             views, bases = ld._files, ld._bases
             out = {}
-            for f, name in enumerate(ld.fields):
-                if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
-                    raise SlabError("batch %d: field %d: out of range" % (self.number, f))
-                col = []
-                for j in range(n):
-                    p = data[j]
-                    if p is None:
-                        col.append(None)
-                    else:
-                        fi = recs[j][1]
-                        o = p - bases[fi]
-                        col.append(views[fi][o:o + size[j]])
-                out[name] = col
+            with ld._lock:      # the column arrays are the loader's, shared by its batches
+                for f, name in enumerate(ld.fields):
+                    if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
+                        raise SlabError("batch %d: field %d: out of range" % (self.number, f))
+                    col = []
+                    for j in range(n):
+                        p = data[j]
+                        if p is None:
+                            col.append(None)
+                        else:
+                            fi = recs[j][1]
+                            o = p - bases[fi]
+                            col.append(views[fi][o:o + size[j]])
+                    out[name] = col
             self._fields = out
         return self._fields
+
+    def _drop_views(self):
+        for m in (self.images, self._flat):
+            if m is not None:
+                try:
+                    m.release()
+                except BufferError:
+                    pass    # wrapped by an array: still readable, as the class says
+
+    def _give_back(self):
+        # The handle is taken before the C call, with nothing between that an exception
+        # (a Ctrl-C) could interrupt: the slot is released exactly once.
+        ld = self._ld
+        loader = ld._owner.loader if ld._owner is not None and not ld._closed and \
+            ld._pid == os.getpid() else None
+        h, self._h = self._h, None
+        if h is not None and loader:
+            ld._lib.slab_loader_release(loader, h)
 
     def release(self):
         """Give the batch's slot back to the loader now (iteration does it when the next
         batch is taken). Its images may then be overwritten."""
         if self._h is not None:
-            self._ld._release(self._h)
-            self._h = None
-            for m in (self.images, self._flat):
-                if m is not None:
-                    try:
-                        m.release()
-                    except BufferError:
-                        pass    # wrapped by an array: still readable, as the class says
+            self._give_back()
+            self._drop_views()
+
+    def __del__(self):
+        # A batch dropped unreleased (its thread ended, a next_batch() result let go)
+        # gives its slot back rather than leaving it held for good.
+        try:
+            if self._h is not None:
+                self._give_back()
+        except Exception:
+            pass
+
+
+class _ThreadState:
+    """What one consumer thread has of a Loader: the batch iteration handed it last (released
+    when it asks for the next), and the C hand-over's out-pointer, kept here rather than in
+    a local so that a batch the C side handed over is never lost to an exception (a Ctrl-C)
+    raised between the hand-over and its return: the next call delivers it."""
+
+    __slots__ = ("out", "held")
+
+    def __init__(self):
+        self.out = ctypes.c_void_p()
+        self.held = None
 
 
 class Loader:
@@ -1224,8 +1304,8 @@ class Loader:
     plan: a plan file's path, or None for a plan made here as shuffle-plan would make it:
       order ("sequential", "random" or "quasi"), window (quasi: live pages), seed, epoch,
       rank and world_size (drop-last across ranks), start (resume at this position).
-    batch_size, threads (worker threads), ring (batches in flight, default 2 x threads),
-      drop_last (no short last batch).
+    batch_size, threads (worker threads, 1-1024), ring (batches in flight, default 2 x
+      threads, at most 4096), drop_last (no short last batch).
     fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
       out zero-copy.
     image: a JPEG field to decode in C: cropped (crop "random-resized" with scale and ratio as
@@ -1234,7 +1314,12 @@ class Loader:
       antialiased bilinear filter, uint8 RGB, HWC or CHW (chw=True). Crop and flip depend on
       (seed, epoch, the sample's global index) only: the same batches with any thread count,
       and on resume. seed and epoch default to the plan file's own (0 and 0 for a plan made
-      here).
+      here). scale and ratio are checked here: (min, max), 0 < min <= max, scale at most 1.
+    max_pixels, max_scans: decompression bombs. An image declaring more pixels than
+      max_pixels (default MAX_IMAGE_PIXELS = 178,956,970, PIL's limit; None: no limit) or a
+      progressive JPEG of more than max_scans scans (default 500; None: no limit) is refused
+      before it is decoded: a bad sample (on_error). So is an image the worker cannot find the
+      memory for.
     ahead (pages read ahead of the workers), release (drop pages from the page cache once
       used), verify (check each field's CRC32C).
     memory, next_plans, cache_policy: for datasets larger than memory, the page cache the
@@ -1245,18 +1330,30 @@ class Loader:
       ring x batch_size samples keeps little.
     on_error: "raise" (a sample that fails raises SlabError naming it, from the iteration) or
       "skip" (left out of its batch; counted in b.skipped and loader.skipped, the first
-      error in loader.error).
+      error in loader.error). A file that cannot be read any more (truncated while in use)
+      raises either way.
 
-    The threads run in C without the GIL. Use as a context manager or call close()."""
+    Threads: iterating one Loader from several Python threads is safe: each batch goes to one
+      thread, exactly once, in plan order of the calls; iteration releases the batch it gave
+      the same thread before (so each thread holds one; the ring must have room for that).
+    Ctrl-C: a KeyboardInterrupt during iteration loses nothing: iterating on after catching it
+      yields every batch exactly once, in order.
+    fork(): the worker threads do not exist in a child process. There, using the Loader
+      raises SlabError saying it was created in another process (make a new one in the
+      child); letting it go or closing it is safe; the parent's Loader is unaffected.
+    The threads run in C without the GIL. Use as a context manager or call close(), which
+      stops the threads at once; only the memory that views still reach outlives it."""
 
     def __init__(self, paths, plan=None, batch_size=256, threads=2, fields=None, image=None,
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
                  chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
                  ahead=16, release=False, verify=False, on_error="raise", ring=None,
                  order="sequential", window=64, rank=0, world_size=1, start=0,
-                 memory=0, next_plans=(), cache_policy="belady"):
-        lib = self._lib = _loader_lib()
+                 memory=0, next_plans=(), cache_policy="belady",
+                 max_pixels=MAX_IMAGE_PIXELS, max_scans=500):
         self._owner = None
+        self._closed = True
+        lib = self._lib = _loader_lib()
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         paths = [os.fsencode(p) for p in paths]
@@ -1270,11 +1367,29 @@ class Loader:
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
         if cache_policy not in _POLICIES:
             raise ValueError("cache_policy must be 'belady' or 'fixed', not %r" % (cache_policy,))
-        memory = _size(memory)
+        memory = _int("memory", _size(memory), 0, _U64)
+        batch_size = _int("batch_size", batch_size, 1, _U64 >> 1)
+        threads = _int("threads", threads, 1, 1024)
+        ring = 0 if ring is None else _int("ring", ring, 1, 4096)
+        ahead = _int("ahead", ahead, 0, _U64)
+        window = _int("window", window, 1, _U64)
+        rank = _int("rank", rank, 0, _U32)
+        world_size = _int("world_size", world_size, 1, _U32)
+        start = _int("start", start, 0, _U64)
+        seed = None if seed is None else _int("seed", seed, 0, _U64)
+        epoch = None if epoch is None else _int("epoch", epoch, 0, _U64)
+        max_pixels = _U64 if max_pixels is None else _int("max_pixels", max_pixels, 1, _U64)
+        max_scans = _U32 if max_scans is None else _int("max_scans", max_scans, 1, _U32)
+        if image is not None:
+            try:
+                h, w = size
+            except (TypeError, ValueError):
+                raise ValueError("size must be (height, width), not %r" % (size,)) from None
+            h, w = _int("size[0]", h, 1, 65535), _int("size[1]", w, 1, 65535)
+            scale = _range("scale", scale, 1.0)
+            ratio = _range("ratio", ratio, None)
         if isinstance(next_plans, (str, bytes, os.PathLike)):
             next_plans = [next_plans]
-        if int(batch_size) < 1:
-            raise ValueError("batch_size must be at least 1, not %r" % (batch_size,))
         own = self._owner = _Owner(lib)
         own.dataset = lib.slab_dataset_new()
         if not own.dataset:
@@ -1301,7 +1416,7 @@ class Loader:
         params = lib.slab_plan_params(own.plan).contents
         self.seed = params.seed if seed is None else seed
         self.epoch = params.epoch if epoch is None else epoch
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
 
         wanted = list(fields) if fields is not None else None
         if image is not None and wanted is not None and image not in wanted:
@@ -1313,16 +1428,16 @@ class Loader:
             names = [n.encode() for n in wanted]
             self._names = (ctypes.c_char_p * max(1, len(names)))(*names)
             o.fields, o.nfields = self._names, len(names)
-        o.drop_last, o.ring, o.ahead = bool(drop_last), ring or 0, ahead
+        o.drop_last, o.ring, o.ahead = bool(drop_last), ring, ahead
         o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
         o.seed, o.epoch = self.seed, self.epoch
         o.memory, o.cache_policy = memory, _POLICIES[cache_policy]
+        o.max_pixels, o.max_scans = max_pixels, max_scans
         if own.next_plans:
             self._next = (ctypes.c_void_p * len(own.next_plans))(*own.next_plans)
             o.next_plans, o.nnext = self._next, len(own.next_plans)
         self._image_shape = None
         if image is not None:
-            h, w = size
             self._spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
                                      bool(flip), bool(chw), 0)
             self._image_field = image.encode()
@@ -1344,12 +1459,18 @@ class Loader:
             base, length = lib.slab_base(s), lib.slab_file_size(s)
             self._bases.append(base)
             self._files.append(_view(own, base, length, True))
-        self._col_data = (ctypes.c_void_p * self.batch_size)()
-        self._col_size = (ctypes.c_uint64 * self.batch_size)()
-        self._held = None
+        # No batch holds more samples than the plan has.
+        most = max(1, min(self.batch_size, lib.slab_plan_count(own.plan)))
+        self._col_data = (ctypes.c_void_p * most)()
+        self._col_size = (ctypes.c_uint64 * most)()
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._threads = threading.local()
+        self._closed = False
 
     def __len__(self):
-        """Batches in the epoch."""
+        """Batches in the epoch (at most: with on_error="skip", a batch whose every sample
+        was skipped is not handed out)."""
         return self._batches
 
     def __enter__(self):
@@ -1359,38 +1480,68 @@ class Loader:
         self.close()
 
     def _handle(self):
-        if self._owner is None or not self._owner.loader:
-            raise SlabError("slab.Loader: closed")
+        if self._owner is not None and self._pid != os.getpid():
+            raise SlabError("slab.Loader: created in process %d, used in process %d (after "
+                            "fork()): the loader's threads are not in this process; make a "
+                            "new Loader here" % (self._pid, os.getpid()))
+        if self._closed or self._owner is None or not self._owner.loader:
+            raise SlabError("loader closed")
         return self._owner.loader
+
+    def _thread(self):
+        st = getattr(self._threads, "st", None)
+        if st is None:
+            st = self._threads.st = _ThreadState()
+        return st
+
+    def _take(self, iterating):
+        """The next batch from C, or None at the end. An exception (a Ctrl-C) raised between
+        any two steps loses nothing: a batch C handed over stays in st.out until the steps
+        after the last call here, which nothing can interrupt (attribute stores only),
+        hand it over for good; the next call delivers it otherwise."""
+        h = self._handle()
+        st = self._thread()
+        lib = self._lib
+        out = st.out
+        self._lock.acquire()
+        try:
+            if not out.value:
+                held = st.held
+                if iterating and held is not None:
+                    st.held = None
+                    held._give_back()
+                    held._drop_views()
+                rc = lib.slab_loader_next(h, ctypes.byref(out))
+                if rc < 0:
+                    raise SlabError(lib.slab_loader_error(h).decode("utf-8", "replace"))
+                if rc == 0:
+                    return None
+            b = Batch(self, out.value)
+        finally:
+            self._lock.release()
+        b._h = out.value
+        if iterating:
+            st.held = b
+        out.value = None
+        return b
 
     def next_batch(self):
         """The next Batch in plan order, or None after the last one, without releasing any
-        (at most ring - 1 may be held). Raises SlabError when a sample fails (on_error
-        "raise") or the read-ahead does."""
-        h = self._handle()
-        b = ctypes.c_void_p()
-        rc = self._lib.slab_loader_next(h, ctypes.byref(b))
-        if rc < 0:
-            raise SlabError(self._lib.slab_loader_error(h).decode("utf-8", "replace"))
-        return Batch(self, b.value) if rc == 1 else None
+        (at most ring - 1 may be held; a batch let go unreleased is released when it is
+        freed). Raises SlabError when a sample fails (on_error "raise") or the read-ahead
+        does."""
+        return self._take(False)
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        """The next batch; the one handed out before is released first (see Batch)."""
-        if self._held is not None:
-            self._held.release()
-            self._held = None
-        b = self.next_batch()
+        """The next batch; the one handed to this thread before is released first (see
+        Batch)."""
+        b = self._take(True)
         if b is None:
             raise StopIteration
-        self._held = b
         return b
-
-    def _release(self, h):
-        if self._owner is not None and self._owner.loader:
-            self._lib.slab_loader_release(self._owner.loader, h)
 
     @property
     def skipped(self):
@@ -1416,9 +1567,16 @@ class Loader:
                 "scales": scales, "region": st.region, "decoded_pixels": st.decoded_pixels}
 
     def close(self):
-        """Stop the threads and free the ring, files and plan once no view handed out
-        reaches them any more (at once when none does)."""
-        self._held = None
+        """Stop the threads now (joined before this returns; their file descriptors and
+        decoders freed); the ring, files and plan are freed once no view handed out reaches
+        them any more (at once when none does). Batches then raise SlabError("loader
+        closed"). In a fork() child, only lets go (the threads are the parent's)."""
+        if self._closed:
+            return
+        self._closed = True
+        own = self._owner
+        if own is not None and own.loader and self._pid == os.getpid():
+            self._lib.slab_loader_stop(own.loader)
         self._files = self._bases = None
         self._owner = None
 

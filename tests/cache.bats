@@ -120,9 +120,6 @@ PY
 	assert_equal "${stderr_lines[0]}" "prefetch: --direct takes one --plan"
 	run -2 --separate-stderr prefetch --plan e0.plan --plan - d.slab < e1.plan
 	assert_equal "${stderr_lines[0]}" "prefetch: --plan - (standard input) goes alone"
-	run -2 --separate-stderr prefetch --plan e0.plan --plan e1.plan --emit \
-		--emit-format frames --image jpg d.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: --emit-format frames takes one --plan, without --memory"
 	# a plan of other files is named
 	small_slab
 	shuffle-plan -q -o other.plan small.slab

@@ -311,3 +311,122 @@ PY
 		fi
 	done
 }
+
+# concat_check ALL ONE...: the stream ALL of several plans is the streams ONE... of each plan
+# alone put end to end, as prefetch(1) says (Epochs larger than memory): the first one's
+# header with the count of all, the records of each in turn, one end record counting them all.
+concat_check() {
+	frames_py "$@" <<'PY'
+import struct, sys
+from frames import read_frames
+whole = open(sys.argv[1], "rb").read()
+parts = [open(p, "rb").read() for p in sys.argv[2:]]
+read = [read_frames(p) for p in sys.argv[2:]]
+hsize = read[0][0]["header_size"]
+count = sum(h["count"] for h, _, _ in read)
+written = sum(e[0] for _, _, e in read)
+skipped = sum(e[1] for _, _, e in read)
+head = bytearray(parts[0][:hsize])
+struct.pack_into("<Q", head, 16, count)
+want = bytes(head) + b"".join(p[hsize:-40] for p in parts)
+want += b"DONE" + struct.pack("<IQQ", 0, written, skipped) + bytes(16)
+assert whole == want, "not the streams of the plans one by one put end to end"
+h, recs, end = read_frames(sys.argv[1])
+assert h == dict(read[0][0], count=count) and end == (written, skipped), (h, end)
+assert [r.pos for r in recs] == [r.pos for _, rs, _ in read for r in rs]
+PY
+}
+
+@test "frames: several plans are consecutive epochs: the plans' streams one by one, framed once; --memory changes no byte" {
+	jpeg_dataset
+	shuffle-plan -q --mode random --seed 3 --epoch 5 -o r.plan a.slab b.slab
+	shuffle-plan -q --mode quasi --seed 7 --epoch 6 --start 4 -o s.plan a.slab b.slab
+	local p opts=(-q "${FRAMES[@]}" --size 12x10 --flip)
+	for p in q r s; do
+		prefetch --plan $p.plan "${opts[@]}" a.slab b.slab > $p.frames
+	done
+	prefetch --plan q.plan --plan r.plan --plan s.plan "${opts[@]}" a.slab b.slab > all.frames
+	concat_check all.frames q.frames r.frames s.frames
+	# each plan's crops come from its own epoch: the epochs differ, so do the images
+	frames_py q.frames r.frames <<'PY'
+import sys
+from frames import read_frames
+a = {r.key: r.image for r in read_frames(sys.argv[1])[1]}
+b = {r.key: r.image for r in read_frames(sys.argv[2])[1]}
+assert any(a[k] != b[k] for k in a), "epochs 2 and 5 gave the same crops"
+PY
+	# a budget, either policy, and -j, --ahead, --release: the same bytes
+	prefetch --plan q.plan --plan r.plan --plan s.plan "${opts[@]}" --memory 64K a.slab b.slab > m.frames
+	cmp all.frames m.frames
+	prefetch --plan q.plan --plan r.plan --plan s.plan "${opts[@]}" --memory 1M --cache-policy fixed \
+		-j 3 --ahead 2 --release a.slab b.slab > f.frames
+	cmp all.frames f.frames
+	prefetch --plan q.plan "${opts[@]}" --memory 1G a.slab b.slab > m1.frames
+	cmp q.frames m1.frames
+	# --seed and --epoch given hold for every plan
+	for p in q r; do
+		prefetch --plan $p.plan "${opts[@]}" --seed 11 --epoch 9 a.slab b.slab > $p.9.frames
+	done
+	prefetch --plan q.plan --plan r.plan "${opts[@]}" --seed 11 --epoch 9 a.slab b.slab > all.9.frames
+	concat_check all.9.frames q.9.frames r.9.frames
+	# a line per epoch, then the summary
+	run -0 --separate-stderr bash -c "prefetch --plan q.plan --plan r.plan ${FRAMES[*]} --size 12x10 a.slab b.slab > /dev/null"
+	assert_equal "${#stderr_lines[@]}" 3
+	assert_regex "${stderr_lines[0]}" "^prefetch: 'q.plan': epoch 1 of 2: 11 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ samples/s, read from storage "
+	assert_regex "${stderr_lines[1]}" "^prefetch: 'r.plan': epoch 2 of 2: 11 samples, "
+	assert_regex "${stderr_lines[2]}" "^prefetch: 'q.plan': 22 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ MB/s$"
+}
+
+@test "frames: several plans with skipped samples: one warning, the end record counts them all" {
+	bad_dataset
+	shuffle-plan -q --mode random --seed 4 -o r.plan c.slab
+	local p opts=(-q "${FRAMES[@]}" --size 16x16 --on-error skip)
+	for p in c r; do
+		prefetch --plan $p.plan "${opts[@]}" c.slab > $p.frames 2> /dev/null
+	done
+	run -0 --separate-stderr bash -c "prefetch --plan c.plan --plan r.plan ${opts[*]} c.slab > all.frames"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file (skipped)"
+	concat_check all.frames c.frames r.frames
+	frames_py all.frames <<'PY'
+import sys
+from frames import read_frames
+h, recs, end = read_frames(sys.argv[1])
+assert h["count"] == 12 and end == (10, 2), (h["count"], end)
+PY
+	# without skip, the first bad sample ends the stream, without an end record
+	run -1 --separate-stderr bash -c "prefetch -q --plan r.plan --plan c.plan ${FRAMES[*]} --size 16x16 c.slab > f.frames"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file"
+	frames_py f.frames <<'PY'
+import sys
+from frames import read_frames
+assert read_frames(sys.argv[1])[2] is None
+PY
+}
+
+@test "frames: --max-pixels refuses larger images as samples that do not decode; none lifts the limit" {
+	jpeg_dataset
+	local try="Try 'prefetch --help' for more information."
+	for v in 0 -1 1e6 '' 10x 18446744073709551615 18446744073709551616; do
+		run -2 --separate-stderr prefetch --plan q.plan "${FRAMES[@]}" --max-pixels "$v" a.slab b.slab
+		assert_equal "$stderr" "prefetch: invalid --max-pixels '$v' (a number from 1, or none)
+$try"
+	done
+	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format raw --max-pixels 100 a.slab b.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --max-pixels goes with --emit-format frames"
+	prefetch -q --plan q.plan "${FRAMES[@]}" --size 8x8 a.slab b.slab > d.frames
+	prefetch -q --plan q.plan "${FRAMES[@]}" --size 8x8 --max-pixels none a.slab b.slab > n.frames
+	prefetch -q --plan q.plan "${FRAMES[@]}" --size 8x8 --max-pixels 178956970 a.slab b.slab > l.frames
+	cmp d.frames n.frames
+	cmp d.frames l.frames
+	# every JPEG of mkwds is larger than 100 pixels
+	run -1 --separate-stderr bash -c "prefetch -q --plan q.plan ${FRAMES[*]} --size 8x8 --max-pixels 100 a.slab b.slab > f.frames"
+	assert_regex "$stderr" "^prefetch: '[ab].slab': sample #[0-9]+ '[a-z0-9]+': .*100 pixels"
+	run -0 --separate-stderr bash -c "prefetch -q --plan q.plan ${FRAMES[*]} --size 8x8 --max-pixels 100 --on-error skip a.slab b.slab > s.frames"
+	assert_regex "$stderr" "100 pixels.* \(skipped\)$"
+	frames_py s.frames <<'PY'
+import sys
+from frames import read_frames
+h, recs, end = read_frames(sys.argv[1])
+assert h["count"] == 11 and recs == [] and end == (0, 11), (h["count"], len(recs), end)
+PY
+}

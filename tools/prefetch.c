@@ -2,6 +2,7 @@
  * resident, warm or evict them, or follow a plan: keep its next pages on their way into the
  * cache, drop those behind, and stream its samples in plan order to standard output. */
 #include "cli.h"
+#include "fault.h"
 #include "frameout.h"
 #include "json.h"
 #include "pagecache.h"
@@ -70,6 +71,9 @@ static const char help_text[] =
 "  -j, --threads N          decoding threads, 1 to 1024 (default 2)\n"
 "      --on-error MODE      fail (default): a JPEG that does not decode stops\n"
 "                           the stream; skip: leave it out and count it\n"
+"      --max-pixels N       an image of more than N pixels (width x height) is\n"
+"                           one that does not decode (default 178956970;\n"
+"                           none: no limit)\n"
 "\n"
 "Exit status: 0 success (also when the reader of --emit stops early), 1 failure\n"
 "(unreadable file, bad or foreign plan, read or write error, a JPEG that does\n"
@@ -90,6 +94,7 @@ enum {
 	OPT_FLIP,
 	OPT_IMAGE,
 	OPT_JSON,
+	OPT_MAX_PIXELS,
 	OPT_MEMORY,
 	OPT_ON_ERROR,
 	OPT_PLAN,
@@ -115,6 +120,7 @@ static const struct option longopts[] = {
 	{ "help",        no_argument,       NULL, 'h' },
 	{ "image",       required_argument, NULL, OPT_IMAGE },
 	{ "json",        no_argument,       NULL, OPT_JSON },
+	{ "max-pixels",  required_argument, NULL, OPT_MAX_PIXELS },
 	{ "memory",      required_argument, NULL, OPT_MEMORY },
 	{ "on-error",    required_argument, NULL, OPT_ON_ERROR },
 	{ "plan",        required_argument, NULL, OPT_PLAN },
@@ -357,6 +363,8 @@ struct frame_opts {
 	int seed_set, epoch_set;        /* else the plan's */
 	unsigned threads;
 	int skip;                       /* --on-error skip */
+	uint64_t max_pixels;            /* slab_loader_options.max_pixels: 0 the default,
+					 * UINT64_MAX none */
 };
 
 #define MAX_PLANS 1024
@@ -415,10 +423,16 @@ static int emitter_result(const struct emitter *e, int r)
 
 static void emitter_error(const struct emitter *e)
 {
-	if (e->kind == EMIT_TAR)
-		cli_error("tar output: %s", slab_tarout_error(e->tar));
+	int tar = e->kind == EMIT_TAR;
+	int err = tar ? slab_tarout_errno(e->tar) : slab_rawout_errno(e->raw);
+	const char *msg = tar ? slab_tarout_error(e->tar) : slab_rawout_error(e->raw);
+
+	/* The output's failures say so; the input's (a file truncated under the stream) have
+	 * no errno of the output's and name the file themselves. */
+	if (err)
+		cli_error("%s output: %s", tar ? "tar" : "raw", msg);
 	else
-		cli_error("raw output: %s", slab_rawout_error(e->raw));
+		cli_error("%s", msg);
 }
 
 static int emitter_sample(struct emitter *e, struct slab *s, const struct slab_follow_item *it)
@@ -579,10 +593,21 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			mark = now;
 			epoch = slab_follow_epoch(f);
 		}
-		if (po->emit == EMIT_NONE)
-			slab_follow_touch(&it);
-		else if ((w = emitter_sample(&em, files[it.file], &it)) != 0)
+		if (po->emit == EMIT_NONE) {
+			if (slab_follow_touch(&it) < 0) {
+				/* The sample's pages are gone (the file truncated under the walk). */
+				struct slab_err e;
+
+				if (progress)
+					fputs("\r\033[K", stderr);
+				slab_fault_fail(&e, paths[it.file], slab_base(files[it.file]),
+						slab_file_size(files[it.file]), it.bytes);
+				cli_error("%s", e.text);
+				goto out;
+			}
+		} else if ((w = emitter_sample(&em, files[it.file], &it)) != 0) {
 			break;
+		}
 		written++;
 		written_bytes += it.sample.size;
 		if (progress && cli_now() - last >= 0.25) {
@@ -676,29 +701,102 @@ static int dataset_has_field(const struct slab_dataset *d, const char *name)
 	return 0;
 }
 
-/* The samples of the plan through the loader's image pipeline, written as frame records
- * (frameout.h). Skipped samples leave no record: the end record counts them. */
+/* A frame stream being written: the writer, what the records carry, what was written. */
+struct frames_run {
+	struct slab_dataset *d;
+	struct slab_frameout *w;
+	unsigned *other;                /* the loader's number of each field a record carries */
+	unsigned nother;
+	struct slab_frameout_field *ff;
+	uint64_t written, skipped, count;       /* records; skipped by the loaders before */
+	int warned;
+	double start, last;
+};
+
+/* The batches of one epoch's loader into the stream: 0, 1 when the writer failed (wr), or -1
+ * when the loader failed (said). */
+static int frames_epoch(struct slab_loader *l, struct frames_run *run)
+{
+	struct slab_loader_batch *b;
+	int progress = cli_progress_wanted(), r;
+
+	while ((r = slab_loader_next(l, &b)) == 1) {
+		size_t cnt = slab_loader_batch_count(b);
+		int wr = 0;
+
+		if (!run->warned && slab_loader_skipped(l)) {
+			cli_warn("%s (skipped)", slab_loader_error(l));
+			run->warned = 1;
+		}
+		for (size_t j = 0; j < cnt && wr == 0; j++) {
+			struct slab_loader_sample smp;
+
+			slab_loader_batch_sample(b, j, &smp);
+			for (unsigned k = 0; k < run->nother; k++)
+				slab_loader_batch_field(b, j, run->other[k], &run->ff[k].data,
+							&run->ff[k].size);
+			if (slab_frameout_sample(run->w, slab_dataset_file(run->d, smp.file), smp.file,
+						 smp.index, smp.pos, smp.key, smp.key_len,
+						 slab_loader_batch_out(b, j), run->ff) < 0)
+				wr = 1;
+			else
+				run->written++;
+		}
+		slab_loader_release(l, b);
+		if (wr)
+			return 1;
+		if (progress && cli_now() - run->last >= 0.25) {
+			run->last = cli_now();
+			frames_progress(run->written, run->count, slab_frameout_bytes(run->w),
+					run->last - run->start);
+		}
+	}
+	if (r < 0) {
+		if (progress)
+			fputs("\r\033[K", stderr);
+		cli_error("%s", slab_loader_error(l));
+		return -1;
+	}
+	/* (the skipped samples of the last batches may have left no batch to hand out) */
+	if (!run->warned && slab_loader_skipped(l)) {
+		if (progress)
+			fputs("\r\033[K", stderr);
+		cli_warn("%s (skipped)", slab_loader_error(l));
+		run->warned = 1;
+	}
+	return 0;
+}
+
+/*
+ * The samples of the plans through the loader's image pipeline, written as frame records
+ * (frameout.h). Skipped samples leave no record: the end record counts them. Several plans
+ * are consecutive epochs, one loader each, with the plans after it as the future its page
+ * cache budget looks at; as in a raw stream, one header (count: all the plans' entries; seed
+ * and epoch: the first plan's) and one end record frame them all, and each record keeps its
+ * position in its own plan.
+ */
 static int emit_frames(char **paths, int n, const struct plan_opts *po)
 {
 	const struct frame_opts *fr = &po->fr;
 	struct slab_dataset *d = slab_dataset_new();
-	struct slab_plan *plan = NULL;
+	struct slab_plan **plans = calloc(po->nplans, sizeof(*plans));
 	struct slab_loader *l = NULL;
-	struct slab_loader_batch *b;
-	struct slab_frameout *w = NULL;
 	struct slab_loader_options lo = { .size = sizeof(lo) };
 	struct slab_frameout_params fp = { 0 };
+	struct frames_run run = { 0 };
 	const char **want = NULL;       /* the loader's fields, when --fields is given */
-	unsigned *other = NULL;         /* the loader's number of each field a record carries */
-	const char **names = NULL;      /* and its name */
-	struct slab_frameout_field *ff = NULL;
-	unsigned nother = 0, nf;
-	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h * 3, written = 0, count;
-	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r = 0, wr = 0, warned = 0;
-	double start, last = 0;
+	const char **names = NULL;      /* the name of each field a record carries */
+	unsigned nf;
+	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h * 3, dataset = 0;
+	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, wr = 0;
+	int per_epoch = po->nplans > 1 || po->fo.memory;
+	struct epoch_mark mark, now;
+	const char *name = po->plan_paths[0];
+	size_t k;
 	char a[32];
 
-	if (!d || !(l = slab_loader_new()) || !(w = slab_frameout_new())) {
+	run.d = d;
+	if (!d || !plans || !(run.w = slab_frameout_new())) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -712,10 +810,14 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			cli_error("%s", slab_error(slab_dataset_file(d, (size_t)i)));
 			goto out;
 		}
+		dataset += slab_file_size(slab_dataset_file(d, (size_t)i));
 	}
-	if (slab_dataset_plan_read(d, po->plan_paths[0], &plan) < 0) {
-		cli_error("%s", slab_dataset_error(d));
-		goto out;
+	for (k = 0; k < po->nplans; k++) {
+		if (slab_dataset_plan_read(d, po->plan_paths[k], &plans[k]) < 0) {
+			cli_error("%s", slab_dataset_error(d));
+			goto out;
+		}
+		run.count += slab_plan_count(plans[k]);
 	}
 	if (!dataset_has_field(d, fr->image)) {
 		cli_error("no file has a field '%s'", fr->image);
@@ -729,9 +831,9 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			cli_error("out of memory");
 			goto out;
 		}
-		for (size_t k = 0; k < fr->nfields; k++) {
-			want[k] = fr->fields[k];
-			has_image |= strcmp(want[k], fr->image) == 0;
+		for (size_t f = 0; f < fr->nfields; f++) {
+			want[f] = fr->fields[f];
+			has_image |= strcmp(want[f], fr->image) == 0;
 		}
 		lo.nfields = fr->nfields;
 		if (!has_image)
@@ -744,119 +846,126 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	lo.threads = fr->threads;
 	lo.ahead = po->fo.ahead;
 	lo.release = po->fo.release;
+	lo.memory = po->fo.memory;
+	lo.cache_policy = (int)po->fo.policy;
 	lo.skip = fr->skip;
 	lo.image = &fr->spec;
 	lo.transform_field = fr->image;
-	lo.seed = fr->seed_set ? fr->seed : slab_plan_params(plan)->seed;
-	lo.epoch = fr->epoch_set ? fr->epoch : slab_plan_params(plan)->epoch;
-	if (slab_loader_open(l, d, plan, &lo) < 0) {
-		cli_error("%s", slab_loader_error(l));
-		goto out;
-	}
-	/* The fields a record carries: those asked for, in their order, or every field of the
-	 * loader (sorted) but the image. */
-	nf = slab_loader_field_count(l);
-	other = calloc(nf, sizeof(*other));
-	names = calloc(nf, sizeof(*names));
-	ff = calloc(nf, sizeof(*ff));
-	if (!other || !names || !ff) {
-		cli_error("out of memory");
-		goto out;
-	}
-	for (unsigned f = 0; f < nf; f++) {
-		const char *name = slab_loader_field_name(l, f);
-
-		if (fr->fields ? f < fr->nfields : strcmp(name, fr->image) != 0) {
-			other[nother] = f;
-			names[nother++] = name;
-		}
-	}
-	count = slab_plan_count(plan);
-	fp.count = count;
-	fp.width = fr->spec.out_w;
-	fp.height = fr->spec.out_h;
-	fp.chw = fr->spec.chw;
-	fp.crop = fr->spec.crop;
-	fp.flip = fr->spec.flip;
-	fp.seed = lo.seed;
-	fp.epoch = lo.epoch;
-	fp.fields = names;
-	fp.nfields = nother;
+	lo.max_pixels = fr->max_pixels;
 	/* A reader that stops early is not an error: the write says EPIPE, we stop. */
 	signal(SIGPIPE, SIG_IGN);
-	start = cli_now();
-	if (slab_frameout_open(w, STDOUT_FILENO, &fp) < 0) {
-		wr = -1;
-		goto written;
-	}
-	while ((r = slab_loader_next(l, &b)) == 1) {
-		size_t cnt = slab_loader_batch_count(b);
+	run.start = cli_now();
+	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, run.start };
+	for (k = 0; k < po->nplans && wr == 0; k++) {
+		int r;
 
-		if (!warned && slab_loader_skipped(l)) {
-			cli_warn("%s (skipped)", slab_loader_error(l));
-			warned = 1;
+		lo.seed = fr->seed_set ? fr->seed : slab_plan_params(plans[k])->seed;
+		lo.epoch = fr->epoch_set ? fr->epoch : slab_plan_params(plans[k])->epoch;
+		lo.next_plans = (const struct slab_plan *const *)plans + k + 1;
+		lo.nnext = po->nplans - k - 1;
+		if (!(l = slab_loader_new())) {
+			cli_error("out of memory");
+			goto out;
 		}
-		for (size_t j = 0; j < cnt && wr == 0; j++) {
-			struct slab_loader_sample smp;
+		if (slab_loader_open(l, d, plans[k], &lo) < 0) {
+			cli_error("%s", slab_loader_error(l));
+			goto out;
+		}
+		if (k == 0) {
+			/* The fields a record carries: those asked for, in their order, or every
+			 * field of the loader (sorted) but the image; the same for every epoch. */
+			nf = slab_loader_field_count(l);
+			run.other = calloc(nf, sizeof(*run.other));
+			names = calloc(nf, sizeof(*names));
+			run.ff = calloc(nf, sizeof(*run.ff));
+			if (!run.other || !names || !run.ff) {
+				cli_error("out of memory");
+				goto out;
+			}
+			for (unsigned f = 0; f < nf; f++) {
+				const char *fname = slab_loader_field_name(l, f);
 
-			slab_loader_batch_sample(b, j, &smp);
-			for (unsigned k = 0; k < nother; k++)
-				slab_loader_batch_field(b, j, other[k], &ff[k].data, &ff[k].size);
-			if (slab_frameout_sample(w, smp.file, smp.index, smp.pos, smp.key, smp.key_len,
-						 slab_loader_batch_out(b, j), ff) < 0)
-				wr = -1;
-			else
-				written++;
+				if (fr->fields ? f < fr->nfields : strcmp(fname, fr->image) != 0) {
+					run.other[run.nother] = f;
+					names[run.nother++] = fname;
+				}
+			}
+			fp.count = run.count;
+			fp.width = fr->spec.out_w;
+			fp.height = fr->spec.out_h;
+			fp.chw = fr->spec.chw;
+			fp.crop = fr->spec.crop;
+			fp.flip = fr->spec.flip;
+			fp.seed = lo.seed;
+			fp.epoch = lo.epoch;
+			fp.fields = names;
+			fp.nfields = run.nother;
+			if (slab_frameout_open(run.w, STDOUT_FILENO, &fp) < 0) {
+				wr = 1;
+				break;
+			}
 		}
-		slab_loader_release(l, b);
-		if (wr < 0)
-			break;
-		if (progress && cli_now() - last >= 0.25) {
-			last = cli_now();
-			frames_progress(written, count, slab_frameout_bytes(w), last - start);
+		r = frames_epoch(l, &run);
+		if (r < 0)
+			goto out;
+		wr = r;
+		run.skipped += slab_loader_skipped(l);
+		if (per_epoch && wr == 0) {
+			now = (struct epoch_mark){ run.written, slab_frameout_bytes(run.w), storage_read(),
+						   cli_now() };
+			if (progress)
+				fputs("\r\033[K", stderr);
+			epoch_line(po, k, &mark, &now, dataset);
+			mark = now;
+		}
+		if (k + 1 < po->nplans) {
+			/* The loader before what it reads; the last one stays for its numbers. */
+			slab_loader_close(l);
+			l = NULL;
 		}
 	}
 	if (progress)
 		fputs("\r\033[K", stderr);
-	if (wr == 0 && r < 0) {
-		cli_error("%s", slab_loader_error(l));
+	if (wr == 0 && slab_frameout_finish(run.w, run.skipped) < 0)
+		wr = 1;
+	if (wr && slab_frameout_errno(run.w) != EPIPE) {
+		/* Not the output's failure (errno 0): an input that could not be read, named. */
+		if (slab_frameout_errno(run.w) == 0)
+			cli_error("%s", slab_frameout_error(run.w));
+		else
+			cli_error("frames output: %s", slab_frameout_error(run.w));
 		goto out;
 	}
-	if (wr == 0 && slab_frameout_finish(w, slab_loader_skipped(l)) < 0)
-		wr = -1;
-written:
-	if (wr < 0 && slab_frameout_errno(w) != EPIPE) {
-		cli_error("frames output: %s", slab_frameout_error(w));
-		goto out;
-	}
-	if (wr < 0)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", po->plan_paths[0],
-			 (unsigned long long)written, (unsigned long long)count);
+	if (wr)
+		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", name,
+			 (unsigned long long)run.written, (unsigned long long)run.count);
 	if (cli_verbosity >= 1) {
-		double secs = cli_now() - start;
+		double secs = cli_now() - run.start;
 		char skipped[64] = "";
 
 		if (fr->skip)
 			snprintf(skipped, sizeof(skipped), ", %llu skipped",
-				 (unsigned long long)slab_loader_skipped(l));
-		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", po->plan_paths[0],
-			  (unsigned long long)written,
-			  cli_human_size(slab_frameout_bytes(w), a, sizeof(a)), secs,
-			  rate(slab_frameout_bytes(w), secs), skipped);
+				 (unsigned long long)run.skipped);
+		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", name,
+			  (unsigned long long)run.written,
+			  cli_human_size(slab_frameout_bytes(run.w), a, sizeof(a)), secs,
+			  rate(slab_frameout_bytes(run.w), secs), skipped);
 	}
 	cli_info("'%s': %u threads, %zu samples a batch, %s a frame, seed %llu, epoch %llu",
-		 po->plan_paths[0], fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
-		 (unsigned long long)lo.seed, (unsigned long long)lo.epoch);
+		 name, fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
+		 (unsigned long long)fp.seed, (unsigned long long)fp.epoch);
 	ret = SLAB_EXIT_OK;
 out:
 	/* The loader before what it reads. */
 	slab_loader_close(l);
-	slab_frameout_free(w);
+	slab_frameout_free(run.w);
 	free(want);
-	free(other);
+	free(run.other);
 	free(names);
-	free(ff);
-	slab_plan_free(plan);
+	free(run.ff);
+	for (k = 0; plans && k < po->nplans; k++)
+		slab_plan_free(plans[k]);
+	free(plans);
 	slab_dataset_close(d);
 	return ret;
 }
@@ -871,6 +980,7 @@ static const char *frames_option(int c)
 	case OPT_FIELDS:        return "--fields";
 	case OPT_FLIP:          return "--flip";
 	case OPT_IMAGE:         return "--image";
+	case OPT_MAX_PIXELS:    return "--max-pixels";
 	case 'j':               return "--threads";
 	case OPT_ON_ERROR:      return "--on-error";
 	case OPT_SEED:          return "--seed";
@@ -981,6 +1091,13 @@ int main(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case OPT_MAX_PIXELS:
+			/* pack's spelling; 0 in the loader's options is the default */
+			if (strcmp(optarg, "none") == 0)
+				po.fr.max_pixels = UINT64_MAX;
+			else if (cli_parse_u64(optarg, 1, UINT64_MAX - 1, &po.fr.max_pixels) < 0)
+				return cli_usage_error("invalid --max-pixels '%s' (a number from 1, or none)", optarg);
+			break;
 		case OPT_ON_ERROR:
 			if (strcmp(optarg, "skip") == 0)
 				po.fr.skip = 1;
@@ -1080,8 +1197,6 @@ int main(int argc, char **argv)
 		return cli_usage_error("--memory does not go with --direct (which bypasses the page cache)");
 	if (po.nplans > 1 && po.fo.direct)
 		return cli_usage_error("--direct takes one --plan");
-	if ((po.nplans > 1 || po.fo.memory) && emit_format && strcmp(emit_format, "frames") == 0)
-		return cli_usage_error("--emit-format frames takes one --plan, without --memory");
 	for (size_t k = 0; k < po.nplans; k++) {
 		if (strcmp(po.plan_paths[k], "-") == 0 && po.nplans > 1)
 			return cli_usage_error("--plan - (standard input) goes alone");

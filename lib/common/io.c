@@ -38,6 +38,10 @@ int slab_outbuf_init(struct slab_outbuf *o, size_t cap)
 static int write_out(struct slab_outbuf *o, const void *p, uint64_t len, struct slab_err *err)
 {
 	if (slab_write_full(o->fd, p, len) < 0) {
+		if (errno == EFAULT) {
+			o->fault = p;
+			return slab_fail(err, SLAB_ERR_IO, NULL, "cannot read the bytes to write");
+		}
 		o->write_errno = errno;
 		return slab_fail(err, SLAB_ERR_IO, NULL, "write error: %s", strerror(errno));
 	}

@@ -18,6 +18,9 @@ int slab_write_full(int fd, const void *buf, uint64_t len);
 struct slab_outbuf {
 	int fd;
 	int write_errno;
+	/* A write straight from the caller's bytes failed with EFAULT: they could not be read
+	 * (a mapped input truncated under it), the output is not at fault. Where they were. */
+	const void *fault;
 	unsigned char *buf;
 	size_t cap, fill;
 };

@@ -8,6 +8,7 @@
  * dropped once the consumer is past its last use, found in one pass over the plan beforehand
  * (a quasi-random plan comes back to a page several times). */
 #include "error.h"
+#include "fault.h"
 #include "pagecache.h"
 #include "plan.h"
 #include "sized.h"
@@ -91,6 +92,7 @@ struct slab_follow {
 	uint64_t buffered;
 	uint64_t budget;        /* most bytes in buffers: ahead x the largest page size */
 	uint64_t spare;         /* bytes of the buffers free extents keep for reuse */
+	int faulted;            /* a read of a mapping faulted: the error, returned again */
 	aio_context_t ctx;
 	int ctx_ok;             /* ctx set up: destroy it at the end */
 	int aio;                /* new reads go through ctx */
@@ -996,6 +998,8 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 	if (f->o.walked > nplans)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "%zu plans to walk of %zu",
 				 f->o.walked, nplans);
+	if ((ret = slab_fault_setup(&f->err)) < 0)
+		return ret;
 	f->ends = calloc(nplans, sizeof(*f->ends));
 	f->starts = calloc(nplans, sizeof(*f->starts));
 	if (!f->ends || !f->starts)
@@ -1156,7 +1160,7 @@ static int put_together(struct slab_follow *f, const struct extent *x, const str
 	return 0;
 }
 
-int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
+static int follow_next(struct slab_follow *f, struct slab_follow_item *it)
 {
 	const struct slab_plan_entry *en;
 	uint64_t g, k;
@@ -1215,21 +1219,69 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 	return 1;
 }
 
+/* After a fault at addr reading one of the files' mappings: the error, naming the file. */
+static int follow_fault(struct slab_follow *f, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (uint32_t i = 0; i < f->nfiles; i++) {
+		uintptr_t base = (uintptr_t)slab_base(f->files[i]);
+
+		if (a >= base && a - base < slab_file_size(f->files[i]))
+			return f->faulted = slab_fault_fail(&f->err, slab_pagecache_name(f->pcs[i]),
+							    slab_base(f->files[i]),
+							    slab_file_size(f->files[i]), addr);
+	}
+	return f->faulted = slab_fail(&f->err, SLAB_ERR_IO, NULL,
+				      "cannot read a file's mapping (an I/O error, or a file was "
+				      "truncated while in use)");
+}
+
+/* follow_next() with its reads of the mappings (the files' tables, the pages it advises)
+ * guarded: a file truncated under the walk is an error naming it, every call after it too
+ * (the walk's state is left as the fault found it). */
+int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
+{
+	struct slab_fault g;
+	int r;
+
+	if (f->faulted)
+		return f->faulted;
+	if (sigsetjmp(g.jump, 0))
+		return follow_fault(f, g.addr);
+	slab_fault_begin(&g);
+	r = follow_next(f, it);
+	slab_fault_end(&g);
+	return r;
+}
+
 /* Where touched bytes go, so the compiler cannot skip the reads. */
 static volatile unsigned char touch_sink;
 
-void slab_follow_touch(const struct slab_follow_item *it)
+static void touch(const struct slab_follow_item *it)
 {
 	unsigned char x = 0;
 
-	if (it->direct)
-		return;
 	for (uint64_t o = 0; o < it->sample.size; o += SLAB_PAGECACHE_ALIGN)
 		x ^= it->bytes[o];
 	if (it->sample.size)
 		x ^= it->bytes[it->sample.size - 1];
 	/* Many threads may touch at once: the store is atomic, and its value is never read. */
 	__atomic_store_n(&touch_sink, x, __ATOMIC_RELAXED);
+}
+
+int slab_follow_touch(const struct slab_follow_item *it)
+{
+	struct slab_fault g;
+
+	if (it->direct)
+		return 0;
+	if (sigsetjmp(g.jump, 0))
+		return SLAB_ERR_IO;
+	slab_fault_begin(&g);
+	touch(it);
+	slab_fault_end(&g);
+	return 0;
 }
 
 size_t slab_follow_epoch(const struct slab_follow *f)

@@ -3,6 +3,7 @@
  * from their bytes. */
 #include "frameout.h"
 #include "error.h"
+#include "fault.h"
 #include "format.h"
 #include "io.h"
 #include "slab.h"
@@ -59,6 +60,8 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 
 	if (w->opened)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "frame writer already open");
+	if ((rc = slab_fault_setup(&w->err)) < 0)
+		return rc;
 	if (p->width == 0 || p->height == 0 || p->width > 65535 || p->height > 65535)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "image size %ux%u", p->width,
 				 p->height);
@@ -112,9 +115,9 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	return rc;
 }
 
-int slab_frameout_sample(struct slab_frameout *w, uint32_t file, uint64_t index, uint64_t pos,
-			 const char *key, size_t key_len, const unsigned char *image,
-			 const struct slab_frameout_field *fields)
+static int frameout_sample(struct slab_frameout *w, uint32_t file, uint64_t index, uint64_t pos,
+			   const char *key, size_t key_len, const unsigned char *image,
+			   const struct slab_frameout_field *fields)
 {
 	unsigned char head[SLAB_FRAMES_HEAD] = { 0 };
 	uint64_t tail = key_len, total;
@@ -148,6 +151,25 @@ int slab_frameout_sample(struct slab_frameout *w, uint32_t file, uint64_t index,
 	w->written++;
 	w->bytes += SLAB_FRAMES_HEAD + w->image_block + tail;
 	return 0;
+}
+
+int slab_frameout_sample(struct slab_frameout *w, const struct slab *src, uint32_t file,
+			 uint64_t index, uint64_t pos, const char *key, size_t key_len,
+			 const unsigned char *image, const struct slab_frameout_field *fields)
+{
+	struct slab_fault g;
+	int rc;
+
+	if (sigsetjmp(g.jump, 0))
+		return slab_fault_fail(&w->err, slab_path(src), slab_base(src), slab_file_size(src),
+				       g.addr);
+	slab_fault_begin(&g);
+	rc = frameout_sample(w, file, index, pos, key, key_len, image, fields);
+	slab_fault_end(&g);
+	if (rc < 0 && w->out.fault)
+		return slab_fault_fail(&w->err, slab_path(src), slab_base(src), slab_file_size(src),
+				       w->out.fault);
+	return rc;
 }
 
 int slab_frameout_finish(struct slab_frameout *w, uint64_t skipped)

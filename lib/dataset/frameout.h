@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct slab;
+
 /*
  * All integers little-endian; every part starts at a multiple of 8 bytes from the start of
  * the stream.
@@ -15,7 +17,7 @@
  *   0   8  magic "SLABFRMS"
  *   8   4  version (1)
  *   12  4  header_size
- *   16  8  count: the plan's entries (the most records that follow)
+ *   16  8  count: the entries of the plan, or of all the plans (the most records that follow)
  *   24  4  width W
  *   28  4  height H
  *   32  4  channels (3)
@@ -86,11 +88,13 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 
 /* Append a record: file, index and plan position of the sample, its key, its image (exactly
  * width * height * 3 bytes) and its other fields (nfields of them, in the header's order).
+ * Key and fields point into src's mapping, read under a SIGBUS guard: a file truncated under
+ * the stream is SLAB_ERR_IO naming it (slab_frameout_errno() 0: not the output's failure).
  * 0, SLAB_ERR_IO (slab_frameout_errno() says why, EPIPE when the reader has gone) or
  * SLAB_ERR_INVAL (not open). */
-int slab_frameout_sample(struct slab_frameout *w, uint32_t file, uint64_t index, uint64_t pos,
-			 const char *key, size_t key_len, const unsigned char *image,
-			 const struct slab_frameout_field *fields);
+int slab_frameout_sample(struct slab_frameout *w, const struct slab *src, uint32_t file,
+			 uint64_t index, uint64_t pos, const char *key, size_t key_len,
+			 const unsigned char *image, const struct slab_frameout_field *fields);
 
 /* Write the end record, counting skipped samples, and flush. The fd is left open. 0 or
  * SLAB_ERR_IO. */

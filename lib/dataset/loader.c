@@ -6,12 +6,16 @@
  * release, to drop pages behind the consumer. */
 #include "crc32c.h"
 #include "error.h"
+#include "fault.h"
+#include "keyset.h"
 #include "plan.h"
+#include "reader.h"
 #include "sized.h"
 #include "slab.h"
 
 #include <linux/mempolicy.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -19,10 +23,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024u
 #define MAX_RING 4096u
+#define MAX_FIELDS 65536u
 #define HUGE_SIZE (2u << 20)
 /* The transform's output of each sample starts on this boundary. */
 #define OUT_ALIGN 64u
@@ -60,9 +66,15 @@ struct worker {
 	struct slab_image_decoder *dec; /* with an image spec: the worker's own decoder */
 	unsigned char sink;     /* touched bytes go here */
 	int no_populate;        /* MADV_POPULATE_READ failed once: touch pages from then on */
+	/* The last sample's failure is not the sample's own (the machine's memory, a file that
+	 * cannot be read): it fails the batch even with skip. */
+	int fatal;
+	int faulted;            /* a read of a mapping faulted: the loader fails */
 };
 
 struct slab_loader {
+	pid_t pid;              /* the process that opened it: a forked child has no threads */
+	int stopped;            /* slab_loader_stop(): threads joined, batches still readable */
 	struct slab_dataset *d;
 	const struct slab_plan *plan;
 	struct slab_loader_options o;
@@ -85,6 +97,10 @@ struct slab_loader {
 	uint64_t next_out;      /* the next batch handed out */
 	uint64_t released_upto; /* batches [0, released_upto) are all released */
 	int failed;             /* sticky error of next() */
+	/* A fault reading a file (truncated while mapped): batches filled before it point
+	 * into pages that may be gone, so none is handed out after it. */
+	int fault_rc;
+	struct slab_err fault_err;
 	uint64_t skipped;
 	struct slab_loader_stats st;    /* of the batches handed out */
 
@@ -161,6 +177,7 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 	char why[WHY_SIZE];
 	int rc;
 
+	w->fatal = 0;
 	if ((rc = slab_sample(s, en->sample, &smp)) < 0)
 		return slab_fail_from(&b->err, rc, slab_error(s));
 	r->pos = l->plan->start + e;
@@ -212,9 +229,15 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 			return sample_fail(b, SLAB_ERR_NOTFOUND, path, en->sample, &smp,
 					   "no image field");
 		slab_dataset_global(l->d, en->file, en->sample, &g);
-		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0 ||
-		    (rc = slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g, &ip)) < 0 ||
-		    (rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image, &ip,
+		/* Out of memory here is this image's demand (the pixel limit lets through what the
+		 * machine may still not hold): the sample's failure, skipped with skip. */
+		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0)
+			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
+		if (slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g, &ip) < 0) {
+			snprintf(why, sizeof(why), "no crop of a %ux%u image", iw, ih);
+			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+		}
+		if ((rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image, &ip,
 					    b->out + j * l->out_stride, &is)) < 0)
 			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
 		b->st.images++;
@@ -229,10 +252,73 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 				    b->out + j * l->out_stride, why, sizeof(why));
 		if (rc < 0) {
 			why[sizeof(why) - 1] = '\0';
+			w->fatal = rc == SLAB_ERR_NOMEM;
 			return sample_fail(b, rc, path, en->sample, &smp, why[0] ? why : "transform failed");
 		}
 	}
 	return 0;
+}
+
+/* A worker's decoder, with the options' limits; NULL when out of memory. */
+static struct slab_image_decoder *new_decoder(const struct slab_loader *l)
+{
+	struct slab_image_decoder *d = slab_image_decoder_new();
+
+	if (d)
+		slab_image_decoder_limits(d, l->o.max_pixels, l->o.max_scans);
+	return d;
+}
+
+/* The file of the dataset whose mapping holds addr, or -1. */
+static int file_at(const struct slab_loader *l, uint32_t hint, const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (uint32_t k = 0; k <= l->nfiles; k++) {
+		uint32_t i = k == 0 ? hint : k - 1;
+		const struct slab *s = slab_dataset_file(l->d, i);
+		uintptr_t base = (uintptr_t)slab_base(s);
+
+		if (a >= base && a - base < slab_file_size(s))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* load_one() with the reads of the mappings guarded: a file truncated under them (or a
+ * page the device cannot read) is the batch's error, naming the file and the offset. The
+ * decoder, left in the middle of an image, is made anew. */
+static int load_guarded(struct worker *w, struct slab_loader_batch *b, uint64_t e, size_t j)
+{
+	struct slab_loader *l = w->l;
+	struct slab_fault g;
+	int rc, fi;
+
+	if (sigsetjmp(g.jump, 0)) {
+		uint32_t hint = l->plan->entries[e].file;
+
+		w->fatal = w->faulted = 1;
+		if (w->dec) {
+			slab_image_decoder_free(w->dec);
+			w->dec = new_decoder(l);
+		}
+		fi = file_at(l, hint, g.addr);
+		if (fi < 0)
+			return slab_fail(&b->err, SLAB_ERR_IO, slab_dataset_path(l->d, hint),
+					 "cannot read the file's mapping (an I/O error, or the file "
+					 "was truncated while in use)");
+		return slab_fault_fail(&b->err, slab_dataset_path(l->d, (uint32_t)fi),
+				       slab_base(slab_dataset_file(l->d, (uint32_t)fi)),
+				       slab_file_size(slab_dataset_file(l->d, (uint32_t)fi)), g.addr);
+	}
+	if (l->o.image && !w->dec) {
+		w->fatal = 1;
+		return slab_fail(&b->err, SLAB_ERR_NOMEM, NULL, "out of memory making a decoder");
+	}
+	slab_fault_begin(&g);
+	rc = load_one(w, b, e, j);
+	slab_fault_end(&g);
+	return rc;
 }
 
 static void fill(struct worker *w, struct slab_loader_batch *b)
@@ -248,7 +334,7 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 	memset(&b->st, 0, sizeof(b->st));
 	b->err.text[0] = first.text[0] = '\0';
 	for (uint64_t e = lo; e < hi; e++) {
-		int rc = load_one(w, b, e, b->n);
+		int rc = load_guarded(w, b, e, b->n);
 
 		if (rc == 0) {
 			for (unsigned f = 0; f < l->nf; f++)
@@ -256,9 +342,7 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 			b->n++;
 			continue;
 		}
-		/* Out of memory is the machine's failure, not the sample's: skipping it would drop
-		 * good samples. */
-		if (!l->o.skip || rc == SLAB_ERR_NOMEM) {
+		if (!l->o.skip || w->fatal) {
 			b->rc = rc;
 			return;
 		}
@@ -288,6 +372,10 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&l->mu);
 		fill(w, b);
 		pthread_mutex_lock(&l->mu);
+		if (w->faulted && !l->fault_rc) {
+			l->fault_rc = b->rc;
+			l->fault_err = b->err;
+		}
 		b->state = SLOT_READY;
 		pthread_cond_broadcast(&l->ready_cv);
 	}
@@ -348,19 +436,54 @@ static int nomem(struct slab_loader *l)
 	return slab_fail(&l->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 }
 
-/* The wanted field names, sorted union of every file's when none are given. */
+static const void *name_key(void *ctx, uint64_t id, size_t *len)
+{
+	const char *name = ((char *const *)ctx)[id];
+
+	*len = strlen(name);
+	return name;
+}
+
+/* The first name of names[0 .. n) given twice, or NULL: one pass over a hash set. -1 when out
+ * of memory. */
+static int find_twice(char *const *names, size_t n, const char **twice)
+{
+	struct slab_keyset ks;
+
+	*twice = NULL;
+	if (slab_keyset_init(&ks, n, name_key, (void *)names) < 0)
+		return -1;
+	for (size_t i = 0; i < n && !*twice; i++) {
+		size_t len = strlen(names[i]);
+		uint64_t h = slab_keyset_hash(&ks, names[i], len);
+
+		if (slab_keyset_find(&ks, h, names[i], len) != SLAB_KEYSET_NONE)
+			*twice = names[i];
+		else if (slab_keyset_add(&ks, h, i) < 0) {
+			slab_keyset_free(&ks);
+			return -1;
+		}
+	}
+	slab_keyset_free(&ks);
+	return 0;
+}
+
+/* The wanted field names, sorted union of every file's when none are given. At most
+ * MAX_FIELDS distinct names (files that share names count each once). */
 static int resolve_fields(struct slab_loader *l)
 {
 	size_t cap = 0, n = 0;
+	const char *twice;
 
 	if (l->o.nfields) {
 		cap = l->o.nfields;
+		if (cap > MAX_FIELDS)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%zu fields wanted: at most %u",
+					 cap, MAX_FIELDS);
 	} else {
 		for (uint32_t i = 0; i < l->nfiles; i++)
 			cap += slab_field_count(slab_dataset_file(l->d, i));
 	}
-	if (cap > 65536)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%zu fields wanted: at most 65536", cap);
 	l->names = calloc(cap ? cap : 1, sizeof(*l->names));
 	if (!l->names)
 		return nomem(l);
@@ -370,14 +493,21 @@ static int resolve_fields(struct slab_loader *l)
 				return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "wanted field %zu has no name", f);
 			if (!(l->names[n++] = strdup(l->o.fields[f])))
 				return nomem(l);
+			l->nf = (unsigned)n;    /* what loader_clear() frees */
 		}
+		if (find_twice(l->names, n, &twice) < 0)
+			return nomem(l);
+		if (twice)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "field '%s' wanted twice", twice);
 	} else {
 		for (uint32_t i = 0; i < l->nfiles; i++) {
 			struct slab *s = slab_dataset_file(l->d, i);
 
-			for (unsigned f = 0; f < slab_field_count(s); f++)
+			for (unsigned f = 0; f < slab_field_count(s); f++) {
 				if (!(l->names[n++] = strdup(slab_field_name(s, f))))
 					return nomem(l);
+				l->nf = (unsigned)n;
+			}
 		}
 		qsort(l->names, n, sizeof(*l->names), name_cmp);
 		size_t m = 0;
@@ -390,13 +520,12 @@ static int resolve_fields(struct slab_loader *l)
 				l->names[i] = NULL;
 		}
 		n = m;
+		l->nf = (unsigned)n;
+		if (n > MAX_FIELDS)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "the files have %zu distinct fields: at most %u can be loaded "
+					 "(name the wanted ones)", n, MAX_FIELDS);
 	}
-	l->nf = (unsigned)n;
-	for (size_t a = 0; a < n; a++)
-		for (size_t b = a + 1; b < n; b++)
-			if (strcmp(l->names[a], l->names[b]) == 0)
-				return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "field '%s' wanted twice",
-						 l->names[a]);
 	l->fid = malloc(((size_t)l->nfiles * n + 1) * sizeof(*l->fid));
 	if (!l->fid)
 		return nomem(l);
@@ -459,7 +588,9 @@ static void *slot_map(size_t len, int node)
 /* The ring: one mapping per slot (slot_map()). */
 static int make_ring(struct slab_loader *l)
 {
-	size_t B = l->o.batch, page = (size_t)sysconf(_SC_PAGESIZE);
+	/* No batch holds more than the plan: batch sizes past it cost nothing. */
+	size_t B = l->plan->n < l->o.batch ? (l->plan->n ? (size_t)l->plan->n : 1) : l->o.batch;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t index, len;
 	unsigned cpu, node;
 
@@ -533,7 +664,7 @@ static int start_threads(struct slab_loader *l)
 		w->rd = calloc(l->nfiles, sizeof(*w->rd));
 		if (!w->rd)
 			return nomem(l);
-		if (l->o.image && !(w->dec = slab_image_decoder_new()))
+		if (l->o.image && !(w->dec = new_decoder(l)))
 			return nomem(l);
 		for (uint32_t i = 0; i < l->nfiles; i++) {
 			struct slab *s = slab_dataset_file(l->d, i);
@@ -560,9 +691,21 @@ static int start_threads(struct slab_loader *l)
 	return 0;
 }
 
-static void loader_clear(struct slab_loader *l)
+/* A call from another process than the one that opened the loader: a fork() child, which
+ * has the memory but none of the threads (and maybe a lock one of them held). */
+static int forked(const struct slab_loader *l)
 {
-	if (l->sync_ok) {
+	return l->pid != getpid();
+}
+
+/* Stop and join the threads, and free what only they use: the read-ahead walk (and the
+ * descriptors it holds), the workers' readers and decoders. The ring stays. In a fork()
+ * child there is nothing to join or signal: their memory is freed only. */
+static void stop_threads(struct slab_loader *l)
+{
+	int child = forked(l);
+
+	if (l->sync_ok && !child) {
 		pthread_mutex_lock(&l->mu);
 		l->stop = 1;
 		pthread_cond_broadcast(&l->work_cv);
@@ -572,7 +715,7 @@ static void loader_clear(struct slab_loader *l)
 	}
 	if (l->w) {
 		for (unsigned t = 0; t < l->o.threads; t++) {
-			if (l->w[t].started)
+			if (l->w[t].started && !child)
 				pthread_join(l->w[t].tid, NULL);
 			for (uint32_t i = 0; l->w[t].rd && i < l->nfiles; i++)
 				slab_close(l->w[t].rd[i]);
@@ -580,10 +723,20 @@ static void loader_clear(struct slab_loader *l)
 			slab_image_decoder_free(l->w[t].dec);
 		}
 		free(l->w);
+		l->w = NULL;
 	}
-	if (l->walk_started)
+	if (l->walk_started && !child)
 		pthread_join(l->walk_tid, NULL);
+	l->walk_started = 0;
 	slab_follow_close(l->walk);
+	l->walk = NULL;
+}
+
+static void loader_clear(struct slab_loader *l)
+{
+	int child = forked(l);
+
+	stop_threads(l);
 	for (unsigned i = 0; l->slots && i < l->o.ring; i++)
 		if (l->slots[i].mem)
 			munmap(l->slots[i].mem, l->slots[i].memlen);
@@ -593,7 +746,7 @@ static void loader_clear(struct slab_loader *l)
 		free(l->names[f]);
 	free(l->names);
 	free(l->fid);
-	if (l->sync_ok) {
+	if (l->sync_ok && !child) {
 		pthread_cond_destroy(&l->walk_cv);
 		pthread_cond_destroy(&l->ready_cv);
 		pthread_cond_destroy(&l->work_cv);
@@ -606,6 +759,31 @@ static void loader_clear(struct slab_loader *l)
 		memset(l, 0, sizeof(*l));
 		l->err = e;
 	}
+}
+
+/* The crop's ranges, checked once here rather than failing every sample. */
+static int check_spec(struct slab_loader *l)
+{
+	const struct slab_image_spec *sp = &l->image;
+	struct slab_image_params p;
+
+	if (sp->crop != SLAB_IMAGE_CROP_NONE && sp->crop != SLAB_IMAGE_CROP_CENTER &&
+	    sp->crop != SLAB_IMAGE_CROP_RANDOM_RESIZED)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image crop %d: no such crop", sp->crop);
+	if (sp->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED &&
+	    !(sp->scale_min > 0 && sp->scale_min <= sp->scale_max && sp->scale_max <= 1))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image scale (%g, %g): wanted 0 < min <= max <= 1", sp->scale_min,
+				 sp->scale_max);
+	if (sp->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED &&
+	    !(sp->ratio_min > 0 && sp->ratio_min <= sp->ratio_max && isfinite(sp->ratio_max)))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image ratio (%g, %g): wanted 0 < min <= max, both finite",
+				 sp->ratio_min, sp->ratio_max);
+	/* Anything else the pipeline would refuse for every image. */
+	if (slab_image_params(sp, 1, 1, 0, 0, 0, &p) < 0)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image spec refused by the pipeline");
+	return 0;
 }
 
 int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct slab_plan *plan,
@@ -649,11 +827,16 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 		l->image = *l->o.image;
 		l->o.image = &l->image;
 		l->o.out_size = (size_t)l->image.out_w * l->image.out_h * 3;
+		if ((rc = check_spec(l)) < 0)
+			return rc;
 	}
+	if ((rc = slab_fault_setup(&l->err)) < 0)
+		return rc;
 	if (slab_dataset_files(d) == 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "dataset not open");
 	l->d = d;
 	l->plan = plan;
+	l->pid = getpid();
 	l->nfiles = (uint32_t)slab_dataset_files(d);
 	for (uint64_t e = 0; e < plan->n; e++) {
 		const struct slab_plan_entry *en = &plan->entries[e];
@@ -742,12 +925,95 @@ const char *slab_loader_field_name(const struct slab_loader *l, unsigned f)
 	return f < l->nf ? l->names[f] : NULL;
 }
 
+/* 0 when the loader can hand out and take back batches in this process, else the error. */
+static int usable(struct slab_loader *l)
+{
+	if (!l->plan)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader not open");
+	if (forked(l))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "loader opened in process %ld, used in process %ld: a fork() child "
+				 "has none of its threads; open a new loader there",
+				 (long)l->pid, (long)getpid());
+	if (l->stopped)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader closed");
+	return 0;
+}
+
+/* Under the lock: slot b back to the ring, and the release mark moved past every batch
+ * released in order. */
+static void release_locked(struct slab_loader *l, struct slab_loader_batch *b)
+{
+	b->state = SLOT_FREE;
+	l->free_ids[l->nfree++] = (uint32_t)(b - l->slots);
+	/* The first batch still held, or not yet handed out. */
+	for (;;) {
+		int held = 0;
+
+		for (unsigned i = 0; i < l->o.ring; i++)
+			held |= l->slots[i].state == SLOT_HELD &&
+				l->slots[i].number == l->released_upto;
+		if (held || l->released_upto >= l->next_out)
+			break;
+		l->released_upto++;
+	}
+	pthread_cond_broadcast(&l->work_cv);
+	pthread_cond_broadcast(&l->walk_cv);
+}
+
+/* Under the lock: batch b taken out of the ring's order and counted. */
+static void account(struct slab_loader *l, struct slab_loader_batch *b)
+{
+	b->state = SLOT_HELD;
+	l->next_out++;
+	l->st.samples += b->n;
+	l->st.skipped += b->skipped;
+	l->st.bytes += b->st.bytes;
+	l->st.images += b->st.images;
+	for (int k = 0; k < 4; k++)
+		l->st.scaled[k] += b->st.scaled[k];
+	l->st.region += b->st.region;
+	l->st.decoded_pixels += b->st.decoded_pixels;
+	if (b->skipped) {
+		if (l->skipped == 0)
+			slab_fail_from(&l->err, SLAB_ERR_CORRUPT, b->err.text);
+		l->skipped += b->skipped;
+	}
+}
+
+/* Under the lock, before a batch is handed out: are its files still as long as their
+ * mappings? A file truncated after the workers filled the batch (they read under a guard,
+ * the caller will not) would fault in the caller's hands. One stat(2) per file the batch
+ * reads from (per run of samples from one file). 0, or the error in fault_err. */
+static int check_files(struct slab_loader *l, struct slab_loader_batch *b)
+{
+	uint32_t last = UINT32_MAX;
+	uint64_t now;
+
+	for (size_t j = 0; j < b->n; j++) {
+		uint32_t f = b->recs[j].file;
+		const struct slab *s = slab_dataset_file(l->d, f);
+
+		if (f == last)
+			continue;
+		last = f;
+		if (slab_shrunk(s, &now)) {
+			slab_fail(&l->fault_err, SLAB_ERR_IO, slab_dataset_path(l->d, f),
+				  "the file is %llu bytes now, %llu when it was opened (truncated "
+				  "while in use)", (unsigned long long)now,
+				  (unsigned long long)slab_file_size(s));
+			return SLAB_ERR_IO;
+		}
+	}
+	return 0;
+}
+
 int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 {
 	int rc = 0;
 
-	if (!l->plan)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader not open");
+	if ((rc = usable(l)) < 0)
+		return rc;
 	pthread_mutex_lock(&l->mu);
 	for (;;) {
 		struct slab_loader_batch *b = NULL;
@@ -755,6 +1021,15 @@ int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 
 		if (l->failed) {
 			rc = l->failed;
+			break;
+		}
+		/* slab_loader_stop() from another thread while this one waited. */
+		if (l->stop) {
+			rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "loader closed");
+			break;
+		}
+		if (l->fault_rc) {
+			rc = l->failed = slab_fail_from(&l->err, l->fault_rc, l->fault_err.text);
 			break;
 		}
 		if (l->walk_rc) {
@@ -779,23 +1054,21 @@ int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 			rc = l->failed = slab_fail_from(&l->err, b->rc, b->err.text);
 			break;
 		}
+		/* A batch whose every sample was skipped is not handed out: counted, its slot
+		 * given back, and the next one waited for. */
+		if (b && b->n == 0) {
+			account(l, b);
+			release_locked(l, b);
+			continue;
+		}
 		if (b) {
-			b->state = SLOT_HELD;
-			l->next_out++;
-			l->st.batches++;
-			l->st.samples += b->n;
-			l->st.skipped += b->skipped;
-			l->st.bytes += b->st.bytes;
-			l->st.images += b->st.images;
-			for (int k = 0; k < 4; k++)
-				l->st.scaled[k] += b->st.scaled[k];
-			l->st.region += b->st.region;
-			l->st.decoded_pixels += b->st.decoded_pixels;
-			if (b->skipped) {
-				if (l->skipped == 0)
-					slab_fail_from(&l->err, SLAB_ERR_CORRUPT, b->err.text);
-				l->skipped += b->skipped;
+			if ((rc = check_files(l, b)) < 0) {
+				l->fault_rc = rc;
+				rc = l->failed = slab_fail_from(&l->err, rc, l->fault_err.text);
+				break;
 			}
+			account(l, b);
+			l->st.batches++;
 			*out = b;
 			rc = 1;
 			break;
@@ -815,26 +1088,11 @@ int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 
 void slab_loader_release(struct slab_loader *l, struct slab_loader_batch *b)
 {
-	if (!l->plan || !b || b->l != l)
+	if (!l->plan || !b || b->l != l || forked(l) || l->stopped)
 		return;
 	pthread_mutex_lock(&l->mu);
-	if (b->state == SLOT_HELD) {
-		b->state = SLOT_FREE;
-		l->free_ids[l->nfree++] = (uint32_t)(b - l->slots);
-		/* The first batch still held, or not yet handed out. */
-		for (;;) {
-			int held = 0;
-
-			for (unsigned i = 0; i < l->o.ring; i++)
-				held |= l->slots[i].state == SLOT_HELD &&
-					l->slots[i].number == l->released_upto;
-			if (held || l->released_upto >= l->next_out)
-				break;
-			l->released_upto++;
-		}
-		pthread_cond_broadcast(&l->work_cv);
-		pthread_cond_broadcast(&l->walk_cv);
-	}
+	if (b->state == SLOT_HELD)
+		release_locked(l, b);
 	pthread_mutex_unlock(&l->mu);
 }
 
@@ -846,6 +1104,14 @@ uint64_t slab_loader_skipped(const struct slab_loader *l)
 const char *slab_loader_error(const struct slab_loader *l)
 {
 	return l->err.text;
+}
+
+void slab_loader_stop(struct slab_loader *l)
+{
+	if (!l || !l->plan || l->stopped)
+		return;
+	stop_threads(l);
+	l->stopped = 1;
 }
 
 void slab_loader_close(struct slab_loader *l)
@@ -921,10 +1187,14 @@ void slab_loader_stats(struct slab_loader *l, struct slab_loader_stats *st)
 {
 	struct slab_loader_stats full;
 
-	if (l->sync_ok)
+	/* A fork() child may have the lock as a parent's thread held it: no lock there (no
+	 * thread writes the counters either). */
+	int locked = l->sync_ok && !forked(l);
+
+	if (locked)
 		pthread_mutex_lock(&l->mu);
 	full = l->st;
-	if (l->sync_ok)
+	if (locked)
 		pthread_mutex_unlock(&l->mu);
 	full.size = sizeof(full);
 	slab_sized_out(st, &full, sizeof(full), LOADER_STATS_FIRST);

@@ -2,6 +2,7 @@
  * small parts gathered in one bounded buffer, large fields written straight from the data. */
 #include "rawout.h"
 #include "error.h"
+#include "fault.h"
 #include "format.h"
 #include "io.h"
 #include "slab.h"
@@ -48,9 +49,12 @@ struct slab_rawout *slab_rawout_new(void)
 int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 {
 	unsigned char h[SLAB_RAW_HEADER_SIZE] = { 0 };
+	int rc;
 
 	if (r->opened)
 		return slab_fail(&r->err, SLAB_ERR_INVAL, NULL, "raw writer already open");
+	if ((rc = slab_fault_setup(&r->err)) < 0)
+		return rc;
 	r->out.fd = fd;
 	r->opened = 1;
 	memcpy(h, SLAB_RAW_MAGIC, 8);
@@ -59,8 +63,8 @@ int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 	return put(r, h, sizeof(h));
 }
 
-int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
-		       uint64_t pos, const unsigned char *bytes)
+static int rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
+			 uint64_t pos, const unsigned char *bytes)
 {
 	unsigned char rec[SLAB_RAW_RECORD_SIZE];
 	unsigned nf = slab_field_count(s);
@@ -109,6 +113,26 @@ int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uin
 	}
 	r->written++;
 	return 0;
+}
+
+/* rawout_sample() with its reads of the mapping guarded: a file truncated under it is the
+ * input's error, naming the file and the offset, not a SIGBUS nor the output's "Bad
+ * address". */
+int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
+		       uint64_t pos, const unsigned char *bytes)
+{
+	struct slab_fault g;
+	int rc;
+
+	if (sigsetjmp(g.jump, 0))
+		return slab_fault_fail(&r->err, slab_path(s), slab_base(s), slab_file_size(s), g.addr);
+	slab_fault_begin(&g);
+	rc = rawout_sample(r, s, file, i, pos, bytes);
+	slab_fault_end(&g);
+	if (rc < 0 && r->out.fault)
+		return slab_fault_fail(&r->err, slab_path(s), slab_base(s), slab_file_size(s),
+				       r->out.fault);
+	return rc;
 }
 
 int slab_rawout_finish(struct slab_rawout *r)

@@ -5,6 +5,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "keyset.h"
+#include "reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@ struct slab {
 	const unsigned char *base;
 	size_t size;
 	int mapped;
+	dev_t dev;              /* the mapped file's identity */
+	ino_t ino;
 
 	unsigned major, minor;
 	uint64_t page_size, data_offset, table_offset, table_size;
@@ -48,6 +51,22 @@ struct slab *slab_new(void)
 const char *slab_error(const struct slab *s)
 {
 	return s->err.text;
+}
+
+int slab_shrunk(const struct slab *s, uint64_t *now)
+{
+	struct stat st;
+
+	if (!s->mapped || stat(s->name, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
+	    (uint64_t)st.st_size >= s->size)
+		return 0;
+	*now = (uint64_t)st.st_size;
+	return 1;
+}
+
+const char *slab_path(const struct slab *s)
+{
+	return who(s);
 }
 
 /* Is [off, off + len) inside [lo, hi)? Without overflow. */
@@ -253,6 +272,8 @@ int slab_open(struct slab *s, const char *path)
 	s->base = p;
 	s->size = (size_t)st.st_size;
 	s->mapped = 1;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	/* Opening reads the header, the trailer and the table: without this, read-around on
 	 * those faults would pull megabytes of sample data into the page cache, and a cache
 	 * just evicted by prefetch would not be cold any more. parse() asks for the table to be

@@ -3,6 +3,7 @@
  * export and for samples streamed in plan order. */
 #include "tarout.h"
 #include "error.h"
+#include "fault.h"
 #include "slab.h"
 
 #include <archive.h>
@@ -20,6 +21,8 @@ struct slab_tarout {
 	int opened;
 	int fd;
 	int write_errno;                /* the first write that failed: nothing is written after */
+	const void *fault;              /* a write from the input failed with EFAULT: where */
+	int input_fault;                /* the input could not be read: nothing is written after */
 	unsigned nf_cap;                /* capacity of ids and fl */
 	unsigned *ids;
 	struct slab_field *fl;
@@ -82,8 +85,14 @@ static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_
 			done += (size_t)w;
 		else if (w < 0 && errno == EINTR)
 			continue;
+		else if (w < 0 && errno == EFAULT)
+			t->fault = (const char *)buf + done;    /* the input's bytes, not the output */
 		else
 			t->write_errno = w < 0 ? errno : EIO;
+		if (t->fault) {
+			t->input_fault = 1;
+			t->write_errno = EFAULT;
+		}
 	}
 	return (la_ssize_t)len;
 }
@@ -103,8 +112,12 @@ struct slab_tarout *slab_tarout_new(void)
 
 int slab_tarout_open(struct slab_tarout *t, int fd)
 {
+	int rc;
+
 	if (t->a)
 		return slab_fail(&t->err, SLAB_ERR_INVAL, NULL, "tar writer already open");
+	if ((rc = slab_fault_setup(&t->err)) < 0)
+		return rc;
 	t->a = archive_write_new();
 	t->e = archive_entry_new();
 	if (!t->a || !t->e)
@@ -137,8 +150,8 @@ static int reserve(struct slab_tarout *t, unsigned nf)
 	return 0;
 }
 
-int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
-		       const unsigned char *bytes)
+static int tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
+			 const unsigned char *bytes)
 {
 	struct slab_sample smp;
 	int n, r;
@@ -190,6 +203,31 @@ int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 	return 0;
 }
 
+/* tarout_sample() with its reads of the mapping guarded (libarchive copies the bytes, or
+ * writes them straight from the mapping): a file truncated under it is the input's error,
+ * naming the file and the offset, and nothing more is written. libarchive, left in the middle
+ * of a copy, is only freed after it. */
+int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
+		       const unsigned char *bytes)
+{
+	struct slab_fault g;
+	int rc;
+
+	if (t->input_fault)
+		return SLAB_ERR_IO;
+	if (sigsetjmp(g.jump, 0)) {
+		t->input_fault = 1;
+		t->write_errno = EFAULT;
+		return slab_fault_fail(&t->err, slab_path(s), slab_base(s), slab_file_size(s), g.addr);
+	}
+	slab_fault_begin(&g);
+	rc = tarout_sample(t, s, i, bytes);
+	slab_fault_end(&g);
+	if (rc < 0 && t->fault)
+		return slab_fault_fail(&t->err, slab_path(s), slab_base(s), slab_file_size(s), t->fault);
+	return rc;
+}
+
 int slab_tarout_finish(struct slab_tarout *t)
 {
 	if (!t->opened)
@@ -205,7 +243,7 @@ const char *slab_tarout_error(const struct slab_tarout *t)
 
 int slab_tarout_errno(const struct slab_tarout *t)
 {
-	return t->write_errno;
+	return t->input_fault ? 0 : t->write_errno;
 }
 
 void slab_tarout_free(struct slab_tarout *t)

@@ -49,6 +49,26 @@ need_libslab() {
 	[ -n "$LIBSLAB" ] || skip "no libslab.so this python3 can load in $SLAB_BUILD (a sanitizer build)"
 }
 
+# pyslab with the build's libslab.so whatever it was built with: an AddressSanitizer build's
+# with the sanitizer's runtime preloaded (it must come first in the process; Python's own
+# allocations are not checked for leaks). For the tests the sanitizer pass of make check must
+# run too: use-after-free, fork and threads. need_libslab_any skips where there is none.
+pyslab_any() {
+	if [ -z "$LIBSLAB" ] && [ -f "$SLAB_BUILD/libslab.so" ]; then
+		LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)" \
+			ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:${ASAN_OPTIONS:-}" \
+			SLAB_LIBRARY="$SLAB_BUILD/libslab.so" pyslab "$@"
+	else
+		pyslab "$@"
+	fi
+}
+need_libslab_any() {
+	[ -f "$SLAB_BUILD/libslab.so" ] || skip "no libslab.so in $SLAB_BUILD"
+	if [ -z "$LIBSLAB" ] && ! [ -f "$(${CC:-cc} -print-file-name=libasan.so)" ]; then
+		skip "libslab.so in $SLAB_BUILD is a sanitizer build and no libasan.so is here"
+	fi
+}
+
 # Tests that read the shared corpus skip where it is absent, as in a user's own clone.
 need_corpus() {
 	[ -d "$CORPUS" ] || skip "no shared corpus at $CORPUS"

@@ -11,6 +11,7 @@
 #include <turbojpeg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Write path with n samples keyed PREFIX0 ...: "txt" of 1 to ~3000 bytes in each, and a
@@ -770,6 +771,186 @@ static void test_images(void)
 	unlink("i.slab");
 }
 
+
+/* A transform that fails every sample of file 0 whose index is below 10. */
+static int fail_low(void *arg, const struct slab_loader_sample *smp, const unsigned char *bytes,
+		    uint64_t size, unsigned char *out, char *why, size_t why_size)
+{
+	(void)arg;
+	(void)bytes;
+	(void)size;
+	(void)out;
+	if (smp->file == 0 && smp->index < 10) {
+		snprintf(why, why_size, "low");
+		return SLAB_ERR_CORRUPT;
+	}
+	return 0;
+}
+
+/* What a training job meets: stop with batches held (they stay readable, next fails), a
+ * batch whose every sample was skipped (not handed out), a batch size past the plan (one
+ * batch, no ring of that size), crop ranges that fit no image (refused at open), a file
+ * truncated while loaded (an error naming it, no SIGBUS), a fork() child (refused there,
+ * its close frees without joining). */
+static void test_hardening(void)
+{
+	const char *paths[] = { "a.slab" }, *tpaths[] = { "t.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan_params pp = { .size = sizeof(pp), .mode = SLAB_PLAN_SEQUENTIAL, .world = 1 };
+	struct slab_plan *plan = NULL;
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_batch *b, *b2;
+	struct slab_loader_sample smp;
+	const unsigned char *p;
+	uint64_t size;
+	int rc;
+
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 5, .threads = 2, .ahead = 2 };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_next(l, &b) == 1 && slab_loader_next(l, &b2) == 1);
+		slab_loader_stop(l);
+		slab_loader_stop(l);
+		CHECK(slab_loader_next(l, &b) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "loader closed");
+		CHECK(slab_loader_batch_count(b) == 5 && slab_loader_batch_number(b2) == 1);
+		CHECK(slab_loader_batch_sample(b2, 4, &smp) == 0 && smp.index == 9);
+		CHECK(slab_loader_batch_field(b2, 3, 0, &p, &size) == 1 && size == 4 && p[0] == 8);
+		slab_loader_release(l, b);
+		slab_loader_close(l);
+	}
+	l = slab_loader_new();
+	{
+		/* Batches of 4: samples 0-9 fail, so batches 0 and 1 are all skipped, 2 half. */
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .threads = 3, .skip = 1,
+						 .transform = fail_low, .transform_field = "txt",
+						 .out_size = 8 };
+		uint64_t first = UINT64_MAX, batches = 0;
+		struct slab_loader_stats st = { .size = sizeof(st) };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			CHECK(slab_loader_batch_count(b) > 0);
+			if (first == UINT64_MAX)
+				first = slab_loader_batch_number(b);
+			batches++;
+			slab_loader_release(l, b);
+		}
+		slab_loader_stats(l, &st);
+		CHECK(rc == 0 && first == 2 && batches == 28 && slab_loader_batches(l) == 30);
+		CHECK(slab_loader_skipped(l) == 10 && st.skipped == 10 && st.batches == 28);
+		CHECK(st.samples == 110);
+		slab_loader_close(l);
+	}
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = (size_t)1 << 40,
+						 .threads = 2 };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_batches(l) == 1);
+		CHECK(slab_loader_next(l, &b) == 1 && slab_loader_batch_count(b) == 120);
+		slab_loader_release(l, b);
+		CHECK(slab_loader_next(l, &b) == 0);
+		slab_loader_close(l);
+	}
+	l = slab_loader_new();
+	{
+		struct slab_image_spec spec;
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .image = &spec,
+						 .transform_field = "txt" };
+
+		slab_image_spec_init(&spec, 8, 8);
+		spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+		spec.scale_min = spec.scale_max = 0;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "image scale (0, 0): wanted 0 < min <= max <= 1");
+		spec.scale_max = 1;
+		spec.scale_min = 0.5;
+		spec.ratio_max = 1.0 / 0.0;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "image ratio (0.75, inf): wanted 0 < min <= max, both finite");
+		slab_loader_close(l);
+	}
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+
+	/* Truncated under the loader, after the first batch was handed out. */
+	make_file("t.slab", "t", 120, "bin");
+	d = slab_dataset_new();
+	plan = NULL;
+	CHECK(slab_dataset_open(d, tpaths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .threads = 2, .ring = 2,
+						 .verify = 1 };
+		unsigned got = 1;
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_next(l, &b) == 1);
+		CHECK(truncate("t.slab", 4096) == 0);
+		slab_loader_release(l, b);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			got++;
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == SLAB_ERR_IO && got < 30);
+		CHECK(strncmp(slab_loader_error(l), "'t.slab': ", 10) == 0);
+		CHECK(strstr(slab_loader_error(l), "the file is 4096 bytes now, ") != NULL);
+		CHECK(strstr(slab_loader_error(l), "(truncated while in use)") != NULL);
+		CHECK(slab_loader_next(l, &b) == SLAB_ERR_IO);
+		slab_loader_close(l);
+	}
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	unlink("t.slab");
+
+#ifndef __SANITIZE_THREAD__     /* TSan does not follow a threaded process into fork() */
+	d = slab_dataset_new();
+	plan = NULL;
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 4, .threads = 2, .ahead = 4 };
+		unsigned got = 1;
+		pid_t pid;
+		int status;
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_next(l, &b) == 1);
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			int ok = slab_loader_next(l, &b2) == SLAB_ERR_INVAL &&
+				 strstr(slab_loader_error(l), "a fork() child has none of its threads") &&
+				 slab_loader_batch_count(b) == 4;
+
+			slab_loader_release(l, b);
+			slab_loader_close(l);
+			slab_plan_free(plan);
+			slab_dataset_close(d);
+			_exit(ok ? 0 : 1);
+		}
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		slab_loader_release(l, b);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			CHECK(slab_loader_batch_number(b) == got);
+			got++;
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == 0 && got == 30);
+		slab_loader_close(l);
+	}
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+#endif
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/slab-loader-XXXXXX";
@@ -785,6 +966,7 @@ int main(void)
 	test_corrupt();
 	test_transform();
 	test_images();
+	test_hardening();
 	unlink("a.slab");
 	unlink("b.slab");
 	unlink("c.slab");

@@ -1,0 +1,15 @@
+/* reader.h: what the library's own code asks of an open reader beyond slab.h. */
+#ifndef SLAB_READER_H
+#define SLAB_READER_H
+
+#include <stdint.h>
+
+struct slab;
+
+/* Is the file a reader mapped (slab_open()) shorter now than its mapping: truncated in place
+ * while in use, so that some of the mapping's pages are gone? 1 and its size now in *now;
+ * 0 when it is not, when the path names another file now (replaced by a rename: the mapping
+ * is intact), or for a reader of memory. One stat(2) of the path. */
+int slab_shrunk(const struct slab *s, uint64_t *now);
+
+#endif

@@ -1,0 +1,378 @@
+#!/usr/bin/env bats
+# slab.Loader and prefetch --emit under what a multi-day training job meets: a data file
+# truncated while mapped, a batch used after close(), Ctrl-C in the middle of a hand-over,
+# fork(), batches whose every sample was skipped, crop ranges that fit no image, two consumer
+# threads, many closed loaders, integer options that ctypes would wrap. No crash, no lost or
+# repeated batch, no hang. The tests that exercise memory and threads run again in the
+# sanitizer pass of make check, with the ASan runtime preloaded into Python (pyslab_any).
+
+load test_helper/common
+
+# one.slab: 200 mkwds JPEGs in 64 KiB pages (about 6 MB); p.plan: a quasi plan over it.
+setup_data() {
+	mkwds --count 200 --seed 3 --prefix a -o a.tar
+	pack -q --page-size 64K -o one.slab a.tar
+	shuffle-plan -q --mode quasi --window 4 --seed 1 -o p.plan one.slab
+}
+
+# Loader over cut.slab (a copy of one.slab) that truncates the file to 100000 bytes when
+# batch 2 is handed out and reads every later batch's fields and keys: the threads meet the
+# cut, the iteration raises SlabError, the process lives on. $1: raw or image.
+truncate_loader() {
+	cp one.slab cut.slab
+	pyslab_any - "$1" <<'PY'
+import os, sys, slab
+kw = dict(image="jpg", size=(32, 32)) if sys.argv[1] == "image" else {}
+n = 0
+try:
+    for b in slab.Loader(["cut.slab"], plan="p.plan", batch_size=8, threads=2, ring=4, **kw):
+        n += 1
+        if b.number == 2:
+            os.truncate("cut.slab", 100000)
+            continue
+        for v in b.fields["jpg"]:
+            bytes(v)
+        b.keys
+except slab.SlabError as e:
+    print(e)
+print("alive after", n, "batches")
+PY
+}
+
+@test "a file truncated while the Loader reads it: SlabError naming it and the offset, no SIGBUS (raw)" {
+	need_libslab_any
+	setup_data
+	run -0 truncate_loader raw
+	assert_line --index 0 --regexp "^'cut.slab': (cannot read offset [0-9]+: )?the file is 100000 bytes now, $(stat -c %s one.slab) when it was opened \(truncated while in use\)$"
+	assert_line --index 1 "alive after 3 batches"
+}
+
+@test "a file truncated while the Loader decodes it: SlabError naming it, no SIGBUS (image)" {
+	need_libslab_any
+	setup_data
+	run -0 truncate_loader image
+	assert_line --index 0 --regexp "^'cut.slab': (cannot read offset [0-9]+: )?the file is 100000 bytes now, $(stat -c %s one.slab) when it was opened \(truncated while in use\)$"
+	assert_line --index 1 "alive after 3 batches"
+}
+
+# prefetch --emit into a reader that truncates cut.slab after 200000 bytes and reads on:
+# prefetch's exit status, then its stderr. $@: more prefetch options.
+truncate_emit() {
+	cp one.slab cut.slab
+	prefetch --plan p.plan --emit "$@" cut.slab 2>err |
+		{ head -c 200000 >/dev/null; truncate -s 100000 cut.slab; cat >/dev/null; }
+	echo "status ${PIPESTATUS[0]}"
+	cat err
+}
+
+@test "prefetch --emit (raw, tar, frames, --release) from a file truncated mid-stream: exit 1 naming the input" {
+	setup_data
+	size=$(stat -c %s one.slab)
+	for opts in "--emit-format raw" "--emit-format tar" "--emit-format raw --release" \
+		"--emit-format tar --release --ahead 2" "--emit-format frames --image jpg --size 32x32"; do
+		# shellcheck disable=SC2086
+		run -0 truncate_emit $opts
+		assert_line --index 0 "status 1"
+		assert_line --index 1 --regexp "^prefetch: 'cut.slab': (cannot read offset [0-9]+: )?the file is 100000 bytes now, $size when it was opened \(truncated while in use\)$"
+		[ "${#lines[@]}" -eq 2 ]
+	done
+}
+
+@test "a Batch used after its Loader's close(): SlabError('loader closed'), views taken before still read" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import slab
+for kw in ({}, dict(image="jpg", size=(16, 16))):
+    ld = slab.Loader(["one.slab"], batch_size=8, **kw)
+    b = next(ld)
+    jpg = b.fields["jpg"][0]
+    want = bytes(jpg)
+    ld.close()
+    for attr in ("samples", "fields", "keys", "positions"):
+        try:
+            getattr(b, attr)
+        except slab.SlabError as e:
+            print(attr, e)
+    try:
+        next(ld)
+    except slab.SlabError as e:
+        print("next", e)
+    assert bytes(jpg) == want
+    if b.images is not None:
+        assert len(b.images.tobytes()) == 8 * 16 * 16 * 3
+print("ok")
+PY
+	for k in 0 5; do
+		assert_line --index $((k + 0)) "samples loader closed"
+		assert_line --index $((k + 1)) "fields loader closed"
+		assert_line --index $((k + 2)) "keys loader closed"
+		assert_line --index $((k + 3)) "positions loader closed"
+		assert_line --index $((k + 4)) "next loader closed"
+	done
+	assert_line --index 10 "ok"
+}
+
+@test "Ctrl-C over a whole epoch: iterating on after each KeyboardInterrupt yields every batch exactly once, in order" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import os, signal, threading, time, slab
+# A thread sends SIGINT every millisecond; while armed, the main thread takes each as Python's own
+# handler would (KeyboardInterrupt wherever it lands: in the hand-over, in the release, in
+# the loop), catches it and iterates on.
+armed = False
+def on_int(sig, frame):
+    if armed:
+        raise KeyboardInterrupt
+signal.signal(signal.SIGINT, on_int)
+stop = threading.Event()
+def nag():
+    while not stop.is_set():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.002)
+interrupts, ok = 0, 0
+t = threading.Thread(target=nag)
+t.start()
+for epoch in range(3):
+    ld = slab.Loader(["one.slab"], plan="p.plan", batch_size=1, threads=1, ring=2,
+                     image="jpg", size=(128, 128), epoch=epoch)
+    seen = []
+    armed = True
+    while True:
+        try:
+            for b in ld:
+                seen.append(b.number)
+            break
+        except KeyboardInterrupt:
+            interrupts += 1
+    armed = False
+    assert seen == list(range(len(ld))), (seen, len(ld))
+    ok += len(seen)
+    ld.close()
+stop.set()
+t.join()
+assert interrupts >= 20, interrupts
+print("ok", ok)
+PY
+	assert_output "ok 600"
+}
+
+@test "fork() after a Loader exists: the child gets SlabError or exits cleanly, the parent is unaffected" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import os, sys, slab
+ld = slab.Loader(["one.slab"], plan="p.plan", batch_size=8, threads=2, image="jpg", size=(16, 16))
+first = next(ld).number
+for how in ("iterate", "close", "exit"):
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        if how == "iterate":
+            try:
+                next(ld)
+                code = 3
+            except slab.SlabError as e:
+                print("child:", str(e).replace(str(os.getpid()), "CHILD").replace(
+                    str(os.getppid()), "PARENT"))
+                sys.stdout.flush()
+        elif how == "close":
+            ld.close()
+            del ld
+        os._exit(code) if how == "iterate" else sys.exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(how, "status", status)
+rest = [b.number for b in ld]
+assert [first] + rest == list(range(len(ld))), rest
+print("parent ok", len(rest) + 1)
+PY
+	assert_line --index 0 "child: slab.Loader: created in process PARENT, used in process CHILD (after fork()): the loader's threads are not in this process; make a new Loader here"
+	assert_line --index 1 "iterate status 0"
+	assert_line --index 2 "close status 0"
+	assert_line --index 3 "exit status 0"
+	assert_line --index 4 "parent ok 25"
+}
+
+@test "libslab: a fork() child's slab_loader_next() fails saying so, and its close frees without joining" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import ctypes, os, slab
+lib = slab._loader_lib()
+ld = slab.Loader(["one.slab"], batch_size=8, threads=2)
+h = ld._owner.loader
+pid = os.fork()
+if pid == 0:
+    out = ctypes.c_void_p()
+    rc = lib.slab_loader_next(h, ctypes.byref(out))
+    msg = lib.slab_loader_error(h).decode()
+    print(rc, msg.replace(str(os.getpid()), "CHILD").replace(str(os.getppid()), "PARENT"))
+    lib.slab_loader_close(h)
+    ld._owner.loader = None
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("status", status, "parent", sum(1 for _ in ld))
+PY
+	assert_line --index 0 "-7 loader opened in process PARENT, used in process CHILD: a fork() child has none of its threads; open a new loader there"
+	assert_line --index 1 "status 0 parent 25"
+}
+
+@test "a batch whose every sample was skipped is not handed out: the epoch goes on, the samples counted" {
+	need_libslab_any
+	# a000002 and a000003 cut in half: with batches of 2, batch 1 has nothing left.
+	mkwds --count 8 --seed 4 --prefix a -o x.tar
+	mkdir x && (cd x && tar -xf ../x.tar && for f in a000002.jpg a000003.jpg; do
+		head -c $(($(stat -c %s $f) / 2)) $f > t && mv t $f; done &&
+		tar --format=pax -cf ../cut.tar $(tar -tf ../x.tar))
+	pack -q -o cut.slab cut.tar
+	run -0 pyslab_any - <<'PY'
+import slab
+ld = slab.Loader(["cut.slab"], batch_size=2, image="jpg", size=(16, 16), on_error="skip")
+got = [(b.number, len(b), tuple(b.images.shape)) for b in ld]
+print(len(ld), got, ld.skipped, ld.stats()["batches"])
+print(ld.error)
+PY
+	assert_line --index 0 "4 [(0, 2, (2, 16, 16, 3)), (2, 2, (2, 16, 16, 3)), (3, 2, (2, 16, 16, 3))] 2 3"
+	assert_line --index 1 "'cut.slab': sample #2 'a000002': corrupt JPEG: Premature end of JPEG file"
+}
+
+@test "Loader: crop ranges that fit no image are refused at construction, never 'no error' per sample" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+nan, inf = float("nan"), float("inf")
+for kw in (dict(scale=(0, 0)), dict(scale=(nan, 1)), dict(scale=(0.5, inf)),
+           dict(scale=(0.9, 0.1)), dict(ratio=(0, 1)), dict(ratio=(1, inf)),
+           dict(ratio=(nan, nan)), dict(scale=1), dict(size=(0, 8))):
+    try:
+        slab.Loader(["one.slab"], image="jpg", **kw)
+        print("accepted", kw)
+    except ValueError as e:
+        print(e)
+PY
+	assert_line --index 0 "scale must be (min, max) with 0 < min <= max <= 1, not (0, 0)"
+	assert_line --index 1 "scale must be (min, max) with 0 < min <= max <= 1, not (nan, 1)"
+	assert_line --index 2 "scale must be (min, max) with 0 < min <= max <= 1, not (0.5, inf)"
+	assert_line --index 3 "scale must be (min, max) with 0 < min <= max <= 1, not (0.9, 0.1)"
+	assert_line --index 4 "ratio must be (min, max) with 0 < min <= max, finite, not (0, 1)"
+	assert_line --index 5 "ratio must be (min, max) with 0 < min <= max, finite, not (1, inf)"
+	assert_line --index 6 "ratio must be (min, max) with 0 < min <= max, finite, not (nan, nan)"
+	assert_line --index 7 "scale must be a pair of numbers (min, max), not 1"
+	assert_line --index 8 "size[0] must be at least 1, not 0"
+	[ "${#lines[@]}" -eq 9 ]
+}
+
+@test "Loader: integer options are range-checked, never wrapped by ctypes; a batch larger than the plan is one batch" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+for kw in (dict(batch_size=2**64), dict(threads=2**32 + 1), dict(threads=0),
+           dict(memory=2**64), dict(batch_size=1.5), dict(ring=5000), dict(seed=-1),
+           dict(rank=2**32), dict(batch_size="8"), dict(max_pixels=0)):
+    try:
+        slab.Loader(["one.slab"], **kw)
+        print("accepted", kw)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__ + ": " + str(e))
+with slab.Loader(["one.slab"], batch_size=10**9) as ld:
+    print(len(ld), [len(b) for b in ld])
+PY
+	assert_line --index 0 "ValueError: batch_size must be at most 9223372036854775807, not 18446744073709551616"
+	assert_line --index 1 "ValueError: threads must be at most 1024, not 4294967297"
+	assert_line --index 2 "ValueError: threads must be at least 1, not 0"
+	assert_line --index 3 "ValueError: memory must be at most 18446744073709551615, not 18446744073709551616"
+	assert_line --index 4 "TypeError: batch_size must be an integer, not 1.5"
+	assert_line --index 5 "ValueError: ring must be at most 4096, not 5000"
+	assert_line --index 6 "ValueError: seed must be at least 0, not -1"
+	assert_line --index 7 "ValueError: rank must be at most 4294967295, not 4294967296"
+	assert_line --index 8 "TypeError: batch_size must be an integer, not '8'"
+	assert_line --index 9 "ValueError: max_pixels must be at least 1, not 0"
+	assert_line --index 10 "1 [200]"
+}
+
+@test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import threading, slab
+kw = dict(plan="p.plan", batch_size=4, threads=2, ring=6, image="jpg", size=(24, 24))
+with slab.Loader(["one.slab"], **kw) as ld:
+    want = {b.number: (b.images.tobytes(), tuple(b.keys)) for b in ld}
+ld = slab.Loader(["one.slab"], **kw)
+got, errors = {}, []
+def consume():
+    try:
+        for b in ld:
+            pixels = b.images.tobytes()
+            keys = tuple(b.keys)
+            assert b.images.tobytes() == pixels      # not overwritten while held
+            got.setdefault(b.number, []).append((pixels, keys))
+    except Exception as e:
+        errors.append(repr(e))
+ts = [threading.Thread(target=consume) for _ in range(2)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+ld.close()
+assert not errors, errors
+assert sorted(got) == sorted(want), (sorted(got), len(want))
+assert all(len(v) == 1 and v[0] == want[k] for k, v in got.items())
+print("ok", len(got))
+PY
+	assert_output "ok 50"
+}
+
+@test "close() stops the threads at once: 200 closed Loaders with live views leave no thread, descriptor or ring behind" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import os, slab
+def threads():
+    return len(os.listdir("/proc/self/task"))
+def fds():
+    return len(os.listdir("/proc/self/fd"))
+t0, f0 = threads(), fds()
+keep = []
+for i in range(200):
+    ld = slab.Loader(["one.slab"], plan="p.plan", batch_size=4, threads=2, ahead=4)
+    b = next(ld)
+    keep.append(b.fields["jpg"][0])     # a raw view: the mapping stays, nothing else
+    ld.close()
+print("threads", threads() - t0, "fds", fds() - f0)
+assert all(len(bytes(v)) > 0 for v in keep)
+PY
+	assert_output "threads 0 fds 0"
+}
+
+@test "Loader: 300 files that share their 220 field names are 220 fields, not 66000" {
+	need_libslab
+	python3 - <<'PY'
+import io, tarfile
+for k in range(300):
+    with tarfile.open("s%03d.tar" % k, "w", format=tarfile.PAX_FORMAT) as t:
+        for f in range(220):
+            data = b"%d" % f
+            ti = tarfile.TarInfo("k%03d.f%03d" % (k, f))
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+PY
+	printf '%s\n' s*.tar | xargs -P 2 -I{} sh -c 'pack -q --page-size 4K -o "$(basename {} .tar).slab" {}'
+	run -0 pyslab - <<'PY'
+import glob, slab
+paths = sorted(glob.glob("s*.slab"))
+with slab.Loader(paths, batch_size=300, threads=1, ahead=0) as ld:
+    b = next(ld)
+    print(len(paths), len(ld.fields), ld.fields[0], ld.fields[-1], bytes(b.fields["f219"][299]))
+names = ["f%03d" % i for i in range(220)] + ["f007"]
+try:
+    slab.Loader(paths[:1], fields=names)
+except slab.SlabError as e:
+    print(e)
+PY
+	assert_line --index 0 "300 220 f000 f219 b'219'"
+	assert_line --index 1 "field 'f007' wanted twice"
+}
