@@ -193,3 +193,38 @@ RSS_MAX_KB=$((200 * 1024))
 	run -0 inspect x.slab
 	assert_line "  max-pixels=1"
 }
+
+@test "slab.Loader and prefetch frames: each bomb a bad sample (raised, or skipped and counted), peak RSS under 200 MB" {
+	need_libslab
+	setup_bombs
+	pack -q --max-pixels none -o all.slab bombs.tar
+	shuffle-plan -q --mode sequential -o all.plan all.slab
+	cat > load.py <<'PY'
+import slab
+with open("loader.out", "w") as out:
+    for kw in (dict(on_error="raise"), dict(on_error="skip")):
+        kw.setdefault("plan", "all.plan")
+        kw.setdefault("batch_size", 4)
+        try:
+            with slab.Loader(["all.slab"], image="jpg", size=(32, 32), threads=2, **kw) as ld:
+                got = [(b.number, len(b)) for b in ld]
+                print(got, ld.skipped, file=out)
+                print(ld.error, file=out)
+        except slab.SlabError as e:
+            print(e, file=out)
+PY
+	PYTHONPATH="$SLAB_ROOT/scripts" peak_rss python3 load.py
+	echo "rss $rss"
+	[ "$rc" -eq 0 ]
+	[ "$rss" -lt "$RSS_MAX_KB" ]
+	run cat loader.out
+	assert_line --index 0 "'all.slab': sample #0 'a': $PIXELS_A"
+	assert_line --index 1 "[(0, 1)] 3"
+	assert_line --index 2 "'all.slab': sample #0 'a': $PIXELS_A"
+	run -1 --separate-stderr prefetch --plan all.plan --emit --emit-format frames --image jpg --size 32x32 all.slab
+	assert_equal "$stderr" "prefetch: 'all.slab': sample #0 'a': $PIXELS_A"
+	prefetch --plan all.plan --emit --emit-format frames --image jpg --size 32x32 \
+		--on-error skip all.slab > frames.out 2> frames.err
+	run cat frames.err
+	assert_line --index 0 "prefetch: 'all.slab': sample #0 'a': $PIXELS_A (skipped)"
+}

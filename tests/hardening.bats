@@ -297,7 +297,7 @@ PY
 	need_libslab_any
 	setup_data
 	run -0 pyslab_any - <<'PY'
-import threading, slab
+import threading, time, slab
 kw = dict(plan="p.plan", batch_size=4, threads=2, ring=6, image="jpg", size=(24, 24))
 with slab.Loader(["one.slab"], **kw) as ld:
     want = {b.number: (b.images.tobytes(), tuple(b.keys)) for b in ld}
@@ -307,6 +307,7 @@ def consume():
     try:
         for b in ld:
             pixels = b.images.tobytes()
+            time.sleep(0.003)                       # the other thread takes its next batch
             keys = tuple(b.keys)
             assert b.images.tobytes() == pixels      # not overwritten while held
             got.setdefault(b.number, []).append((pixels, keys))
