@@ -1222,23 +1222,22 @@ class Batch:
         if self._fields is None:
             ld, n = self._ld, self._n
             recs = self._sample_records()
-            data, size = ld._col_data, ld._col_size
+            data, size = ld._thread().columns(ld._most)
             views, bases = ld._files, ld._bases
             out = {}
-            with ld._lock:      # the column arrays are the loader's, shared by its batches
-                for f, name in enumerate(ld.fields):
-                    if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
-                        raise SlabError("batch %d: field %d: out of range" % (self.number, f))
-                    col = []
-                    for j in range(n):
-                        p = data[j]
-                        if p is None:
-                            col.append(None)
-                        else:
-                            fi = recs[j][1]
-                            o = p - bases[fi]
-                            col.append(views[fi][o:o + size[j]])
-                    out[name] = col
+            for f, name in enumerate(ld.fields):
+                if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
+                    raise SlabError("batch %d: field %d: out of range" % (self.number, f))
+                col = []
+                for j in range(n):
+                    p = data[j]
+                    if p is None:
+                        col.append(None)
+                    else:
+                        fi = recs[j][1]
+                        o = p - bases[fi]
+                        col.append(views[fi][o:o + size[j]])
+                out[name] = col
             self._fields = out
         return self._fields
 
@@ -1281,13 +1280,21 @@ class _ThreadState:
     """What one consumer thread has of a Loader: the batch iteration handed it last (released
     when it asks for the next), and the C hand-over's out-pointer, kept here rather than in
     a local so that a batch the C side handed over is never lost to an exception (a Ctrl-C)
-    raised between the hand-over and its return: the next call delivers it."""
+    raised between the hand-over and its return: the next call delivers it. And the arrays
+    Batch.fields reads a batch's columns into, so that threads need no lock there."""
 
-    __slots__ = ("out", "held")
+    __slots__ = ("out", "held", "_columns")
 
     def __init__(self):
         self.out = ctypes.c_void_p()
         self.held = None
+        self._columns = None
+
+    def columns(self, most):
+        """This thread's arrays for slab_loader_batch_column(): data and sizes of a field."""
+        if self._columns is None:
+            self._columns = ((ctypes.c_void_p * most)(), (ctypes.c_uint64 * most)())
+        return self._columns
 
 
 class Loader:
@@ -1461,8 +1468,7 @@ class Loader:
             self._files.append(_view(own, base, length, True))
         # No batch holds more samples than the plan has.
         most = max(1, min(self.batch_size, lib.slab_plan_count(own.plan)))
-        self._col_data = (ctypes.c_void_p * most)()
-        self._col_size = (ctypes.c_uint64 * most)()
+        self._most = most
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._threads = threading.local()
