@@ -1,6 +1,6 @@
-/* image.c: one JPEG to a fixed-size uint8 RGB crop (image.h), on libjpeg-turbo's libjpeg API
- * so that the decoder can be told to produce less: a DCT-scaled image, only the crop's
- * columns, only its rows. The resize is PIL's BILINEAR resample with reducing (a triangle
+/* image.c: one image to a fixed-size uint8 RGB crop: the crop parameters, the format found
+ * by the image's first bytes and its decoder (imgfmt.h: image_jpeg.c, ...) asked for only
+ * what the crop needs, then the resize, PIL's BILINEAR resample with reducing (a triangle
  * filter widened by the downscale factor, separable, 22-bit fixed-point weights). */
 #include <limits.h>
 #include <math.h>
@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jpeglib.h>
-#include <jerror.h>
 
 #if defined(__SSE2__) && !defined(SLAB_NO_SSE2)
 #include <emmintrin.h>
@@ -19,7 +17,7 @@
 #endif
 
 #include "error.h"
-#include "jpeg.h"
+#include "imgfmt.h"
 #include "slab.h"
 #include "scratch.h"
 
@@ -175,32 +173,17 @@ int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32
 
 /* ---- decoder --------------------------------------------------------------------------- */
 
-/* libjpeg's error manager, made to return: error_exit jumps back to the call that entered
- * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. The
- * scan limit's progress monitor jumps back the same way, with scan_limit set. */
-struct errmgr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jump;
-	int warnings;
-	char warning[JMSG_LENGTH_MAX];
-	int scan_limit;
+/* The formats, tried in this order on an image's first bytes. */
+static const struct slab_image_format *const formats[] = {
+	&slab_image_jpeg,
 };
-
-/* libjpeg calls the progress monitor before it takes in each row of blocks (and in
- * jpeg_read_scanlines, jpeg_skip_scanlines): in jpeg_start_decompress it takes in every scan
- * of a multi-scan JPEG, so the monitor sees each new scan as soon as its SOS marker is read. */
-struct scanmon {
-	struct jpeg_progress_mgr pub;
-	unsigned max_scans;
-};
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
 struct slab_image_decoder {
-	struct jpeg_decompress_struct cinfo;
-	struct errmgr jerr;
-	struct scanmon scans;
-	uint64_t max_pixels;             /* UINT64_MAX: none */
+	void *state[NFORMATS];           /* each format's, made when first met */
+	struct slab_image_limits lim;
 	struct slab_err err;
-	struct slab_scratch pix;         /* decoded region, 3 or 4 bytes a pixel */
+	struct slab_scratch pix;         /* decoded region, 4 bytes a pixel */
 	struct slab_scratch tmp;         /* horizontally resized rows */
 	struct slab_scratch xb, yb;      /* int32_t [2] per output pixel: first source pixel, count */
 	struct slab_scratch xk, yk;      /* int32_t weights, ksize per output pixel */
@@ -209,109 +192,28 @@ struct slab_image_decoder {
 	struct slab_scratch line;        /* one output row before flip or reordering */
 };
 
-/* The region decode_region() produced: a bw x bh buffer whose pixel (0, 0) is the scaled
- * image's (bx, by); the crop box in that buffer's coordinates (fractional when scaled). */
-struct region {
-	uint32_t bw, bh;
-	double x0, y0, x1, y1;
-};
-
-static void on_error(j_common_ptr c)
-{
-	longjmp(((struct errmgr *)c->err)->jump, 1);
-}
-
-static void on_message(j_common_ptr c, int level)
-{
-	struct errmgr *e = (struct errmgr *)c->err;
-
-	if (level < 0) {
-		if (e->warnings++ == 0)
-			c->err->format_message(c, e->warning);
-		c->err->num_warnings++;
-	}
-}
-
-static void on_output(j_common_ptr c)
-{
-	(void)c;
-}
-
-/* Every scan counts, progressive or not, as TurboJPEG's TJFLAG_LIMITSCANS counts them: a
- * sequential JPEG has at most one scan per component, so only a crafted file meets the
- * limit. */
-static void on_progress(j_common_ptr c)
-{
-	const struct scanmon *m = (const struct scanmon *)c->progress;
-	int scan = ((j_decompress_ptr)c)->input_scan_number;
-
-	if (scan > 0 && (unsigned)scan > m->max_scans) {
-		((struct errmgr *)c->err)->scan_limit = 1;
-		longjmp(((struct errmgr *)c->err)->jump, 1);
-	}
-}
-
-/*
- * A bound for libjpeg's whole-image buffers from the pixel limit, so that were an image to
- * get past the pixel check, its buffers would fail rather than grow without end. In
- * libjpeg-turbo 2.1 max_memory_to_use bounds only those (the coefficients of a progressive or
- * multi-scan JPEG: 2 bytes a pixel a component, at most 4 components reach them, plus each
- * component's padding to whole blocks, under 9 MB for sides of at most 65500, and the other
- * buffers): more makes it ask for a backing store, which it refuses with
- * JERR_NO_BACKING_STORE before allocating. 0: no bound.
- */
-static long mem_bound(uint64_t max_pixels)
-{
-	const uint64_t slack = 64ull << 20;
-
-	if (max_pixels > ((uint64_t)LONG_MAX - slack) / 8)
-		return 0;
-	return (long)(max_pixels * 8 + slack);
-}
-
-/* jpeg_create_decompress can only fail to allocate: 0, or SLAB_ERR_NOMEM. */
-static int create(struct slab_image_decoder *d)
-{
-	if (setjmp(d->jerr.jump))
-		return SLAB_ERR_NOMEM;
-	jpeg_create_decompress(&d->cinfo);
-	return 0;
-}
-
 struct slab_image_decoder *slab_image_decoder_new(void)
 {
 	struct slab_image_decoder *d = calloc(1, sizeof(*d));
 
-	if (!d)
-		return NULL;
-	d->cinfo.err = jpeg_std_error(&d->jerr.pub);
-	d->jerr.pub.error_exit = on_error;
-	d->jerr.pub.emit_message = on_message;
-	d->jerr.pub.output_message = on_output;
-	if (create(d) < 0) {
-		jpeg_destroy_decompress(&d->cinfo);
-		free(d);
-		return NULL;
-	}
-	d->scans.pub.progress_monitor = on_progress;
-	slab_image_decoder_limits(d, 0, 0);
+	if (d)
+		slab_image_decoder_limits(d, 0, 0);
 	return d;
 }
 
 void slab_image_decoder_limits(struct slab_image_decoder *d, uint64_t max_pixels,
 			       unsigned max_scans)
 {
-	d->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
-	d->scans.max_scans = max_scans ? max_scans : SLAB_IMAGE_MAX_SCANS;
-	d->cinfo.progress = d->scans.max_scans == UINT_MAX ? NULL : &d->scans.pub;
-	d->cinfo.mem->max_memory_to_use = mem_bound(d->max_pixels);
+	d->lim.max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
+	d->lim.max_scans = max_scans ? max_scans : SLAB_IMAGE_MAX_SCANS;
 }
 
 void slab_image_decoder_free(struct slab_image_decoder *d)
 {
 	if (!d)
 		return;
-	jpeg_destroy_decompress(&d->cinfo);
+	for (size_t k = 0; k < NFORMATS; k++)
+		formats[k]->state_free(d->state[k]);
 	slab_scratch_free(&d->pix);
 	slab_scratch_free(&d->tmp);
 	slab_scratch_free(&d->xb);
@@ -330,218 +232,83 @@ const char *slab_image_error(const struct slab_image_decoder *d)
 	return d->err.text;
 }
 
-/* After libjpeg (or the scan limit) jumped out: why, into the handle; the decompressor
- * reset. */
-static int jpeg_failed(struct slab_image_decoder *d)
+int slab_image_over_pixels(const char *name, uint32_t w, uint32_t h,
+			   const struct slab_image_limits *lim, struct slab_err *err)
 {
-	char msg[JMSG_LENGTH_MAX];
-	int code = d->jerr.pub.msg_code;
-	uint32_t w = d->cinfo.image_width, h = d->cinfo.image_height;
+	uint64_t n = (uint64_t)w * h;
 
-	d->jerr.pub.format_message((j_common_ptr)&d->cinfo, msg);
-	jpeg_abort_decompress(&d->cinfo);
-	if (d->jerr.scan_limit)
-		return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_SCANS_TEXT,
-				 d->scans.max_scans, d->scans.max_scans);
-	if (code == JERR_NO_BACKING_STORE)
-		return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_MEMORY_TEXT, w, h,
-				 (long long)d->cinfo.mem->max_memory_to_use);
-	if (code == JERR_OUT_OF_MEMORY)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s", msg);
-	return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s", msg);
-}
-
-static void start(struct slab_image_decoder *d, const void *jpeg, size_t len)
-{
-	d->jerr.warnings = 0;
-	d->jerr.warning[0] = '\0';
-	d->jerr.pub.num_warnings = 0;
-	d->jerr.scan_limit = 0;
-	jpeg_mem_src(&d->cinfo, (const unsigned char *)jpeg, (unsigned long)len);
-	jpeg_read_header(&d->cinfo, TRUE);
-}
-
-/* After the header: SLAB_ERR_LIMIT (decompressor reset) when the image has more pixels than
- * the limit, before jpeg_start_decompress allocates anything the size of the image. */
-static int over_pixels(struct slab_image_decoder *d)
-{
-	uint64_t w = d->cinfo.image_width, h = d->cinfo.image_height;
-
-	if (w * h <= d->max_pixels)
+	if (n <= lim->max_pixels)
 		return 0;
-	jpeg_abort_decompress(&d->cinfo);
-	return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_PIXELS_TEXT, (unsigned)w,
-			 (unsigned)h, (unsigned long long)(w * h), (unsigned long long)d->max_pixels);
+	return slab_fail(err, SLAB_ERR_LIMIT, NULL, "%s of %ux%u pixels (%llu): over the limit of "
+			 "%llu pixels", name, w, h, (unsigned long long)n,
+			 (unsigned long long)lim->max_pixels);
 }
 
-static int read_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
-		     uint32_t *w, uint32_t *h)
+int slab_image_crop_check(const struct slab_image_params *p, uint32_t w, uint32_t h,
+			  struct slab_err *err)
 {
-	int ret;
-
-	if (setjmp(d->jerr.jump))
-		return jpeg_failed(d);
-	start(d, jpeg, len);
-	if ((ret = over_pixels(d)) < 0)
-		return ret;
-	*w = d->cinfo.image_width;
-	*h = d->cinfo.image_height;
-	jpeg_abort_decompress(&d->cinfo);
+	if ((uint64_t)p->x + p->w > w || (uint64_t)p->y + p->h > h || p->w == 0 || p->h == 0)
+		return slab_fail(err, SLAB_ERR_INVAL, NULL, "crop %ux%u+%u+%u outside a %ux%u image",
+				 p->w, p->h, p->x, p->y, w, h);
 	return 0;
 }
 
-int slab_image_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
-		    uint32_t *w, uint32_t *h)
+void slab_image_box(const struct slab_image_params *p, unsigned denom, uint32_t ow, uint32_t oh,
+		    int exact, struct slab_image_region *r, uint32_t *ix0, uint32_t *ix1,
+		    uint32_t *iy0, uint32_t *iy1)
 {
-	if (!jpeg || len == 0)
-		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: empty input");
-	return read_size(d, jpeg, len, w, h);
-}
-
-/* The largest DCT scaling denominator worth taking for this JPEG: 8, or 4 when its chroma is
- * subsampled in one direction only (4:2:2, 4:4:0). Measured in test_image.c (mean absolute
- * error per channel of the crop against a full decode): such JPEGs came out 5.6 at 1/8 and 3.4
- * at 1/4, against 2.3 for 4:2:0 at 1/8. */
-static unsigned max_scale(const struct jpeg_decompress_struct *c)
-{
-	return c->num_components == 3 && c->max_h_samp_factor != c->max_v_samp_factor ? 4 : 8;
-}
-
-/* Decode the part of the image the crop needs into d->pix as RGB: the largest DCT scaling
- * that keeps the crop at least the output size, the crop's columns (widened by libjpeg to an
- * iMCU boundary), its rows, nothing after them. Calls libjpeg, which may jump to the caller's
- * setjmp. */
-static int decode_region(struct slab_image_decoder *d, const void *jpeg, size_t len,
-			 const struct slab_image_spec *spec, const struct slab_image_params *p,
-			 struct region *r, struct slab_image_stats *st)
-{
-	struct jpeg_decompress_struct *c = &d->cinfo;
-	unsigned denom = 1;
-	uint32_t ow, oh, ix0, ix1, iy0, iy1;
-	JDIMENSION xoff, cw;
-	size_t stride, need;
-	unsigned char *row;
-	int ret;
-
-	start(d, jpeg, len);
-	if ((ret = over_pixels(d)) < 0)
-		return ret;
-	if ((uint64_t)p->x + p->w > c->image_width || (uint64_t)p->y + p->h > c->image_height ||
-	    p->w == 0 || p->h == 0) {
-		jpeg_abort_decompress(c);
-		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL,
-				 "crop %ux%u+%u+%u outside a %ux%u image", p->w, p->h, p->x, p->y,
-				 c->image_width, c->image_height);
-	}
-	for (unsigned s = max_scale(c); s > 1 && !spec->exact; s /= 2) {
-		if (p->w >= (uint64_t)spec->out_w * s && p->h >= (uint64_t)spec->out_h * s) {
-			denom = s;
-			break;
-		}
-	}
-	c->scale_num = 1;
-	c->scale_denom = denom;
-	/* Four bytes a pixel whatever the source (RGBX, or CMYK converted in place below), so
-	 * that the horizontal pass reads whole pixels as 32-bit words. */
-	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
-			     JCS_CMYK : JCS_EXT_RGBX;
-	jpeg_start_decompress(c);
-	ow = c->output_width;
-	oh = c->output_height;
-
-	/* The crop in the scaled image: each scaled pixel is denom x denom source pixels. */
+	/* Each scaled pixel is denom x denom source pixels. */
 	r->x0 = (double)p->x / denom;
 	r->x1 = fmin((double)(p->x + p->w) / denom, ow);
 	r->y0 = (double)p->y / denom;
 	r->y1 = fmin((double)(p->y + p->h) / denom, oh);
-	ix0 = (uint32_t)floor(r->x0);
-	ix1 = (uint32_t)fmin(ceil(r->x1), ow);
-	iy0 = (uint32_t)floor(r->y0);
-	iy1 = (uint32_t)fmin(ceil(r->y1), oh);
-	if (spec->exact) {
-		ix0 = iy0 = 0;
-		ix1 = ow;
-		iy1 = oh;
+	*ix0 = (uint32_t)floor(r->x0);
+	*ix1 = (uint32_t)fmin(ceil(r->x1), ow);
+	*iy0 = (uint32_t)floor(r->y0);
+	*iy1 = (uint32_t)fmin(ceil(r->y1), oh);
+	if (exact) {
+		*ix0 = *iy0 = 0;
+		*ix1 = ow;
+		*iy1 = oh;
 	}
-
-	xoff = 0;
-	if (ix0 > 0 || ix1 < ow) {
-		xoff = ix0;
-		cw = ix1 - ix0;
-		jpeg_crop_scanline(c, &xoff, &cw);
-	}
-	if (iy0 > 0 && jpeg_skip_scanlines(c, iy0) != iy0) {
-		jpeg_abort_decompress(c);
-		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: cannot skip %u rows",
-				 iy0);
-	}
-	stride = (size_t)c->output_width * (size_t)c->output_components;
-	need = stride * (iy1 - iy0);
-	if (slab_scratch_reserve(&d->pix, need) < 0) {
-		jpeg_abort_decompress(c);
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL,
-				 "out of memory decoding a %ux%u JPEG region", c->output_width,
-				 iy1 - iy0);
-	}
-	row = d->pix.p;
-	for (uint32_t y = iy0; y < iy1; y++, row += stride) {
-		JSAMPROW rp = row;
-
-		if (jpeg_read_scanlines(c, &rp, 1) != 1) {
-			jpeg_abort_decompress(c);
-			return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL,
-					 "corrupt JPEG: row %u did not decode", y);
-		}
-	}
-
-	/* CMYK as libjpeg gives it (Adobe's inverted form when the Adobe marker says so) to RGB,
-	 * in place (the fourth byte left as it is), as PIL does: R = (255 - C)(255 - K) / 255. */
-	if (c->out_color_space == JCS_CMYK) {
-		unsigned char *px = d->pix.p;
-		size_t n = (size_t)c->output_width * (iy1 - iy0);
-		int inv = c->saw_Adobe_marker;
-
-		for (size_t i = 0; i < n; i++) {
-			unsigned k = inv ? px[4 * i + 3] : 255u - px[4 * i + 3];
-
-			for (int ch = 0; ch < 3; ch++) {
-				unsigned v = inv ? px[4 * i + ch] : 255u - px[4 * i + ch];
-				unsigned t = v * k + 128;
-
-				px[4 * i + ch] = (unsigned char)((t + (t >> 8)) >> 8);
-			}
-		}
-	}
-
-	st->scale_denom = denom;
-	st->region = xoff > 0 || c->output_width < ow || iy0 > 0 || iy1 < oh;
-	st->decoded_w = c->output_width;
-	st->decoded_h = iy1 - iy0;
-	r->bw = c->output_width;
-	r->bh = iy1 - iy0;
-	r->x0 -= xoff;
-	r->x1 -= xoff;
-	r->y0 -= iy0;
-	r->y1 -= iy0;
-
-	if (c->output_scanline == c->output_height)
-		jpeg_finish_decompress(c);
-	else
-		jpeg_abort_decompress(c);
-	if (d->jerr.warnings) {
-		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s",
-				 d->jerr.warning);
-	}
-	return 0;
 }
 
-static int guarded_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
-			  const struct slab_image_spec *spec, const struct slab_image_params *p,
-			  struct region *r, struct slab_image_stats *st)
+/* The format of an image's bytes, with its state made: 0 and *k, or the error, which names
+ * the formats known and the first bytes. */
+static int find_format(struct slab_image_decoder *d, const unsigned char *p, size_t len,
+		       size_t *k)
 {
-	if (setjmp(d->jerr.jump))
-		return jpeg_failed(d);
-	return decode_region(d, jpeg, len, spec, p, r, st);
+	char known[64] = "", first[32] = "";
+
+	if (!p || len == 0)
+		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "not an image: no bytes");
+	for (*k = 0; *k < NFORMATS; (*k)++) {
+		if (!formats[*k]->probe(p, len))
+			continue;
+		if (!d->state[*k] && !(d->state[*k] = formats[*k]->state_new()))
+			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory making a %s "
+					 "decoder", formats[*k]->name);
+		return 0;
+	}
+	for (size_t f = 0; f < NFORMATS; f++)
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 f == 0 ? "" : f + 1 == NFORMATS ? " or " : ", ", formats[f]->name);
+	for (size_t i = 0; i < len && i < 4; i++)
+		snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s0x%02x",
+			 i ? " " : "", p[i]);
+	return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "not a %s image: starts with %s", known,
+			 first);
+}
+
+int slab_image_size(struct slab_image_decoder *d, const void *data, size_t len,
+		    uint32_t *w, uint32_t *h)
+{
+	size_t k;
+	int ret = find_format(d, data, len, &k);
+
+	if (ret == 0)
+		ret = formats[k]->size(d->state[k], &d->lim, data, len, w, h, &d->err);
+	return ret;
 }
 
 /* ---- resize ---------------------------------------------------------------------------- */
@@ -759,15 +526,15 @@ static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const in
 }
 #endif
 
-/* d->pix (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp. */
-static int resize(struct slab_image_decoder *d, const struct region *r,
+/* r->px (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp. */
+static int resize(struct slab_image_decoder *d, const struct slab_image_region *r,
 		  const struct slab_image_spec *spec, int flip, unsigned char *out)
 {
 	uint32_t W = spec->out_w, H = spec->out_h;
 	int kx = coeffs(&d->xb, &d->xk, r->x0, r->x1, r->bw, W);
 	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
 	const int32_t *xb, *xk, *yb, *yk;
-	const unsigned char *src = d->pix.p;
+	const unsigned char *src = r->px;
 	unsigned char *tmp, *line;
 	uint32_t ylo, yhi;
 	size_t plane = (size_t)W * H, row = (size_t)W * 3;
@@ -852,21 +619,24 @@ static int resize(struct slab_image_decoder *d, const struct region *r,
 	return 0;
 }
 
-int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
+int slab_image_decode(struct slab_image_decoder *d, const void *data, size_t len,
 		      const struct slab_image_spec *spec, const struct slab_image_params *p,
 		      void *out, struct slab_image_stats *stats)
 {
 	struct slab_image_stats st = { 0 };
-	struct region r;
+	struct slab_image_region r;
+	size_t k;
 	int ret;
 
 	if (stats)
 		*stats = st;
 	if (!spec_ok(spec) || !p || !out)
 		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL, "bad image spec or parameters");
-	if (!jpeg || len == 0)
-		return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: empty input");
-	ret = guarded_decode(d, jpeg, len, spec, p, &r, &st);
+	if ((ret = find_format(d, data, len, &k)) < 0)
+		return ret;
+	st.scale_denom = 1;
+	ret = formats[k]->decode(d->state[k], &d->lim, data, len, spec, p, &d->pix, &r, &st,
+				 &d->err);
 	if (ret == 0)
 		ret = resize(d, &r, spec, p->flip, out);
 	slab_scratch_trim(&d->pix);

@@ -1,0 +1,74 @@
+/* imgfmt.h: the image pipeline's one decoder interface. Each format is one file
+ * (image_jpeg.c, ...) with a table of these functions, named in image.c's list of formats; the
+ * pipeline (crop parameters, resize, flip, layout) and the loader never name a format. A
+ * format is found by its first bytes, never by a field's name. */
+#ifndef SLAB_IMGFMT_H
+#define SLAB_IMGFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "scratch.h"
+#include "slab.h"
+
+/* The limits a decode is held to (slab_image_decoder_limits()): UINT64_MAX / UINT_MAX none. */
+struct slab_image_limits {
+	uint64_t max_pixels;
+	unsigned max_scans;
+};
+
+/* What a format's decode leaves for the resize: bw x bh pixels of 4 bytes (R, G, B and one
+ * byte of anything) at px, rows back to back, and the crop box in that buffer's coordinates
+ * (fractional where the format decoded at a reduced scale). */
+struct slab_image_region {
+	const unsigned char *px;
+	uint32_t bw, bh;
+	double x0, y0, x1, y1;
+};
+
+struct slab_image_format {
+	const char *name;               /* "JPEG": messages say "corrupt JPEG: ..." */
+	/* 1 when the bytes start as this format's files do. len may be short. */
+	int (*probe)(const unsigned char *p, size_t len);
+	/* The format's own decoder state, made when the pipeline first meets the format; NULL
+	 * when out of memory. free accepts NULL. */
+	void *(*state_new)(void);
+	void (*state_free)(void *st);
+	/* Width and height from the header: 0, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM, SLAB_ERR_LIMIT
+	 * (over lim->max_pixels: slab_image_over_pixels()), with the reason in *err. */
+	int (*size)(void *st, const struct slab_image_limits *lim, const unsigned char *data,
+		    size_t len, uint32_t *w, uint32_t *h, struct slab_err *err);
+	/* Decode what crop p of spec needs (never less; less than the whole image where the
+	 * format allows: a reduced scale, the crop's rows and columns) into pix, described by
+	 * *reg; stats: the scale (1/scale_denom of the full size in each direction, 1 when not
+	 * a power of two), whether only part was decoded, the pixels produced. spec->exact asks
+	 * for the whole image at full size. Errors as size(), and SLAB_ERR_INVAL for a crop
+	 * outside the image (slab_image_crop_check()). */
+	int (*decode)(void *st, const struct slab_image_limits *lim, const unsigned char *data,
+		      size_t len, const struct slab_image_spec *spec,
+		      const struct slab_image_params *p, struct slab_scratch *pix,
+		      struct slab_image_region *reg, struct slab_image_stats *stats,
+		      struct slab_err *err);
+};
+
+/* The formats (image_jpeg.c, ...). */
+extern const struct slab_image_format slab_image_jpeg;
+
+/* SLAB_ERR_LIMIT with the standard text when a w x h image of format `name` is over the
+ * pixel limit, else 0. */
+int slab_image_over_pixels(const char *name, uint32_t w, uint32_t h,
+			   const struct slab_image_limits *lim, struct slab_err *err);
+
+/* SLAB_ERR_INVAL when crop p does not fit a w x h image, else 0. */
+int slab_image_crop_check(const struct slab_image_params *p, uint32_t w, uint32_t h,
+			  struct slab_err *err);
+
+/* The crop p of a w x h image decoded at 1/denom (an ow x oh image): the box in the scaled
+ * image's coordinates into reg->x0 .. y1, and the whole pixels that hold it, [*ix0, *ix1) x
+ * [*iy0, *iy1) (all of it with exact). */
+void slab_image_box(const struct slab_image_params *p, unsigned denom, uint32_t ow, uint32_t oh,
+		    int exact, struct slab_image_region *reg, uint32_t *ix0, uint32_t *ix1,
+		    uint32_t *iy0, uint32_t *iy1);
+
+#endif
