@@ -176,6 +176,8 @@ int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32
 /* The formats, tried in this order on an image's first bytes. */
 static const struct slab_image_format *const formats[] = {
 	&slab_image_jpeg,
+	&slab_image_png,
+	&slab_image_webp,
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

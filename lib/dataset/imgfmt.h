@@ -54,6 +54,8 @@ struct slab_image_format {
 
 /* The formats (image_jpeg.c, ...). */
 extern const struct slab_image_format slab_image_jpeg;
+extern const struct slab_image_format slab_image_png;
+extern const struct slab_image_format slab_image_webp;
 
 /* SLAB_ERR_LIMIT with the standard text when a w x h image of format `name` is over the
  * pixel limit, else 0. */
