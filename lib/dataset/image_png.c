@@ -1,51 +1,322 @@
-/* image_png.c: PNG for the image pipeline (imgfmt.h). Not decoded yet: the probe matches
- * nothing, so PNG bytes are refused as an unknown format. */
+/* image_png.c: PNG for the image pipeline (imgfmt.h), on libspng. Every colour type and bit
+ * depth, Adam7 and tRNS come out as PIL's Image.open(f).convert("RGB") gives them; a
+ * non-interlaced PNG is decoded row by row and only up to the crop's last row. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <spng.h>
+
+#include "error.h"
 #include "imgfmt.h"
+#include "scratch.h"
+#include "slab.h"
+
+/*
+ * What libspng may keep of the ancillary chunks before the image data (text, eXIf, iCCP,
+ * sPLT): each zTXt, iTXt or iCCP inflated to at most CHUNK_MAX bytes, CACHE_MAX bytes in all
+ * (libspng's defaults are 2 GiB and no limit, so a few kilobytes of zTXt could make it hold
+ * gigabytes). PIL refuses text over 1 MiB inflated and 64 MiB in all, so these refuse
+ * nothing PIL opens for its metadata's size. libspng also stops at 1000 such chunks, and
+ * (0.7.3) says the same of an empty eXIf, which PIL takes. Any of these: SLAB_ERR_LIMIT.
+ *
+ * The image data needs no such limit: libspng inflates the IDAT stream only into the rows
+ * asked for, a scanline at a time into buffers of the image's width, and never inflates what
+ * follows the last row (nor IDAT chunks after it). So the work of an IDAT stream that would
+ * inflate without end is bounded by the image's size, which the pixel limit bounds, and its
+ * bytes by the file's length.
+ */
+#define CHUNK_MAX (8u << 20)
+#define CACHE_MAX (64u << 20)
+
+static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+
+struct pdec {
+	/* The image's context while one is being read: there is one per image (libspng has no
+	 * reset), and it is freed here when a read was left by a longjmp (a fault reading a
+	 * mapping, fault.h) rather than returning. */
+	spng_ctx *ctx;
+	struct slab_scratch row;        /* one row as libspng gives it, when it cannot go to pix */
+};
+
+/* Whether an allocation of libspng's (zlib's included) failed in this thread's current
+ * decode: libspng reports some as what they broke (zlib allocates its window inside inflate,
+ * which libspng then calls an IDAT stream error), and out of memory must not pass for a
+ * corrupt file. Its allocators take no context, hence a thread's flag. */
+static _Thread_local int alloc_failed;
+
+static void *png_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	alloc_failed |= !p;
+	return p;
+}
+
+static void *png_realloc(void *q, size_t n)
+{
+	void *p = realloc(q, n);
+
+	alloc_failed |= !p && n;
+	return p;
+}
+
+static void *png_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	alloc_failed |= !p;
+	return p;
+}
 
 static int probe(const unsigned char *p, size_t len)
 {
-	(void)p;
-	(void)len;
-	return 0;
+	return len >= sizeof(signature) && memcmp(p, signature, sizeof(signature)) == 0;
 }
 
 static void *state_new(void)
 {
-	return NULL;
+	return calloc(1, sizeof(struct pdec));
+}
+
+static void end(struct pdec *s)
+{
+	spng_ctx_free(s->ctx);
+	s->ctx = NULL;
+	slab_scratch_trim(&s->row);
 }
 
 static void state_free(void *st)
 {
-	(void)st;
+	struct pdec *s = st;
+
+	if (!s)
+		return;
+	spng_ctx_free(s->ctx);
+	slab_scratch_free(&s->row);
+	free(s);
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* libspng's error rc into err (SPNG_EMEM, or any failed allocation: out of memory), the
+ * context ended; ih: the header when it was read, else NULL. Over the side limits set from
+ * the pixel limit: the pixel limit's own text, with the sides libspng read (it had checked
+ * the signature and IHDR's place, and found both sides valid, before it compared them). */
+static int spng_failed(struct pdec *s, int rc, const struct spng_ihdr *ih,
+		       const struct slab_image_limits *lim, const unsigned char *data, size_t len,
+		       struct slab_err *err)
+{
+	int ret;
+
+	end(s);
+	if ((rc == SPNG_EUSER_WIDTH || rc == SPNG_EUSER_HEIGHT) && len >= 24 &&
+	    (ret = slab_image_over_pixels("PNG", be32(data + 16), be32(data + 20), lim, err)) < 0)
+		return ret;
+	if (alloc_failed)
+		rc = SPNG_EMEM;
+	if (rc == SPNG_EMEM && ih)
+		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a %ux%u PNG",
+				 ih->width, ih->height);
+	if (rc == SPNG_EMEM)
+		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a PNG");
+	if (rc == SPNG_ECHUNK_LIMITS)
+		return slab_fail(err, SLAB_ERR_LIMIT, NULL, "PNG metadata over the limit of %u MiB "
+				 "a chunk, %u MiB in all: %s", CHUNK_MAX >> 20, CACHE_MAX >> 20,
+				 spng_strerror(rc));
+	return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "corrupt PNG: %s", spng_strerror(rc));
+}
+
+/* A context on data with the limits set, and the header read: 0 and *ih, or the error (no
+ * context left). Nothing the size of the image is allocated before the pixel check. */
+static int start(struct pdec *s, const struct slab_image_limits *lim, const unsigned char *data,
+		 size_t len, struct spng_ihdr *ih, struct slab_err *err)
+{
+	uint32_t side = lim->max_pixels < INT32_MAX ? (uint32_t)lim->max_pixels : INT32_MAX;
+	struct spng_alloc alloc = { png_malloc, png_realloc, png_calloc, free };
+	int rc;
+
+	spng_ctx_free(s->ctx);
+	alloc_failed = 0;
+	if (!(s->ctx = spng_ctx_new2(&alloc, 0)))
+		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory making a PNG decoder");
+	if ((rc = spng_set_image_limits(s->ctx, side, side)) != 0 ||
+	    (rc = spng_set_chunk_limits(s->ctx, CHUNK_MAX, CACHE_MAX)) != 0 ||
+	    (rc = spng_set_png_buffer(s->ctx, data, len)) != 0 ||
+	    (rc = spng_get_ihdr(s->ctx, ih)) != 0)
+		return spng_failed(s, rc, NULL, lim, data, len, err);
+	if ((rc = slab_image_over_pixels("PNG", ih->width, ih->height, lim, err)) < 0)
+		end(s);
+	return rc;
 }
 
 static int size(void *st, const struct slab_image_limits *lim, const unsigned char *data,
 		size_t len, uint32_t *w, uint32_t *h, struct slab_err *err)
 {
-	(void)st;
-	(void)lim;
-	(void)data;
-	(void)len;
-	(void)w;
-	(void)h;
-	return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "PNG is not decoded yet");
+	struct pdec *s = st;
+	struct spng_ihdr ih;
+	int ret = start(s, lim, data, len, &ih, err);
+
+	if (ret < 0)
+		return ret;
+	*w = ih.width;
+	*h = ih.height;
+	end(s);
+	return 0;
 }
 
+/* A palette shorter than its bit depth allows, filled up as PIL fills it: entry i grey i.
+ * An index past the PNG's palette (which the PNG specification calls an error) then comes
+ * out as PIL gives it, where libspng would give black. */
+static int fill_palette(spng_ctx *ctx, const struct spng_ihdr *ih)
+{
+	struct spng_plte pl;
+	uint32_t n = 1u << ih->bit_depth;
+	int rc;
+
+	if (ih->color_type != SPNG_COLOR_TYPE_INDEXED)
+		return 0;
+	if ((rc = spng_get_plte(ctx, &pl)) != 0 || pl.n_entries >= n)
+		return rc;
+	for (uint32_t i = pl.n_entries; i < n; i++) {
+		pl.entries[i].red = pl.entries[i].green = pl.entries[i].blue = (uint8_t)i;
+		pl.entries[i].alpha = 255;
+	}
+	pl.n_entries = n;
+	return spng_set_plte(ctx, &pl);
+}
+
+/* 16-bit samples to 8 bits, rounded: (v * 255 + 32767) / 65535. PIL instead takes the high
+ * byte of 16-bit RGB, RGBA and grey + alpha (v >> 8, at most 1 less), and clips 16-bit grey
+ * (mode I) at 255, which turns all but the darkest greys white. */
+static unsigned char to8(uint16_t v)
+{
+	return (unsigned char)(((uint32_t)v * 255u + 32767u) / 65535u);
+}
+
+/* n RGBA16 pixels (host order) at src to RGBA8 at dst; dst may be src (forward in place). */
+static void reduce16(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint16_t v[4];
+
+		memcpy(v, src + 8 * i, sizeof(v));
+		for (int c = 0; c < 4; c++)
+			dst[4 * i + c] = to8(v[c]);
+	}
+}
+
+/* Adam7 spreads every row over the whole stream: the whole image, in pix; the box stays in
+ * the image's coordinates. 0, or libspng's rc (SPNG_EMEM for pix). */
+static int decode_whole(struct pdec *s, const struct spng_ihdr *ih, int fmt, size_t bpp,
+			struct slab_scratch *pix, struct slab_image_region *r,
+			struct slab_image_stats *st)
+{
+	uint64_t n = (uint64_t)ih->width * ih->height;
+	int rc;
+
+	if (n > SIZE_MAX / bpp || slab_scratch_reserve(pix, (size_t)n * bpp) < 0)
+		return SPNG_EMEM;
+	if ((rc = spng_decode_image(s->ctx, pix->p, (size_t)n * bpp, fmt, SPNG_DECODE_TRNS)) != 0)
+		return rc;
+	if (bpp == 8)
+		reduce16(pix->p, pix->p, (size_t)n);
+	r->px = pix->p;
+	r->bw = ih->width;
+	r->bh = ih->height;
+	st->region = 0;
+	st->decoded_w = ih->width;
+	st->decoded_h = ih->height;
+	return spng_decode_chunks(s->ctx);
+}
+
+/* Row by row, rows [0, iy1) and no further, keeping rows [iy0, iy1) and columns [ix0, ix1)
+ * in pix. An 8-bit row that is kept whole goes straight to its place in pix (a row before
+ * the crop to the first one, which its own row overwrites later); any other through s->row.
+ * 0, or libspng's rc (SPNG_EMEM for the buffers). */
+static int decode_rows(struct pdec *s, const struct spng_ihdr *ih, int fmt, size_t bpp,
+		       uint32_t ix0, uint32_t ix1, uint32_t iy0, uint32_t iy1,
+		       struct slab_scratch *pix, struct slab_image_region *r,
+		       struct slab_image_stats *st)
+{
+	uint32_t w = ih->width, bw = ix1 - ix0, bh = iy1 - iy0;
+	size_t stride = (size_t)bw * 4, rowlen = (size_t)w * bpp;
+	int direct = bpp == 4 && bw == w, rc;
+
+	if ((uint64_t)stride * bh > SIZE_MAX || slab_scratch_reserve(pix, stride * bh) < 0 ||
+	    (!direct && slab_scratch_reserve(&s->row, rowlen) < 0))
+		return SPNG_EMEM;
+	rc = spng_decode_image(s->ctx, NULL, 0, fmt, SPNG_DECODE_TRNS | SPNG_DECODE_PROGRESSIVE);
+	if (rc != 0)
+		return rc;
+	for (uint32_t y = 0; y < iy1; y++) {
+		unsigned char *to = (unsigned char *)pix->p + (y > iy0 ? y - iy0 : 0) * stride;
+		unsigned char *got = direct ? to : s->row.p;
+
+		rc = spng_decode_row(s->ctx, got, rowlen);
+		if (rc != 0 && !(rc == SPNG_EOI && y + 1 == ih->height))
+			return rc;
+		if (direct || y < iy0)
+			continue;
+		if (bpp == 8)
+			reduce16(to, got + (size_t)ix0 * 8, bw);
+		else
+			memcpy(to, got + (size_t)ix0 * 4, stride);
+	}
+	r->px = pix->p;
+	r->bw = bw;
+	r->bh = bh;
+	r->x0 -= ix0;
+	r->x1 -= ix0;
+	r->y0 -= iy0;
+	r->y1 -= iy0;
+	/* libspng makes whole rows, every one up to the crop's last. */
+	st->region = iy1 < ih->height;
+	st->decoded_w = w;
+	st->decoded_h = iy1;
+	/* At the end of the image, on to IEND: the last IDAT's CRC (and any later chunk's) is
+	 * checked only there. Short of it, the rest is neither read nor checked. */
+	return iy1 == ih->height ? spng_decode_chunks(s->ctx) : 0;
+}
+
+/*
+ * Output: 4 bytes a pixel, R G B as PIL's convert("RGB") makes them and the pixel's alpha
+ * (tRNS applied; convert("RGB") drops it, so does the resize). libspng's RGBA8 widens 1, 2
+ * and 4-bit grey by repeating the bits, as PIL does; gamma (gAMA), sBIT and iCCP are left
+ * alone, as PIL leaves them. 16-bit samples: to8().
+ */
 static int decode(void *st, const struct slab_image_limits *lim, const unsigned char *data,
 		  size_t len, const struct slab_image_spec *spec, const struct slab_image_params *p,
 		  struct slab_scratch *pix, struct slab_image_region *reg,
 		  struct slab_image_stats *stats, struct slab_err *err)
 {
-	(void)st;
-	(void)lim;
-	(void)data;
-	(void)len;
-	(void)spec;
-	(void)p;
-	(void)pix;
-	(void)reg;
-	(void)stats;
-	return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "PNG is not decoded yet");
+	struct pdec *s = st;
+	struct spng_ihdr ih;
+	uint32_t ix0, ix1, iy0, iy1;
+	int fmt, rc, ret;
+	size_t bpp;
+
+	if ((ret = start(s, lim, data, len, &ih, err)) < 0)
+		return ret;
+	if ((ret = slab_image_crop_check(p, ih.width, ih.height, err)) < 0) {
+		end(s);
+		return ret;
+	}
+	slab_image_box(p, 1, ih.width, ih.height, spec->exact, reg, &ix0, &ix1, &iy0, &iy1);
+	fmt = ih.bit_depth == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
+	bpp = ih.bit_depth == 16 ? 8 : 4;
+	stats->scale_denom = 1;
+	if ((rc = fill_palette(s->ctx, &ih)) == 0)
+		rc = ih.interlace_method ? decode_whole(s, &ih, fmt, bpp, pix, reg, stats) :
+		     decode_rows(s, &ih, fmt, bpp, ix0, ix1, iy0, iy1, pix, reg, stats);
+	if (rc != 0)
+		return spng_failed(s, rc, &ih, lim, data, len, err);
+	end(s);
+	return 0;
 }
 
 const struct slab_image_format slab_image_png = {
