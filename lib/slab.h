@@ -89,7 +89,12 @@ struct slab;
 /* The flags of a field (struct slab_field, struct slab_writer_field). */
 #define SLAB_FIELD_PRESENT      0x01u
 #define SLAB_FIELD_JPEG         0x02u   /* width, height, subsampling, colour space are valid */
-#define SLAB_FIELD_TRANSCODED   0x04u   /* bytes were re-encoded by pack --jpeg-max-side */
+#define SLAB_FIELD_TRANSCODED   0x04u   /* bytes were re-encoded by pack --image-max-side */
+#define SLAB_FIELD_PNG          0x08u   /* a PNG: width and height are valid (format 1.1) */
+#define SLAB_FIELD_WEBP         0x10u   /* a WebP: width and height are valid (format 1.1) */
+/* The image flags: at most one is set. Width and height 0 with one of them: a side is over
+ * 65535 pixels (only a PNG can be), too large for the record. */
+#define SLAB_FIELD_IMAGE        (SLAB_FIELD_JPEG | SLAB_FIELD_PNG | SLAB_FIELD_WEBP)
 
 /* A JPEG field's chroma subsampling and colour space, numbered as TurboJPEG's TJSAMP_* and
  * TJCS_*. */
@@ -105,7 +110,7 @@ struct slab_field {
 	uint64_t offset;        /* file offset of data */
 	uint64_t size;
 	uint32_t crc;           /* stored CRC32C */
-	uint32_t width, height; /* JPEG dimensions when flags & SLAB_FIELD_JPEG */
+	uint32_t width, height; /* image dimensions when flags & SLAB_FIELD_IMAGE */
 	unsigned flags;         /* SLAB_FIELD_* */
 	unsigned subsamp, colorspace;   /* SLAB_SAMP_*, SLAB_CS_* */
 	unsigned order;         /* position of the field in its sample in the source tar */
@@ -223,6 +228,8 @@ enum slab_plan_mode { SLAB_PLAN_SEQUENTIAL, SLAB_PLAN_RANDOM, SLAB_PLAN_QUASI };
 
 #define SLAB_PLAN_PAD     0x1u  /* ranks are filled up by repeating samples (else drop-last) */
 #define SLAB_PLAN_MEMORY  0x2u  /* window is a budget in bytes, not in pages */
+#define SLAB_PLAN_SUBSET  0x4u  /* over a subset of the samples: set by slab_plan_make_subset()
+				 * and in the plans it makes, never by the caller */
 
 /* One step of a plan: sample `sample` of file `file` (indexes from 0). */
 struct slab_plan_entry {
@@ -254,6 +261,19 @@ SLAB_API struct slab_plan *slab_plan_new(void);
 SLAB_API int slab_plan_make(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
 			    const struct slab_plan_params *p, uint64_t start);
 
+/* The same over a subset of the samples (FFCV's indices=): subset[0 .. n) are global indexes
+ * (file order, then index in the file; slab_dataset_global()), in any order, each at most
+ * once; the plan is as slab_plan_make() would make it over a dataset of those samples alone,
+ * in file order (shuffle-plan(1), ALGORITHM): quasi shuffles and windows only the pages that
+ * hold some of them. Ranks share the S = n samples; the plan records S and a CRC of the set
+ * (slab-plan(5)). n may be 0 (an empty plan). SLAB_PLAN_SUBSET in p->flags is allowed and
+ * implied. 0, or as slab_plan_make(), and SLAB_ERR_RANGE (an index past the dataset:
+ * "subset entry 3: sample 520 is out of range (the dataset has 520 samples)"), SLAB_ERR_INVAL
+ * (one given twice: "subset entry 7: sample 12 is already entry 2"). */
+SLAB_API int slab_plan_make_subset(struct slab_plan *plan, struct slab *const *files,
+				   uint32_t nfiles, const struct slab_plan_params *p,
+				   const uint64_t *subset, size_t n, uint64_t start);
+
 /* Read and check a plan file, "-" for standard input (checksums, sizes, header consistency,
  * entry ranges against its own identities) into plan, replacing what it held (kept on
  * failure). 0, or SLAB_ERR_IO, SLAB_ERR_FORMAT, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM with the
@@ -277,8 +297,12 @@ SLAB_API const struct slab_plan_entry *slab_plan_entries(const struct slab_plan 
 SLAB_API uint64_t slab_plan_count(const struct slab_plan *plan);
 SLAB_API uint64_t slab_plan_start(const struct slab_plan *plan);
 SLAB_API uint64_t slab_plan_length(const struct slab_plan *plan);
-/* Samples in the dataset, all ranks together. */
+/* Samples in the dataset (all files), all ranks together. */
 SLAB_API uint64_t slab_plan_total(const struct slab_plan *plan);
+/* The samples the ranks share: the subset's size S with SLAB_PLAN_SUBSET, else
+ * slab_plan_total(); and the subset's CRC-32C as slab-plan(5) has it (0 without a subset). */
+SLAB_API uint64_t slab_plan_subset_count(const struct slab_plan *plan);
+SLAB_API uint32_t slab_plan_subset_crc(const struct slab_plan *plan);
 /* The files it is for: slab_plan_file_count() identities. */
 SLAB_API uint32_t slab_plan_file_count(const struct slab_plan *plan);
 SLAB_API const struct slab_file_id *slab_plan_file_ids(const struct slab_plan *plan);
@@ -296,7 +320,10 @@ struct slab_plan_stats {
 	uint64_t max_live_bytes;
 	double displacement;            /* mean |i / (length-1) - g / (total-1)| over the entries:
 					 * i the position in the rank's plan, g the sample's index
-					 * in file order; 0 for sequential, ~1/3 for random */
+					 * in file order; 0 for sequential, ~1/3 for random.
+					 * A subset plan made here counts g and total in its
+					 * subset; one read from a file (which does not list
+					 * its subset) in the whole dataset */
 	double same_page_neighbours;    /* fraction of consecutive pairs on one page */
 };
 
@@ -447,9 +474,10 @@ struct slab_writer_field {
 	const char *name;
 	const void *data;
 	uint64_t size;
-	unsigned flags;         /* SLAB_FIELD_JPEG / SLAB_FIELD_TRANSCODED; PRESENT is implied */
-	uint32_t width, height;
-	unsigned subsamp, colorspace;
+	unsigned flags;         /* one of SLAB_FIELD_IMAGE, SLAB_FIELD_TRANSCODED; PRESENT is
+				 * implied */
+	uint32_t width, height; /* with an image flag; a side over 65535 records both as 0 */
+	unsigned subsamp, colorspace;   /* with SLAB_FIELD_JPEG */
 };
 
 struct slab_writer_stats {
@@ -485,16 +513,19 @@ SLAB_API void slab_writer_stats(const struct slab_writer *w, struct slab_writer_
 SLAB_API const char *slab_writer_error(const struct slab_writer *w);
 SLAB_API void slab_writer_free(struct slab_writer *w);
 
-/* ---- Images: one JPEG to a fixed-size crop -------------------------------------------- */
+/* ---- Images: one image to a fixed-size crop ------------------------------------------- */
 
-/* The image pipeline for training samples: one JPEG in, a crop of it resized to a fixed
- * H x W out as uint8 RGB, HWC or CHW, decoding no more of the JPEG than the crop needs
- * (libjpeg-turbo's libjpeg API: DCT-domain scaling, column cropping, row skipping).
+/* The image pipeline for training samples: one image in (JPEG, PNG or WebP, found by its
+ * first bytes), a crop of it resized to a fixed H x W out as uint8 RGB, HWC or CHW, decoding
+ * no more of the image than the crop needs (JPEG: libjpeg-turbo's DCT-domain scaling, column
+ * cropping, row skipping; WebP: libwebp's cropping and scaling; PNG: rows up to the crop's
+ * last).
  * slab_image_params() is a pure function. A decoder is one thread's: make one per thread; it
  * keeps its scratch buffers between images. */
 enum slab_image_crop {
 	SLAB_IMAGE_CROP_NONE = 0,       /* resize the whole image (aspect not kept) */
-	SLAB_IMAGE_CROP_CENTER = 1,     /* the largest centred region with the output's aspect */
+	SLAB_IMAGE_CROP_CENTER = 1,     /* the largest centred region with the output's aspect,
+					 * times center_ratio */
 	SLAB_IMAGE_CROP_RANDOM_RESIZED = 2, /* torchvision's RandomResizedCrop.get_params */
 };
 
@@ -508,6 +539,12 @@ struct slab_image_spec {
 	int chw;                        /* nonzero: planar output (3 x H x W), else H x W x 3 */
 	int exact;                      /* nonzero: decode the whole image at full size, then
 					 * crop (the reference the faster paths are held to) */
+	/* center: the largest centred box of the output's aspect, each side scaled by this,
+	 * 0 < center_ratio <= 1 (0 is taken as 1, the whole short side; ImageNet evaluation's
+	 * Resize(256) + CenterCrop(224) is 224/256). The crop's side along the image's limiting
+	 * dimension is floor(side * ratio + 1/2), the other side follows from the output's
+	 * aspect as at ratio 1; centred at the floor of half the margin. Default 1. */
+	double center_ratio;
 };
 
 /* One image's crop rectangle, in source pixels, and whether it is flipped. */
@@ -527,7 +564,8 @@ struct slab_image_stats {
 
 struct slab_image_decoder;
 
-/* Fill *spec: out_w x out_h, centre crop, scale 0.08 .. 1, ratio 3/4 .. 4/3, no flip, HWC. */
+/* Fill *spec: out_w x out_h, centre crop (center_ratio 1), scale 0.08 .. 1, ratio 3/4 .. 4/3,
+ * no flip, HWC. */
 SLAB_API void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w,
 				   uint32_t out_h);
 
@@ -556,17 +594,20 @@ SLAB_API const char *slab_image_error(const struct slab_image_decoder *d);
 SLAB_API void slab_image_decoder_limits(struct slab_image_decoder *d, uint64_t max_pixels,
 					unsigned max_scans);
 
-/* A JPEG's width and height from its header. 0, SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM,
- * SLAB_ERR_LIMIT (more pixels than the decoder's limit). */
+/* An image's width and height from its header. 0, SLAB_ERR_CORRUPT (also bytes of no format
+ * the pipeline knows), SLAB_ERR_NOMEM, SLAB_ERR_LIMIT (more pixels than the decoder's
+ * limit). */
 SLAB_API int slab_image_size(struct slab_image_decoder *d, const void *jpeg, size_t len,
 			     uint32_t *w, uint32_t *h);
 
-/* Decode jpeg, crop p's rectangle, flip if p says so, resize to spec's out_w x out_h with an
- * antialiased bilinear filter (PIL's BILINEAR resample), and write exactly out_h * out_w * 3
- * bytes to out. p must have been made for this image's size (a rectangle outside the image is
- * SLAB_ERR_INVAL). Grey, YCbCr, RGB, CMYK and YCCK JPEGs all come out RGB. stats may be NULL.
- * 0, or SLAB_ERR_CORRUPT (corrupt, truncated or unsupported JPEG: libjpeg's warnings count
- * too; slab_image_error() has libjpeg's message), SLAB_ERR_NOMEM, SLAB_ERR_INVAL,
+/* Decode the image, crop p's rectangle, flip if p says so, resize to spec's out_w x out_h
+ * with an antialiased bilinear filter (PIL's BILINEAR resample), and write exactly
+ * out_h * out_w * 3 bytes to out. p must have been made for this image's size (a rectangle
+ * outside the image is SLAB_ERR_INVAL). Grey, YCbCr, RGB, CMYK and YCCK JPEGs, every PNG
+ * colour type and bit depth, and WebP come out RGB (alpha dropped, as PIL's convert("RGB")).
+ * stats may be NULL. 0, or SLAB_ERR_CORRUPT (corrupt, truncated or unsupported image: "corrupt
+ * JPEG: ...", "corrupt PNG: ...", "corrupt WebP: ..."; libjpeg's warnings count too),
+ * SLAB_ERR_NOMEM, SLAB_ERR_INVAL,
  * SLAB_ERR_LIMIT (over the decoder's pixel or scan limit). The decoder stays usable after any
  * failure. */
 SLAB_API int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, size_t len,
@@ -613,6 +654,10 @@ SLAB_API int slab_dataset_find(const struct slab_dataset *d, const char *key, si
  * error is the dataset's. */
 SLAB_API int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
 				    uint64_t start, struct slab_plan **out);
+/* The same over a subset of its samples, by global index (slab_plan_make_subset()). */
+SLAB_API int slab_dataset_plan_make_subset(struct slab_dataset *d, const struct slab_plan_params *p,
+					   const uint64_t *subset, size_t n, uint64_t start,
+					   struct slab_plan **out);
 SLAB_API int slab_dataset_plan_read(struct slab_dataset *d, const char *path,
 				    struct slab_plan **out);
 /* Entry i of those the plan holds (i < slab_plan_count()) as (file, index): 0, or
@@ -715,6 +760,14 @@ struct slab_loader_options {
 	 * bad sample (SLAB_ERR_LIMIT; fail or skip). 0: the defaults. */
 	uint64_t max_pixels;
 	unsigned max_scans;
+	/* Labels as numbers: this field (one of the wanted ones) of each sample parsed by the
+	 * workers as an ASCII decimal integer (optional blanks " \t\n\v\f\r" before and after,
+	 * an optional sign, digits, within int64), one int64 per sample in the batch's
+	 * slab_loader_batch_labels(). A sample that lacks the field, or whose field is anything
+	 * else (empty, junk, out of range), is a bad sample (SLAB_ERR_CORRUPT; fail or skip),
+	 * its error naming the field and the text: "field 'cls': not an integer: 'abc'". In raw
+	 * and image mode alike. NULL: none. */
+	const char *label_field;
 };
 
 /* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */
@@ -786,6 +839,9 @@ SLAB_API int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j
  * With the image pipeline the images are back to back (no padding between them), so
  * slab_loader_batch_out(b, 0) is one count x H x W x 3 array. */
 SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j);
+/* With label_field: the batch's count labels, one int64 per sample in sample order, in the
+ * ring's memory (page aligned, valid until the batch is released); NULL without labels. */
+SLAB_API const int64_t *slab_loader_batch_labels(const struct slab_loader_batch *b);
 
 /* The whole batch at once, for bindings that would pay per call: its count samples as one
  * array (valid until the batch is released), and wanted field f of every sample, data[j] and

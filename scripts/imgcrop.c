@@ -1,7 +1,8 @@
 /* imgcrop: run the image pipeline (lib/dataset/image.c) on one JPEG file and write the raw
  * uint8 RGB output, for tests that compare it with other decoders. Prints the crop taken and
  * the decode path on stdout: "crop WxH+X+Y flip F scale 1/D region R". --max-pixels and
- * --max-scans set the decoder's limits (slab_image_decoder_limits(); "none": no limit). */
+ * --max-scans set the decoder's limits (slab_image_decoder_limits(); "none": no limit);
+ * --center-ratio the centre crop's (struct slab_image_spec center_ratio). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -14,8 +15,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: imgcrop [--size WxH] [--crop center|random-resized|none] [--flip]\n"
-		   "               [--seed N] [--epoch N] [--index N] [--chw] [--exact]\n"
-		   "               [--max-pixels N|none] [--max-scans N|none] IN.jpg OUT.rgb\n");
+		   "               [--center-ratio R] [--seed N] [--epoch N] [--index N] [--chw]\n"
+		   "               [--exact] [--max-pixels N|none] [--max-scans N|none] IN.jpg OUT.rgb\n");
 }
 
 /* A limit: a number, or "none" (none_value); -1 when it is neither. */
@@ -64,6 +65,7 @@ static unsigned char *slurp(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "center-ratio", required_argument, NULL, 'R' },
 		{ "chw",   no_argument,       NULL, 'c' },
 		{ "crop",  required_argument, NULL, 'C' },
 		{ "epoch", required_argument, NULL, 'e' },
@@ -84,6 +86,8 @@ int main(int argc, char **argv)
 	unsigned long long seed = 0, epoch = 0, index = 0, max_pixels = 0, max_scans = 0;
 	unsigned ow = 224, oh = 224;
 	int crop = SLAB_IMAGE_CROP_CENTER, flip = 0, chw = 0, exact = 0, c, ret;
+	double ratio = 1.0;
+	char *end;
 	unsigned char *jpeg, *out;
 	size_t len, n;
 	uint32_t w, h;
@@ -92,6 +96,13 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': chw = 1; break;
+		case 'R':
+			ratio = strtod(optarg, &end);
+			if (end == optarg || *end || !(ratio > 0 && ratio <= 1)) {
+				fprintf(stderr, "imgcrop: '%s': not a ratio, 0 < R <= 1\n", optarg);
+				return 2;
+			}
+			break;
 		case 'C':
 			if (strcmp(optarg, "center") == 0)
 				crop = SLAB_IMAGE_CROP_CENTER;
@@ -137,6 +148,7 @@ int main(int argc, char **argv)
 	spec.flip = flip;
 	spec.chw = chw;
 	spec.exact = exact;
+	spec.center_ratio = ratio;
 	jpeg = slurp(argv[optind], &len);
 	if (!jpeg) {
 		fprintf(stderr, "imgcrop: '%s': cannot read\n", argv[optind]);

@@ -11,7 +11,7 @@ read-only mapping of the file: nothing is copied until you copy it.
     jpg = ds.by_key("train-000", "sample000003")["jpg"]
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
-    # Batches loaded (and JPEGs decoded, cropped, resized) by libslab's C threads:
+    # Batches loaded (and images decoded, cropped, resized) by libslab's C threads:
     for b in slab.Loader(paths, plan="epoch3.plan", batch_size=256, image="jpg"):
         b.images, b.fields["cls"], b.keys     # (256, 224, 224, 3) uint8 buffer, zero-copy
 
@@ -59,6 +59,7 @@ PLAN_ID_SIZE = 32
 PLAN_ENTRY_SIZE = 8
 PLAN_PAD = 0x1
 PLAN_MEMORY = 0x2
+PLAN_SUBSET = 0x4
 HEADER_SIZE = 4096
 OPTIONS_OFFSET = 64
 TRAILER_SIZE = 64
@@ -70,6 +71,9 @@ MIN_PAGE_SIZE = 4096
 MAX_PAGE_SIZE = 1 << 30
 FIELD_PRESENT = 0x01
 FIELD_JPEG = 0x02
+FIELD_TRANSCODED = 0x04
+FIELD_PNG = 0x08
+FIELD_WEBP = 0x10
 
 _CRC_TABLE = []
 for _n in range(256):
@@ -226,6 +230,16 @@ class Field:
     @property
     def is_jpeg(self):
         return bool(self.flags & FIELD_JPEG)
+
+    @property
+    def format(self):
+        """The image format pack found in the bytes: "jpeg", "png", "webp", or None (not an
+        image, or packed without its header read). width x height are its size then; 0 x 0
+        when a side is over 65535 pixels."""
+        for flag, name in ((FIELD_JPEG, "jpeg"), (FIELD_PNG, "png"), (FIELD_WEBP, "webp")):
+            if self.flags & flag:
+                return name
+        return None
 
 
 class Sample:
@@ -843,7 +857,8 @@ def read_plan(path, dataset=None):
     refuse a plan made for other files. A damaged plan raises SlabError: the checks are
     those of slab-plan(5), WHAT A READER CHECKS, in its order. The header is read and checked
     first, then exactly the entries it declares: a file that is not a plan (a .slab given by
-    mistake, /dev/zero) is refused after its first 128 bytes."""
+    mistake, /dev/zero) is refused after its first 128 bytes. A subset plan (shuffle-plan
+    --subset, format 1.1) reads as any other: its entries are the subset's samples."""
 
     def bad(fmt, *args):
         return SlabError("%s: %s" % (path, fmt % args if args else fmt))
@@ -867,6 +882,7 @@ def read_plan(path, dataset=None):
         # (truncated or damaged plan header)
         (mode, flags, _seed, _epoch, rank, world, _window, start, n, length, total, nfiles,
          entries_crc, header_crc) = struct.unpack_from("<IIQQIIQQQQQIII", data, 16)
+        subset, subset_crc = struct.unpack_from("<QI", data, 104)
         if (nfiles > 1 << 24 or hsize != _plan_header_size(nfiles)
                 or (remaining is not None and hsize > remaining)):
             raise bad("truncated or damaged plan header")
@@ -879,18 +895,22 @@ def read_plan(path, dataset=None):
         if crc32c(head) != header_crc:
             raise bad("plan header checksum mismatch")
         # mode, flags, rank and world, N the sum of the files' counts and at most 2^32 - 1,
-        # L, K + n = L (inconsistent plan header): so n is bounded before an entry is read
+        # a subset's S at most N (its fields zero without one), L from S or N, K + n = L
+        # (inconsistent plan header): so n is bounded before an entry is read
         ids = [struct.unpack_from("<QQII", data, PLAN_HEADER_FIXED + PLAN_ID_SIZE * k)
                for k in range(nfiles)]
         counts = [c for _size, c, _h, _t in ids]
-        if not world or not total:
+        shared = subset if flags & PLAN_SUBSET else total
+        if not world or not shared:
             per = 0
         elif flags & PLAN_PAD:
-            per = (total + world - 1) // world
+            per = (shared + world - 1) // world
         else:
-            per = total // world
-        if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY) or world < 1 or rank >= world
-                or total != sum(counts) or total > 0xFFFFFFFF or length != per
+            per = shared // world
+        if (mode > 2 or flags & ~(PLAN_PAD | PLAN_MEMORY | PLAN_SUBSET) or world < 1
+                or rank >= world or total != sum(counts) or total > 0xFFFFFFFF
+                or shared > total
+                or (not flags & PLAN_SUBSET and (subset or subset_crc)) or length != per
                 or start > length or length - start != n):
             raise bad("inconsistent plan header")
         # exactly H + 8 x n bytes (truncated plan, trailing bytes after the plan)
@@ -919,6 +939,42 @@ def read_plan(path, dataset=None):
     return entries
 
 
+def _subset_globals(lib, dataset, subset):
+    """Loader(subset=...): the global indexes of a list of sample indexes and keys, checked
+    as shuffle-plan --subset checks its lines (ValueError naming the item)."""
+    total = lib.slab_dataset_count(dataset)
+    seen = bytearray(total // 8 + 1)
+    out = []
+    f, index, g = ctypes.c_size_t(), ctypes.c_uint64(), ctypes.c_uint64()
+    for i, item in enumerate(subset):
+        key = None
+        if isinstance(item, (str, bytes)):
+            key = item.encode("utf-8") if isinstance(item, str) else item
+            rc = lib.slab_dataset_find(dataset, key, len(key), ctypes.byref(f), ctypes.byref(index))
+            if rc == -5:        # SLAB_ERR_NOTFOUND
+                raise ValueError("subset[%d]: no sample has the key %r" % (i, item))
+            if rc < 0 or lib.slab_dataset_global(dataset, f.value, index.value, ctypes.byref(g)) < 0:
+                raise SlabError("subset[%d]: looking up the key %r failed (error %d)" % (i, item, rc))
+            v = g.value
+        else:
+            try:
+                if isinstance(item, bool):
+                    raise TypeError
+                v = operator.index(item)
+            except TypeError:
+                raise TypeError("subset[%d] must be a sample index (int) or a key (str or bytes), "
+                                "not %r" % (i, item)) from None
+            if not 0 <= v < total:
+                raise ValueError("subset[%d]: sample %d is out of range (the dataset has %d samples)"
+                                 % (i, v, total))
+        if seen[v >> 3] >> (v & 7) & 1:
+            what = "sample %d" % v if key is None else "key %r (sample %d)" % (item, v)
+            raise ValueError("subset[%d]: %s is already subset[%d]" % (i, what, out.index(v)))
+        seen[v >> 3] |= 1 << (v & 7)
+        out.append(v)
+    return out
+
+
 USAGE = "usage: slab.py [--verify] FILE..."
 HELP = USAGE + """
 
@@ -943,7 +999,8 @@ class _CImageSpec(ctypes.Structure):
     _fields_ = [("out_w", ctypes.c_uint32), ("out_h", ctypes.c_uint32), ("crop", ctypes.c_int),
                 ("scale_min", ctypes.c_double), ("scale_max", ctypes.c_double),
                 ("ratio_min", ctypes.c_double), ("ratio_max", ctypes.c_double),
-                ("flip", ctypes.c_int), ("chw", ctypes.c_int), ("exact", ctypes.c_int)]
+                ("flip", ctypes.c_int), ("chw", ctypes.c_int), ("exact", ctypes.c_int),
+                ("center_ratio", ctypes.c_double)]
 
 
 class _CPlanParams(ctypes.Structure):
@@ -963,7 +1020,7 @@ class _CLoaderOptions(ctypes.Structure):
                 ("epoch", ctypes.c_uint64), ("memory", ctypes.c_uint64),
                 ("cache_policy", ctypes.c_int), ("next_plans", ctypes.POINTER(ctypes.c_void_p)),
                 ("nnext", ctypes.c_size_t), ("max_pixels", ctypes.c_uint64),
-                ("max_scans", ctypes.c_uint)]
+                ("max_scans", ctypes.c_uint), ("label_field", ctypes.c_char_p)]
 
 
 class _CLoaderStats(ctypes.Structure):
@@ -1032,6 +1089,19 @@ def _range(name, v, hi):
     return lo_, hi_
 
 
+def _center_ratio(v):
+    """center_ratio as a float in (0, 1]."""
+    r = None
+    if not isinstance(v, (str, bytes, bool)):
+        try:
+            r = float(v)
+        except (TypeError, ValueError):
+            pass
+    if r is None or not 0 < r <= 1:     # NaN fails too
+        raise ValueError("center_ratio must be a number with 0 < center_ratio <= 1, not %r" % (v,))
+    return r
+
+
 def _loader_lib():
     """libslab with the loader's functions declared, or raise SlabError saying why not."""
     global _loader_api
@@ -1052,6 +1122,11 @@ def _loader_lib():
                 ("slab_dataset_count", u64, [vp]),
                 ("slab_dataset_plan_make", i, [vp, ctypes.POINTER(_CPlanParams), u64, pp]),
                 ("slab_dataset_plan_read", i, [vp, ctypes.c_char_p, pp]),
+                ("slab_dataset_plan_make_subset", i, [vp, ctypes.POINTER(_CPlanParams),
+                                                      ctypes.POINTER(u64), sz, u64, pp]),
+                ("slab_dataset_find", i, [vp, ctypes.c_char_p, sz, ctypes.POINTER(sz),
+                                          ctypes.POINTER(u64)]),
+                ("slab_dataset_global", i, [vp, sz, u64, ctypes.POINTER(u64)]),
                 ("slab_plan_free", None, [vp]),
                 ("slab_plan_count", u64, [vp]),
                 ("slab_plan_params", ctypes.POINTER(_CPlanParams), [vp]),
@@ -1075,7 +1150,8 @@ def _loader_lib():
                 ("slab_loader_batch_samples", ctypes.POINTER(_CLoaderSample), [vp]),
                 ("slab_loader_batch_column", i, [vp, ctypes.c_uint, ctypes.POINTER(vp),
                                                  ctypes.POINTER(u64)]),
-                ("slab_loader_batch_out", vp, [vp, sz])):
+                ("slab_loader_batch_out", vp, [vp, sz]),
+                ("slab_loader_batch_labels", vp, [vp])):
             fn = getattr(_lib, name)
             fn.restype, fn.argtypes = res, args
     except AttributeError as e:
@@ -1135,6 +1211,9 @@ class Batch:
                     chw=True), format "B", writable: numpy.asarray(b.images) and
                     torch.from_numpy(...) wrap it without a copy. None in raw mode.
                     b.image(j): sample j's alone, flat.
+      b.labels      with labels=FIELD: a memoryview of shape (n,), format "q" (int64), the
+                    sample's field parsed as an integer, in the ring like the images
+                    (numpy.asarray(b.labels), torch.from_numpy(...): no copy). None without.
       b.fields      name -> list of n read-only memoryviews of the sample's bytes (None
                     where a sample lacks the field), zero-copy into the files' mappings
       b.keys        list of n keys (str; undecodable bytes as surrogate escapes)
@@ -1143,8 +1222,8 @@ class Batch:
       b.positions   list of n positions in the plan
       b.number, b.skipped
 
-    Memory: the images live in the loader's ring and are reused: they are valid until the
-    loader hands out the next batch (iteration releases the previous batch then) or
+    Memory: the images and labels live in the loader's ring and are reused: they are valid
+    until the loader hands out the next batch (iteration releases the previous batch then) or
     b.release() is called; copy them (numpy.array(...), tensor.clone(), a transfer to a
     device) to keep them longer. The raw fields point into the files and stay valid until the
     loader is closed. No view ever dangles: memory a live view reaches is freed only once
@@ -1157,8 +1236,8 @@ class Batch:
     the raw fields of a batch already handed out are read by you, and a page cut off after
     the hand-over still ends the process with SIGBUS there."""
 
-    __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "_fields",
-                 "_samples", "__weakref__")
+    __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "labels",
+                 "_lflat", "_fields", "_samples", "__weakref__")
 
     def __init__(self, ld, h):
         # _h, the slot this batch holds, is set by the loader once the batch is handed over
@@ -1175,6 +1254,10 @@ class Batch:
             self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
                                self._n * ld._image_bytes, False)
             self.images = self._flat.cast("B", (self._n,) + ld._image_shape)
+        self.labels = self._lflat = None
+        if ld._labels:
+            self._lflat = _view(ld._owner, lib.slab_loader_batch_labels(h), self._n * 8, False)
+            self.labels = self._lflat.cast("q")
 
     def __len__(self):
         return self._n
@@ -1242,7 +1325,7 @@ class Batch:
         return self._fields
 
     def _drop_views(self):
-        for m in (self.images, self._flat):
+        for m in (self.images, self._flat, self.labels, self._lflat):
             if m is not None:
                 try:
                     m.release()
@@ -1301,27 +1384,52 @@ class Loader:
     """Batches of a plan, loaded (and decoded) by libslab's worker threads; see Batch.
 
         ld = slab.Loader(paths, plan="epoch3.plan", batch_size=256, threads=2,
-                         image="jpg", size=(224, 224), crop="random-resized", flip=True)
+                         image="jpg", size=(224, 224), crop="random-resized", flip=True,
+                         labels="cls")
         for b in ld:
             x = torch.from_numpy(numpy.asarray(b.images))   # (n, 224, 224, 3) uint8
-            y = [int(bytes(c)) for c in b.fields["cls"]]
+            y = torch.from_numpy(numpy.asarray(b.labels))   # (n,) int64
 
     paths: .slab files, one dataset in this order (a plan from shuffle-plan must have been
       made for these files, in this order).
     plan: a plan file's path, or None for a plan made here as shuffle-plan would make it:
       order ("sequential", "random" or "quasi"), window (quasi: live pages), seed, epoch,
-      rank and world_size (drop-last across ranks), start (resume at this position).
+      rank and world_size (drop-last across ranks), start (resume at this position), and
+      subset: None (every sample), or the samples to train on alone, without repacking
+      (FFCV's indices=): global sample indexes (ints; file order, then index in the file)
+      and keys (str, UTF-8, or bytes; the first file holding a key wins), each sample once,
+      in any order. The plan is shuffle-plan --subset's: the same for the same set.
     batch_size, threads (worker threads, 1-1024), ring (batches in flight, default 2 x
       threads, at most 4096), drop_last (no short last batch).
     fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
       out zero-copy.
-    image: a JPEG field to decode in C: cropped (crop "random-resized" with scale and ratio as
+    image: an image field to decode in C (JPEG, PNG or WebP, found by their bytes; PNG
+      and WebP alpha dropped, 16-bit PNG samples rounded to 8 bits): cropped (crop "random-resized" with scale and ratio as
       torchvision's RandomResizedCrop, "center", or None for the whole image), flipped
       horizontally with probability 1/2 (flip=True), resized to size=(H, W) with an
       antialiased bilinear filter, uint8 RGB, HWC or CHW (chw=True). Crop and flip depend on
       (seed, epoch, the sample's global index) only: the same batches with any thread count,
       and on resume. seed and epoch default to the plan file's own (0 and 0 for a plan made
       here). scale and ratio are checked here: (min, max), 0 < min <= max, scale at most 1.
+    center_ratio: crop="center" takes the largest centred box of the output's aspect, each
+      side times center_ratio, 0 < center_ratio <= 1 (ValueError otherwise; another value
+      than 1 needs crop="center"). 1 (the default) is the whole short side, as before;
+      224/256 is ImageNet evaluation's Resize(256) + CenterCrop(224) (FFCV's
+      CenterCropRGBImageDecoder(ratio=224/256)). For a W x H image the box's side along the
+      limiting dimension is floor(side * center_ratio + 0.5) (round half up; a square
+      output: floor(min(W, H) * center_ratio + 0.5) square), the other side follows from
+      the output's aspect as at 1, and it is centred at the floor of half the margin. That
+      is torchvision's box in exact arithmetic (for W >= H: 224/256 H square at
+      ((W - 224/256 H) / 2, H / 16)), rounded: mapped back to the source, torchvision's own
+      box (it rounds the resized size and the crop's offset) is within 0.75 source pixel
+      of it on the short side, and that plus one resized pixel (min(W, H) / 256 source
+      pixels) on the long side.
+    labels: a field (such as "cls") parsed in C as an ASCII decimal integer (blanks around
+      it, newline included, and a sign allowed; within int64) into b.labels, one int64 per
+      sample; loaded whether or not it is among fields (added to them). A sample that lacks
+      it, or whose text is anything else (empty, junk, out of range), is a bad sample
+      (on_error), its error naming the key, the field and the text:
+      "'a.slab': sample #3 'k3': field 'cls': not an integer: 'abc'". Raw and image mode.
     max_pixels, max_scans: decompression bombs. An image declaring more pixels than
       max_pixels (default MAX_IMAGE_PIXELS = 178,956,970, PIL's limit; None: no limit) or a
       progressive JPEG of more than max_scans scans (default 500; None: no limit) is refused
@@ -1355,9 +1463,9 @@ class Loader:
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
                  chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
                  ahead=16, release=False, verify=False, on_error="raise", ring=None,
-                 order="sequential", window=64, rank=0, world_size=1, start=0,
+                 order="sequential", window=64, rank=0, world_size=1, start=0, subset=None,
                  memory=0, next_plans=(), cache_policy="belady",
-                 max_pixels=MAX_IMAGE_PIXELS, max_scans=500):
+                 max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0):
         self._owner = None
         self._closed = True
         lib = self._lib = _loader_lib()
@@ -1370,6 +1478,11 @@ class Loader:
             raise ValueError("on_error must be 'raise' or 'skip', not %r" % (on_error,))
         if image is not None and crop not in _CROPS:
             raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
+        if plan is not None and subset is not None:
+            raise ValueError("subset applies to a plan made here (plan=None), not to a plan file")
+        if isinstance(subset, (str, bytes, bytearray)):
+            raise TypeError("subset must be a list of sample indexes and keys, not a %s"
+                            % type(subset).__name__)
         if plan is None and order not in _ORDERS:
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
         if cache_policy not in _POLICIES:
@@ -1387,6 +1500,11 @@ class Loader:
         epoch = None if epoch is None else _int("epoch", epoch, 0, _U64)
         max_pixels = _U64 if max_pixels is None else _int("max_pixels", max_pixels, 1, _U64)
         max_scans = _U32 if max_scans is None else _int("max_scans", max_scans, 1, _U32)
+        center_ratio = _center_ratio(center_ratio)
+        if image is not None and center_ratio != 1.0 and crop != "center":
+            raise ValueError("center_ratio needs crop='center', not crop=%r" % (crop,))
+        if labels is not None and (not isinstance(labels, str) or not labels):
+            raise ValueError("labels must be a field name such as 'cls', not %r" % (labels,))
         if image is not None:
             try:
                 h, w = size
@@ -1410,8 +1528,14 @@ class Loader:
         else:
             pp = _CPlanParams(ctypes.sizeof(_CPlanParams), _ORDERS[order], seed or 0,
                               epoch or 0, rank, world_size, window, 0)
-            rc = lib.slab_dataset_plan_make(own.dataset, ctypes.byref(pp), start,
-                                            ctypes.byref(out))
+            if subset is None:
+                rc = lib.slab_dataset_plan_make(own.dataset, ctypes.byref(pp), start,
+                                                ctypes.byref(out))
+            else:
+                members = _subset_globals(lib, own.dataset, subset)
+                arr = (ctypes.c_uint64 * max(1, len(members)))(*members)
+                rc = lib.slab_dataset_plan_make_subset(own.dataset, ctypes.byref(pp), arr,
+                                                       len(members), start, ctypes.byref(out))
         if rc < 0:
             raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
         own.plan = out.value
@@ -1428,6 +1552,8 @@ class Loader:
         wanted = list(fields) if fields is not None else None
         if image is not None and wanted is not None and image not in wanted:
             wanted.insert(0, image)
+        if labels is not None and wanted is not None and labels not in wanted:
+            wanted.append(labels)
         o = _CLoaderOptions()
         o.size = ctypes.sizeof(o)
         o.batch, o.threads = self.batch_size, threads
@@ -1440,13 +1566,17 @@ class Loader:
         o.seed, o.epoch = self.seed, self.epoch
         o.memory, o.cache_policy = memory, _POLICIES[cache_policy]
         o.max_pixels, o.max_scans = max_pixels, max_scans
+        self._labels = labels is not None
+        if labels is not None:
+            self._label_field = labels.encode()
+            o.label_field = self._label_field
         if own.next_plans:
             self._next = (ctypes.c_void_p * len(own.next_plans))(*own.next_plans)
             o.next_plans, o.nnext = self._next, len(own.next_plans)
         self._image_shape = None
         if image is not None:
             self._spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
-                                     bool(flip), bool(chw), 0)
+                                     bool(flip), bool(chw), 0, center_ratio)
             self._image_field = image.encode()
             o.image, o.transform_field = ctypes.pointer(self._spec), self._image_field
             self._image_shape = (3, h, w) if chw else (h, w, 3)

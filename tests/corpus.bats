@@ -151,9 +151,9 @@ jpeg_tar() {
 	jpeg_tar
 	run -0 pack -q -o j.slab jpegs.tar
 	run -0 inspect --list j.slab
-	assert_line --regexp '^[0-9]	testorig	0	cls:[0-9]+:1	jpg:[0-9]+:[0-9]+:227x149$'
-	assert_line --regexp '^[0-9]	testimgint	0	cls:[0-9]+:2	jpg:[0-9]+:[0-9]+:227x149$'
-	assert_line --regexp '^[0-9]	testimgari	0	cls:[0-9]+:2	jpg:[0-9]+:[0-9]+:227x149$'
+	assert_line --regexp '^[0-9]	testorig	0	cls:[0-9]+:1	jpg:[0-9]+:[0-9]+:227x149:jpeg$'
+	assert_line --regexp '^[0-9]	testimgint	0	cls:[0-9]+:2	jpg:[0-9]+:[0-9]+:227x149:jpeg$'
+	assert_line --regexp '^[0-9]	testimgari	0	cls:[0-9]+:2	jpg:[0-9]+:[0-9]+:227x149:jpeg$'
 	# 12-bit: TurboJPEG cannot read its header, so no dimensions, but the bytes are kept
 	assert_line --regexp '^[0-9]	monkey12	0	cls:[0-9]+:1	jpg:[0-9]+:[0-9]+$'
 	inspect --tar j.slab > back.tar

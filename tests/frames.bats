@@ -192,7 +192,7 @@ $try"
 	run -2 --separate-stderr prefetch --plan q.plan --on-error skip a.slab b.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: --on-error goes with --emit-format frames"
 	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format frames a.slab b.slab
-	assert_equal "$stderr" "prefetch: --emit-format frames needs --image FIELD (the JPEG field, such as jpg)
+	assert_equal "$stderr" "prefetch: --emit-format frames needs --image FIELD (the image field, such as jpg)
 $try"
 	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format zip a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar, raw or frames)"
@@ -211,7 +211,7 @@ $try"
 	run -2 --separate-stderr prefetch --plan q.plan "${FRAMES[@]}" --fields cls,json,cls a.slab b.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --fields list: 'cls' given twice"
 	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format frames --image '' a.slab b.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: invalid --image '' (the name of a JPEG field, such as jpg)"
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --image '' (the name of an image field, such as jpg)"
 	run -2 --separate-stderr prefetch --plan q.plan "${FRAMES[@]}" -j 0 a.slab b.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --threads '0' (a number from 1 to 1024)"
 	run -2 --separate-stderr prefetch --plan q.plan "${FRAMES[@]}" --threads 1025 a.slab b.slab

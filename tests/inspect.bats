@@ -34,7 +34,7 @@ Try 'inspect --help' for more information."
 	small_slab
 	run -0 inspect small.slab
 	assert_line "file:         small.slab"
-	assert_line "format:       slab 1.0"
+	assert_line "format:       slab 1.1"
 	assert_line "page size:    2.0 MiB (2097152 bytes)"
 	assert_line "samples:      3"
 	assert_line "data:         7 B (7 bytes)"
@@ -52,7 +52,7 @@ Try 'inspect --help' for more information."
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["file"] == "small.slab"
-assert (d["version_major"], d["version_minor"]) == (1, 0)
+assert (d["version_major"], d["version_minor"]) == (1, 1)
 assert d["page_size"] == 2097152 and d["samples"] == 3 and d["pages"] == 1
 assert d["data_bytes"] == 7
 assert d["padding_bytes"] == 4096 - 7
@@ -233,7 +233,7 @@ PY
 # version 9.0 with a correct header checksum: refused for its version, not its checksum
 import struct
 d = bytearray(open("v.slab", "rb").read())
-struct.pack_into("<H", d, 8, 9)
+struct.pack_into("<HH", d, 8, 9, 0)
 struct.pack_into("<I", d, 36, 0)
 import zlib
 def crc32c(b):

@@ -48,7 +48,7 @@ PY
 	setup_jpegs
 	run -0 pack -q --jpeg-check -o j.slab jpegs.tar
 	run -0 inspect j.slab
-	assert_line "  jpeg-check=1"
+	assert_line "  image-check=1"
 }
 
 @test "--jpeg-check: a corrupt JPEG is a bad sample named by its key" {
@@ -106,9 +106,9 @@ while True:
 PY
 )
 	run -0 inspect --list small.slab
-	[[ "${lines[0]}" == *"	jpg:"*":$dims	"* ]]
+	[[ "${lines[0]}" == *"	jpg:"*":$dims:jpeg	"* ]]
 	run -0 inspect small.slab
-	assert_line "  jpeg-max-side=200"
+	assert_line "  image-max-side=200"
 	assert_line "  jpeg-quality=90"
 }
 
@@ -141,17 +141,21 @@ PY
 	[ ! -e c.slab ]
 }
 
-@test "JPEG field names are matched case-insensitively: jpg, jpeg, JPG" {
+@test "JPEGs are found by their bytes, whatever the field's name: JPG, jpeg, jpgx, bin" {
 	mkwds --count 1 --seed 1 -o one.tar
 	mkdir x && tar xf one.tar -C x
 	cp x/sample000000.jpg x/a.JPG
 	cp x/sample000000.jpg x/b.jpeg
 	cp x/sample000000.jpg x/c.jpgx
-	(cd x && tar cf ../names.tar a.JPG b.jpeg c.jpgx)
+	cp x/sample000000.jpg x/d.bin
+	printf 'not a picture' > x/e.jpg
+	(cd x && tar cf ../names.tar a.JPG b.jpeg c.jpgx d.bin e.jpg)
 	pack -q -o n.slab names.tar
 	run -0 inspect --list n.slab
-	[[ "${lines[0]}" == "0	a	0	JPG:4096:"*":"*"x"* ]]
-	[[ "${lines[1]}" == "1	b	0	jpeg:"*":"*"x"* ]]
-	re=$'^2\tc\t0\tjpgx:[0-9]+:[0-9]+$'
-	[[ "${lines[2]}" =~ $re ]]
+	[[ "${lines[0]}" == "0	a	0	JPG:4096:"*":"*"x"*":jpeg" ]]
+	[[ "${lines[1]}" == "1	b	0	jpeg:"*":"*"x"*":jpeg" ]]
+	[[ "${lines[2]}" == "2	c	0	jpgx:"*":"*"x"*":jpeg" ]]
+	[[ "${lines[3]}" == "3	d	0	bin:"*":"*"x"*":jpeg" ]]
+	re=$'^4\te\t0\tjpg:[0-9]+:13$'
+	[[ "${lines[4]}" =~ $re ]]
 }

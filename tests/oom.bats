@@ -150,6 +150,35 @@ sweep() {
 	sweep --in s.tar - pack -q -j 1 --jpeg-check --on-error=skip -o - -
 }
 
+@test "pack -j 1 --image-check --image-max-side: PNG and WebP decoded, resized, re-encoded" {
+	/usr/bin/python3 -c 'import sys, PIL.features as f; sys.exit(0 if f.check("webp") else 1)' \
+		2>/dev/null || skip "no PIL with WebP for /usr/bin/python3 (python3-pil)"
+	# An RGB PNG and a lossy WebP re-encoded, an RGBA PNG checked and kept. Not a lossless
+	# WebP: Debian's libwebp 1.2.4 crashes (SIGSEGV inside WebPDecode) when one of its
+	# lossless decoder's allocations fails; upstream fixed such a case in 2023 (libwebp
+	# commit "Fix next is invalid pointer when WebPSafeMalloc fails").
+	/usr/bin/python3 - <<'PY'
+import io, random, tarfile
+from PIL import Image
+rnd = random.Random(3)
+def pic(w, h, mode):
+    return Image.frombytes(mode, (w, h), bytes(rnd.randrange(256) for _ in range(w * h * len(mode))))
+files = []
+for name, im, kw in (("a.png", pic(48, 32, "RGB"), {"format": "PNG"}),
+                     ("a.jpg", pic(48, 32, "RGB"), {"format": "WEBP", "quality": 80}),
+                     ("b.png", pic(30, 20, "RGBA"), {"format": "PNG"})):
+    b = io.BytesIO()
+    im.save(b, **kw)
+    files.append((name, b.getvalue()))
+with tarfile.open("img.tar", "w", format=tarfile.GNU_FORMAT) as t:
+    for name, data in files:
+        ti = tarfile.TarInfo(name)
+        ti.size = len(data)
+        t.addfile(ti, io.BytesIO(data))
+PY
+	sweep o.slab pack -q -j 1 --image-check --image-max-side 20 -o o.slab img.tar
+}
+
 @test "inspect: summary, --json, --list, --verify -v" {
 	dataset
 	sweep - inspect d.slab

@@ -34,7 +34,7 @@ Try 'pack --help' for more information." ]
 	run -2 --separate-stderr pack -o x.slab -j 3x small.tar
 	run -2 --separate-stderr pack -o x.slab --jpeg-quality 101 --jpeg-max-side 10 small.tar
 	run -2 --separate-stderr pack -o x.slab --jpeg-quality 80 small.tar
-	assert_equal "${stderr_lines[0]}" "pack: --jpeg-quality only applies with --jpeg-max-side"
+	assert_equal "${stderr_lines[0]}" "pack: --jpeg-quality only applies with --image-max-side"
 	run -2 --separate-stderr pack -o x.slab --on-error=ignore small.tar
 	assert_equal "${stderr_lines[0]}" "pack: invalid --on-error 'ignore' (fail or skip)"
 	run -2 --separate-stderr pack -o x.slab --max-sample-size 1Q small.tar

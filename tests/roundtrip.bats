@@ -72,7 +72,7 @@ PY
 	mkwds --count 3 --seed 2 -o j.tar
 	pack -q -o j.slab j.tar
 	run -0 inspect --list j.slab
-	assert_line --index 0 --regexp '^0	sample000000	0	cls:[0-9]+:[0-9]+	jpg:[0-9]+:[0-9]+:[0-9]+x[0-9]+	json:[0-9]+:[0-9]+$'
+	assert_line --index 0 --regexp '^0	sample000000	0	cls:[0-9]+:[0-9]+	jpg:[0-9]+:[0-9]+:[0-9]+x[0-9]+:jpeg	json:[0-9]+:[0-9]+$'
 	inspect --tar j.slab > out.tar
 	run -0 tarcmp j.tar out.tar
 }

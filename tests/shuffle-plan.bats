@@ -53,6 +53,7 @@ stat_of() {
 	assert_line --index 0 "Usage: shuffle-plan [OPTIONS] FILE..."
 	assert_output --partial "--window PAGES"
 	assert_output --partial "--world-size W"
+	assert_output --partial "--subset LIST"
 	[ -z "$stderr" ]
 }
 
@@ -473,4 +474,261 @@ Try 'shuffle-plan --help' for more information." ]
 	wait "$reader"
 	cmp want.txt got.txt
 	[ -p p.fifo ]
+}
+
+# ---- --subset --------------------------------------------------------------------------------
+
+# subset_of EVERY SEED: about one global index in EVERY of a.slab + b.slab (520 samples), in a
+# scrambled order, one a line.
+subset_of() {
+	seq 0 519 | awk -v e="$1" -v s="$2" 'BEGIN { srand(s) } rand() * e < 1' | shuf --random-source=<(yes "$2")
+}
+
+# pairs LIST: the "FILE_INDEX SAMPLE_INDEX" of each global index of LIST (a.slab has 400).
+pairs() {
+	awk '{ print ($1 < 400 ? "0 " $1 : "1 " $1 - 400) }' "$1"
+}
+
+@test "--subset: a plan of exactly the subset, each sample once, in every mode" {
+	datasets
+	subset_of 4 1 > sub
+	n=$(wc -l < sub)
+	[ "$n" -gt 80 ] && [ "$n" -lt 180 ]
+	pairs sub | sort > want
+	for mode in sequential random quasi; do
+		text --mode "$mode" --subset sub a.slab b.slab > plan.txt
+		[ "$(wc -l < plan.txt)" -eq "$n" ]
+		sort plan.txt | cmp - want
+	done
+	# sequential is the subset in file order; random and quasi shuffle it
+	text --mode sequential --subset sub a.slab b.slab | cmp - <(sort -n sub | pairs /dev/stdin)
+	! text --mode random --subset sub a.slab b.slab | cmp -s - <(sort -n sub | pairs /dev/stdin)
+	run -0 --separate-stderr shuffle-plan --format text --subset sub a.slab b.slab
+	[[ "$stderr" == *": $n samples (subset $n of dataset 520), drop-last: 0 dropped, "* ]]
+}
+
+@test "--subset: ranks partition the subset, with --drop-last and --pad" {
+	datasets
+	subset_of 3 2 > sub
+	n=$(wc -l < sub)
+	pairs sub | sort > want
+	for mode in sequential random quasi; do
+		for w in 2 3 7; do
+			: > all
+			for ((r = 0; r < w; r++)); do
+				text --mode "$mode" --subset sub --rank "$r" --world-size "$w" a.slab b.slab > "r$r"
+				[ "$(wc -l < "r$r")" -eq $((n / w)) ]
+				cat "r$r" >> all
+			done
+			[ -z "$(sort all | uniq -d)" ]                          # disjoint
+			[ -z "$(sort all | comm -23 - want)" ]                  # only the subset's
+			[ $((n - $(wc -l < all))) -lt "$w" ]
+			: > all
+			for ((r = 0; r < w; r++)); do
+				text --mode "$mode" --subset sub --pad --rank "$r" --world-size "$w" a.slab b.slab >> all
+			done
+			sort -u all | cmp - want                                # all of it
+			[ "$(wc -l < all)" -eq $(((n + w - 1) / w * w)) ]
+		done
+	done
+	run -0 --separate-stderr shuffle-plan --format text --subset sub --pad --rank 1 --world-size 7 a.slab b.slab
+	per=$(((n + 6) / 7))
+	[[ "$stderr" == *", rank 1 of 7: $per samples (subset $n of dataset 520), pad: $((per * 7 - n)) repeated, "* ]]
+}
+
+@test "--subset: keys and indices give the same plan, in any order; every sample is no subset" {
+	datasets
+	subset_of 3 3 > sub
+	# (b.slab has keys of a.slab's: a key names the first file's sample; b.slab's go by index)
+	{ inspect --list a.slab; inspect --list b.slab; } | cut -f2 > keys
+	[ "$(sed -n 403p keys)" = "$(sed -n 3p keys)" ]
+	# every other line of a.slab as a key; the same set reversed; through standard input
+	awk 'NR == FNR { key[FNR - 1] = $0; next } { print (FNR % 2 && $1 < 400 ? "key:" key[$1] : $1) }' keys sub > mixed
+	grep -q '^key:' mixed
+	for mode in sequential random quasi; do
+		shuffle-plan -q --mode "$mode" --seed 4 --subset sub -o p1 a.slab b.slab
+		shuffle-plan -q --mode "$mode" --seed 4 --subset mixed -o p2 a.slab b.slab
+		tac mixed | shuffle-plan -q --mode "$mode" --seed 4 --subset - -o p3 a.slab b.slab
+		cmp p1 p2
+		cmp p1 p3
+		# a subset of every sample: the entries of the plan without one
+		seq 519 -1 0 > every
+		text --mode "$mode" --seed 4 --rank 1 --world-size 3 --subset every a.slab b.slab |
+			cmp - <(text --mode "$mode" --seed 4 --rank 1 --world-size 3 a.slab b.slab)
+	done
+	# keys of digits are keys with key:, indexes without
+	printf 'key:%s\n' "$(sed -n 6p keys)" > k
+	text --mode sequential --subset k a.slab b.slab | cmp - <(echo "0 5")
+}
+
+@test "--subset: quasi keeps at most --window of the subset's pages live and reads only them" {
+	datasets
+	subset_of 5 4 | head -60 > sub
+	# the pages holding subset samples of a.slab (every sample's page is its inspect --list third column)
+	inspect --list a.slab | awk 'NR == FNR { in_sub[$1] = 1; next } ($1 in in_sub) { print $3 }' \
+		<(awk '$1 < 400' sub) - | sort -u > pages
+	awk '$1 < 400' sub > suba
+	for w in 1 2 3 5 8; do
+		shuffle-plan -q --stats --window "$w" --subset suba a.slab > st
+		[ "$(stat_of samples < st)" -eq "$(wc -l < suba)" ]
+		[ "$(stat_of max_live_pages < st)" -le "$w" ]
+		[ "$(stat_of distinct_pages < st)" -eq "$(wc -l < pages)" ]
+	done
+	# a window of one page: each of the subset's pages in one stay
+	shuffle-plan -q --stats --window 1 --subset suba a.slab > st
+	[ "$(stat_of page_switches < st)" -eq $(($(wc -l < pages) - 1)) ]
+	# the subset's plan needs fewer pages than the dataset's, and its order is quasi, not sequential
+	[ "$(wc -l < pages)" -lt "$(shuffle-plan -q --stats a.slab | stat_of distinct_pages)" ]
+	run -0 shuffle-plan -q --stats --mode sequential --subset suba a.slab
+	assert_line "displacement: 0.000000"
+	# decoded from the binary plan: at most 2 pages between a page's first and last sample
+	shuffle-plan -q --window 2 --subset suba -o plan a.slab
+	entries plan | awk '{ print $2 }' |
+		awk 'NR == FNR { page[$1] = $3; next } { p = page[$1]; if (!(p in first)) first[p] = FNR; last[p] = FNR; seq[FNR] = p }
+		     END { for (i = 1; i <= FNR; i++) { if (first[seq[i]] == i) live++; if (live > most) most = live; if (last[seq[i]] == i) live-- } exit most > 2 }' \
+		<(inspect --list a.slab) -
+}
+
+@test "--subset: the binary header records the subset; shuffle-plan(1)'s algorithm reproduces it byte for byte" {
+	datasets
+	subset_of 4 5 > sub
+	{ inspect --list a.slab; inspect --list b.slab; } | cut -f2 > keys
+	awk 'NR == FNR { key[FNR - 1] = $0; next } { print (FNR % 3 || $1 >= 400 ? $1 : "key:" key[$1]) }' keys sub > mixed
+	n=$(wc -l < sub)
+	while read -r args; do
+		# shellcheck disable=SC2086
+		shuffle-plan -q $args --subset mixed -o tool.plan a.slab b.slab
+		# shellcheck disable=SC2086
+		python3 "$PLANREF" plan $args --subset mixed --binary a.slab b.slab > ref.plan
+		cmp tool.plan ref.plan
+	done <<'EOF2'
+--mode sequential
+--mode sequential --rank 2 --world-size 3 --pad --start 4
+--mode random --seed 3 --epoch 1
+--mode random --rank 1 --world-size 4
+--mode quasi
+--mode quasi --seed 18446744073709551615 --window 1
+--mode quasi --rank 3 --world-size 4 --window 7 --pad
+--mode quasi --memory 24576 --seed 5 --start 9
+EOF2
+	shuffle-plan -q --mode quasi --seed 5 --rank 1 --world-size 2 --pad --subset sub -o plan a.slab b.slab
+	run -0 decode plan
+	assert_line "version: 1"
+	assert_line "minor_version: 1"
+	assert_line "flags: 5"
+	assert_line "samples: 520"
+	assert_line "subset: $n"
+	assert_line "length: $(((n + 1) / 2))"
+	crc=$(sort -n sub | python3 -c '
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from planref import crc32c
+v = [int(x) for x in sys.stdin]
+print("%08x" % crc32c(struct.pack("<%dI" % len(v), *v)))' "$HELPERS")
+	assert_line "subset_crc: $crc"
+	[ "$(od -An -tu2 -j10 -N2 plan)" -eq 1 ]                # minor version
+	[ "$(od -An -tu8 -j104 -N8 plan)" -eq "$n" ]            # S
+	# without a subset: minor version 0 and no subset fields, as before
+	shuffle-plan -q -o plain a.slab b.slab
+	[ "$(od -An -tu2 -j10 -N2 plain)" -eq 0 ]
+	[ "$(od -An -tx1 -j100 -N28 plain | tr -d ' \n')" = "$(printf '0%.0s' {1..56})" ]
+}
+
+@test "--subset: bad lines are usage errors naming the line" {
+	datasets
+	k3=$(inspect --list a.slab | sed -n 4p | cut -f2)
+	while IFS='|' read -r content message; do
+		printf -- "$content" > sub
+		run -2 --separate-stderr shuffle-plan -o plan --subset sub a.slab b.slab
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "shuffle-plan: 'sub': $message"
+		assert_equal "${stderr_lines[1]}" "Try 'shuffle-plan --help' for more information."
+		[ ! -e plan ]
+	done <<EOF2
+3\n5\n3\n|line 3: sample 3 is already on line 1
+3\nkey:$k3\n|line 2: key '$k3' is sample 3, already on line 1
+7\n520\n|line 2: sample 520 is out of range (the dataset has 520 samples)
+7\n99999999999999999999999\n|line 2: '99999999999999999999999' is neither a sample index nor key:KEY
+1\n\n2\n|line 2: empty line (a sample index or key:KEY on each line)
+ 4\n|line 1: ' 4' is neither a sample index nor key:KEY
+4 \n|line 1: '4 ' is neither a sample index nor key:KEY
+-1\n|line 1: '-1' is neither a sample index nor key:KEY
+0x10\n|line 1: '0x10' is neither a sample index nor key:KEY
+$k3\n|line 1: '$k3' is neither a sample index nor key:KEY
+key:no-such-key\n|line 1: no sample has the key 'no-such-key'
+key:\n|line 1: no sample has the key ''
+EOF2
+	# standard input is named so
+	run -2 --separate-stderr bash -c 'printf "1\n1\n" | shuffle-plan --format text --subset - a.slab'
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdin)': line 2: sample 1 is already on line 1"
+	# an unreadable list is an error, an empty one an empty plan
+	run -1 --separate-stderr shuffle-plan -o plan --subset missing a.slab
+	[ "$stderr" = "shuffle-plan: 'missing': No such file or directory" ]
+	[ ! -e plan ]
+	run -2 --separate-stderr shuffle-plan -o plan --subset '' a.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: empty --subset name (use --subset FILE, or --subset - for standard input)"
+	: > empty
+	run -0 --separate-stderr shuffle-plan --format text --subset empty a.slab
+	assert_output ""
+	[[ "$stderr" == *": 0 samples (subset 0 of dataset 400), drop-last: 0 dropped, "* ]]
+	# the last line may lack its newline
+	printf '9\n4' > sub
+	text --mode sequential --subset sub a.slab | cmp - <(printf '0 4\n0 9\n')
+}
+
+@test "--subset: prefetch --plan emits exactly the subset's samples; slab.Loader takes the plan and subset=" {
+	datasets
+	subset_of 5 6 > sub
+	{ inspect --list a.slab; inspect --list b.slab; } | cut -f2 > keys
+	shuffle-plan -q --mode quasi --window 3 --seed 2 --subset sub -o plan a.slab b.slab
+	text --mode quasi --window 3 --seed 2 --subset sub a.slab b.slab > plan.txt
+	prefetch -q --plan plan --emit --emit-format raw a.slab b.slab > out.raw
+	# the keys emitted are those of the subset, in plan order
+	python3 - "$HELPERS" <<'PY' > emitted
+import sys
+sys.path.insert(0, sys.argv[1])
+from frames import read_raw
+for r in read_raw("out.raw"):
+    print(r.file, r.index, r.key.decode() if isinstance(r.key, bytes) else r.key)
+PY
+	cut -d' ' -f1,2 emitted | cmp - plan.txt
+	cut -d' ' -f3- emitted | sort > got_keys
+	awk 'NR == FNR { key[FNR - 1] = $0; next } { print key[$1] }' keys sub | sort | cmp - got_keys
+	need_libslab_any
+	# slab.Loader: the plan file, and subset= by index and by key, give the same samples
+	run -0 pyslab_any - "$(paste -sd, sub)" <<'PY'
+import sys, slab
+sub = [int(x) for x in sys.argv[1].split(",")]
+keys = [l.rstrip("\n") for l in open("keys")]
+want = [tuple(map(int, l.split())) for l in open("plan.txt")]
+def samples(**kw):
+    with slab.Loader(["a.slab", "b.slab"], batch_size=7, **kw) as ld:
+        return [s for b in ld for s in b.samples]
+assert samples(plan="plan") == want
+assert samples(subset=sub, order="quasi", window=3, seed=2) == want
+# (b.slab has keys of a.slab's: a key names the first file's sample; b.slab's go by index)
+by_key = [g if g >= 400 else keys[g] if i % 2 else keys[g].encode() for i, g in enumerate(sub)]
+assert samples(subset=by_key[::-1], order="quasi", window=3, seed=2) == want
+assert samples(subset=[], order="quasi") == []
+for bad, what in (([520], ValueError), ([1, 1], ValueError), (["no-such-key"], ValueError),
+                  ([1.5], TypeError), ("123", TypeError)):
+    try:
+        samples(subset=bad)
+    except what as e:
+        print(e)
+    else:
+        raise SystemExit("accepted %r" % (bad,))
+try:
+    samples(plan="plan", subset=[1])
+except ValueError as e:
+    print(e)
+print(len(slab.read_plan("plan")), slab.read_plan("plan") == want)
+PY
+	assert_line "subset[0]: sample 520 is out of range (the dataset has 520 samples)"
+	assert_line "subset[1]: sample 1 is already subset[0]"
+	assert_line "subset[0]: no sample has the key 'no-such-key'"
+	assert_line "subset[0] must be a sample index (int) or a key (str or bytes), not 1.5"
+	assert_line "subset must be a list of sample indexes and keys, not a str"
+	assert_line "subset applies to a plan made here (plan=None), not to a plan file"
+	assert_line "$(wc -l < sub) True"
 }

@@ -25,7 +25,7 @@ static const char help_text[] =
 "\n"
 "Modes:\n"
 "      --list               one line per sample: index, key, page, and each field as\n"
-"                           name:offset:size (JPEGs add :WIDTHxHEIGHT)\n"
+"                           name:offset:size (images add :WIDTHxHEIGHT:FORMAT)\n"
 "      --get KEY|#INDEX     write one field's exact bytes to standard output\n"
 "      --field NAME         the field for --get (needed when the sample has several)\n"
 "      --verify             check every checksum and structural rule; exit 1 at the\n"
@@ -81,9 +81,35 @@ static const char *cs_name(unsigned v)
 	return v < sizeof(cs_names) / sizeof(cs_names[0]) ? cs_names[v] : "unknown";
 }
 
-struct field_stats {
-	uint64_t count, total, min, max, jpegs;
+/* The image formats a field record can name: its flag, the name in --list and the JSON
+ * keys, the name in the summary. */
+static const struct image_kind {
+	unsigned flag;
+	const char *key, *title;
+} image_kinds[] = {
+	{ SLAB_FIELD_JPEG, "jpeg", "JPEG" },
+	{ SLAB_FIELD_PNG, "png", "PNG" },
+	{ SLAB_FIELD_WEBP, "webp", "WebP" },
+};
+#define NKINDS (sizeof(image_kinds) / sizeof(image_kinds[0]))
+
+/* The record's image format, or NULL. */
+static const struct image_kind *image_kind(unsigned flags)
+{
+	for (size_t k = 0; k < NKINDS; k++)
+		if (flags & image_kinds[k].flag)
+			return &image_kinds[k];
+	return NULL;
+}
+
+struct image_stats {
+	uint64_t count;
 	uint32_t wmin, wmax, hmin, hmax;
+};
+
+struct field_stats {
+	uint64_t count, total, min, max;
+	struct image_stats img[NKINDS];         /* by image_kinds[] */
 };
 
 struct stats {
@@ -101,8 +127,11 @@ static int gather(struct slab *s, struct stats *st)
 		cli_error("out of memory");
 		return -1;
 	}
-	for (unsigned f = 0; f < nf; f++)
-		st->f[f].min = UINT64_MAX, st->f[f].wmin = st->f[f].hmin = UINT32_MAX;
+	for (unsigned f = 0; f < nf; f++) {
+		st->f[f].min = UINT64_MAX;
+		for (size_t k = 0; k < NKINDS; k++)
+			st->f[f].img[k].wmin = st->f[f].img[k].hmin = UINT32_MAX;
+	}
 	for (uint64_t i = 0; i < slab_count(s); i++) {
 		for (unsigned f = 0; f < nf; f++) {
 			struct slab_field fl;
@@ -123,12 +152,14 @@ static int gather(struct slab *s, struct stats *st)
 				fs->min = fl.size;
 			if (fl.size > fs->max)
 				fs->max = fl.size;
-			if (fl.flags & SLAB_FIELD_JPEG) {
-				fs->jpegs++;
-				if (fl.width < fs->wmin) fs->wmin = fl.width;
-				if (fl.width > fs->wmax) fs->wmax = fl.width;
-				if (fl.height < fs->hmin) fs->hmin = fl.height;
-				if (fl.height > fs->hmax) fs->hmax = fl.height;
+			if (image_kind(fl.flags)) {
+				struct image_stats *is = &fs->img[image_kind(fl.flags) - image_kinds];
+
+				is->count++;
+				if (fl.width < is->wmin) is->wmin = fl.width;
+				if (fl.width > is->wmax) is->wmax = fl.width;
+				if (fl.height < is->hmin) is->hmin = fl.height;
+				if (fl.height > is->hmax) is->hmax = fl.height;
 			}
 		}
 	}
@@ -182,8 +213,10 @@ static int summary_text(struct slab *s, const char *path)
 		       (unsigned long long)fs->count, cli_human_size(fs->total, a, sizeof(a)),
 		       cli_human_size(fs->count ? fs->min : 0, b, sizeof(b)),
 		       cli_human_size(fs->max, c, sizeof(c)));
-		if (fs->jpegs)
-			printf("  JPEG %ux%u..%ux%u", fs->wmin, fs->hmin, fs->wmax, fs->hmax);
+		for (size_t k = 0; k < NKINDS; k++)
+			if (fs->img[k].count)
+				printf("  %s %ux%u..%ux%u", image_kinds[k].title, fs->img[k].wmin,
+				       fs->img[k].hmin, fs->img[k].wmax, fs->img[k].hmax);
 		putchar('\n');
 	}
 	printf("packed with:\n");
@@ -227,13 +260,17 @@ static int summary_json(struct slab *s, const char *path, struct json *j)
 		json_u64(j, "total_bytes", fs->total);
 		json_u64(j, "min_bytes", fs->count ? fs->min : 0);
 		json_u64(j, "max_bytes", fs->max);
-		if (fs->jpegs) {
-			json_object_begin(j, "jpeg");
-			json_u64(j, "count", fs->jpegs);
-			json_u64(j, "min_width", fs->wmin);
-			json_u64(j, "max_width", fs->wmax);
-			json_u64(j, "min_height", fs->hmin);
-			json_u64(j, "max_height", fs->hmax);
+		for (size_t k = 0; k < NKINDS; k++) {
+			const struct image_stats *is = &fs->img[k];
+
+			if (!is->count)
+				continue;
+			json_object_begin(j, image_kinds[k].key);
+			json_u64(j, "count", is->count);
+			json_u64(j, "min_width", is->wmin);
+			json_u64(j, "max_width", is->wmax);
+			json_u64(j, "min_height", is->hmin);
+			json_u64(j, "max_height", is->hmax);
 			json_object_end(j);
 		}
 		json_object_end(j);
@@ -289,6 +326,7 @@ static int list(struct slab *s, struct json *j)
 		}
 		for (unsigned f = 0; f < nf; f++) {
 			struct slab_field fl;
+			const struct image_kind *kind;
 			char crc[16];
 			int r = slab_get(s, i, f, &fl);
 			if (r < 0) {
@@ -297,6 +335,7 @@ static int list(struct slab *s, struct json *j)
 			}
 			if (!r)
 				continue;
+			kind = image_kind(fl.flags);
 			if (j) {
 				json_object_begin(j, NULL);
 				json_string(j, "name", slab_field_name(s, f));
@@ -304,21 +343,25 @@ static int list(struct slab *s, struct json *j)
 				json_u64(j, "size", fl.size);
 				snprintf(crc, sizeof(crc), "%08x", fl.crc);
 				json_string(j, "crc32c", crc);
-				if (fl.flags & SLAB_FIELD_JPEG) {
+				if (kind) {
+					json_string(j, "format", kind->key);
 					json_u64(j, "width", fl.width);
 					json_u64(j, "height", fl.height);
+				}
+				if (fl.flags & SLAB_FIELD_JPEG) {
 					json_string(j, "subsampling", samp_name(fl.subsamp));
 					json_string(j, "colorspace", cs_name(fl.colorspace));
-					json_bool(j, "transcoded", !!(fl.flags & SLAB_FIELD_TRANSCODED));
 				}
+				if (kind)
+					json_bool(j, "transcoded", !!(fl.flags & SLAB_FIELD_TRANSCODED));
 				json_object_end(j);
 			} else {
 				putchar('\t');
 				cli_fputs_escaped(slab_field_name(s, f), stdout);
 				printf(":%llu:%llu",
 				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
-				if (fl.flags & SLAB_FIELD_JPEG)
-					printf(":%ux%u", fl.width, fl.height);
+				if (kind)
+					printf(":%ux%u:%s", fl.width, fl.height, kind->key);
 			}
 		}
 		if (j) {

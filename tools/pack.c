@@ -1,9 +1,10 @@
 /* pack: tar / WebDataset shards (plain or compressed, files or a pipe) -> one .slab file.
- * Reads samples in order, checks or re-encodes JPEGs on --jobs threads, and writes them in
- * input order so the output is the same whatever the thread count. */
+ * Reads samples in order, records, checks or re-encodes their images (JPEG, PNG, WebP) on
+ * --jobs threads, and writes them in input order so the output is the same whatever the
+ * thread count. */
 #include "cli.h"
 #include "format.h"
-#include "jpeg.h"
+#include "imgpack.h"
 #include "slab.h"
 #include "tarin.h"
 
@@ -36,12 +37,15 @@ static const char help_text[] =
 "      --max-sample-size SIZE refuse samples larger than SIZE (default 1G)\n"
 "      --on-error=MODE        fail (default): a bad sample stops the pack;\n"
 "                             skip: warn, drop the sample and go on\n"
-"      --jpeg-check           decode every JPEG fully; a corrupt one is a bad sample\n"
-"      --jpeg-max-side N      re-encode JPEGs whose longer side exceeds N pixels\n"
+"      --image-check          decode every image (JPEG, PNG, WebP) fully; a corrupt\n"
+"                             one is a bad sample (alias: --jpeg-check)\n"
+"      --image-max-side N     re-encode images whose longer side exceeds N pixels,\n"
+"                             each in its own format (alias: --jpeg-max-side)\n"
 "      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
-"      --max-pixels N         a JPEG of more than N pixels (width x height) is a\n"
+"      --webp-quality Q       quality of re-encoded lossy WebPs, 1-100 (default 90)\n"
+"      --max-pixels N         an image of more than N pixels (width x height) is a\n"
 "                             bad sample (default 178956970; none: no limit)\n"
-"  -j, --jobs N               threads for JPEG work (default: online CPUs)\n"
+"  -j, --jobs N               threads for image work (default: online CPUs)\n"
 "      --memory SIZE          bytes of samples in flight at once (default 1G); a\n"
 "                             larger sample goes through alone\n"
 "  -q, --quiet                no summary, only errors\n"
@@ -57,18 +61,22 @@ enum {
 	OPT_FIELDS,
 	OPT_MAX_SAMPLE,
 	OPT_ON_ERROR,
-	OPT_JPEG_CHECK,
+	OPT_IMAGE_CHECK,
+	OPT_IMAGE_MAX_SIDE,
 	OPT_JPEG_MAX_SIDE,
 	OPT_JPEG_QUALITY,
 	OPT_MAX_PIXELS,
 	OPT_MEMORY,
+	OPT_WEBP_QUALITY,
 };
 
 static const struct option longopts[] = {
 	{ "fields",          required_argument, NULL, OPT_FIELDS },
 	{ "help",            no_argument,       NULL, 'h' },
+	{ "image-check",     no_argument,       NULL, OPT_IMAGE_CHECK },
+	{ "image-max-side",  required_argument, NULL, OPT_IMAGE_MAX_SIDE },
 	{ "jobs",            required_argument, NULL, 'j' },
-	{ "jpeg-check",      no_argument,       NULL, OPT_JPEG_CHECK },
+	{ "jpeg-check",      no_argument,       NULL, OPT_IMAGE_CHECK },      /* aliases */
 	{ "jpeg-max-side",   required_argument, NULL, OPT_JPEG_MAX_SIDE },
 	{ "jpeg-quality",    required_argument, NULL, OPT_JPEG_QUALITY },
 	{ "max-pixels",      required_argument, NULL, OPT_MAX_PIXELS },
@@ -80,6 +88,7 @@ static const struct option longopts[] = {
 	{ "quiet",           no_argument,       NULL, 'q' },
 	{ "verbose",         no_argument,       NULL, 'v' },
 	{ "version",         no_argument,       NULL, 'V' },
+	{ "webp-quality",    required_argument, NULL, OPT_WEBP_QUALITY },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -88,15 +97,15 @@ struct opts {
 	uint64_t page_size, max_sample;
 	char **keep;
 	size_t nkeep;
-	int skip_bad, jpeg_check, jpeg_quality, jpeg_quality_set;
-	unsigned jpeg_max_side;
+	int skip_bad, image_check, jpeg_quality, jpeg_quality_set, webp_quality, webp_quality_set;
+	unsigned image_max_side;
 	uint64_t max_pixels;            /* UINT64_MAX: none */
 	unsigned jobs;
 	uint64_t memory;                /* bytes of samples in flight; not recorded: no effect
 					 * on the output */
 };
 
-/* ---- per-sample work: JPEG checks and re-encoding, on worker threads ---------------------- */
+/* ---- per-sample work: image checks and re-encoding, on worker threads -------------------- */
 
 struct job {
 	struct slab_tarin_sample *s;
@@ -107,7 +116,7 @@ struct job {
 	char reason[512];
 	int done;
 	uint64_t bytes;                 /* counted in flight: the sample's buffer, then also... */
-	uint64_t made;                  /* ...the re-encoded JPEGs process() made */
+	uint64_t made;                  /* ...the re-encoded images process() made */
 };
 
 static void job_clear(struct job *jb)
@@ -121,7 +130,7 @@ static void job_clear(struct job *jb)
 	memset(jb, 0, sizeof(*jb));
 }
 
-static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
+static void process(struct job *jb, struct slab_imgpack *ip)
 {
 	struct slab_tarin_sample *s = jb->s;
 
@@ -139,64 +148,41 @@ static void process(struct job *jb, struct slab_jpeg *jp, const struct opts *o)
 	}
 	for (size_t i = 0; i < s->nfields; i++) {
 		struct slab_writer_field *f = &jb->fin[i];
-		const unsigned char *data = s->data + s->fields[i].offset;
-		size_t size = (size_t)s->fields[i].size;
-		struct slab_jpeg_info info;
-		int r = 0;
+		struct slab_imgpack_result res;
+		int r;
 
 		f->name = s->fields[i].name;
-		f->data = data;
-		f->size = size;
-		if (!slab_jpeg_is_jpeg_field(f->name))
-			continue;
-		if (o->jpeg_check)
-			r = slab_jpeg_check(jp, data, size);
-		if (r == 0 && o->jpeg_max_side) {
-			void *outbuf = NULL;
-			size_t outlen = 0;
-			r = slab_jpeg_fit(jp, data, size, o->jpeg_max_side, o->jpeg_quality,
-					  &outbuf, &outlen, &info);
-			if (r == 1) {
-				jb->owned[i] = outbuf;
-				jb->made += outlen;
-				f->data = outbuf;
-				f->size = outlen;
-				f->flags |= SLAB_FIELD_TRANSCODED;
-				r = 0;
-			}
-		} else if (r == 0 && (r = slab_jpeg_header(jp, data, size, &info)) == SLAB_ERR_CORRUPT) {
-			/* Without --jpeg-check an unreadable header is kept as bytes, unannotated;
-			 * a header over --max-pixels (SLAB_ERR_LIMIT) is a bad sample. */
-			continue;
-		}
-		if (r == SLAB_ERR_NOMEM) {
-			/* Not the sample's fault: never a bad sample, which --on-error=skip would
-			 * drop. */
-			jb->bad = -1;
-			snprintf(jb->reason, sizeof(jb->reason), "sample '%.200s' field '%.100s': %s",
-				 s->key, f->name, slab_jpeg_error(jp));
-			return;
-		}
+		f->data = s->data + s->fields[i].offset;
+		f->size = s->fields[i].size;
+		r = slab_imgpack_field(ip, f->name, f->data, (size_t)f->size, &res);
 		if (r < 0) {
-			jb->bad = 1;
+			/* Out of memory is not the sample's fault: never a bad sample, which
+			 * --on-error=skip would drop. */
+			jb->bad = r == SLAB_ERR_NOMEM ? -1 : 1;
 			snprintf(jb->reason, sizeof(jb->reason), "sample '%.200s' field '%.100s': %s",
-				 s->key, f->name, slab_jpeg_error(jp));
+				 s->key, f->name, slab_imgpack_error(ip));
 			return;
 		}
-		f->flags |= SLAB_FIELD_JPEG;
-		f->width = info.width;
-		f->height = info.height;
-		f->subsamp = (unsigned)info.subsamp;
-		f->colorspace = (unsigned)info.colorspace;
+		if (res.flags & SLAB_FIELD_TRANSCODED) {
+			jb->owned[i] = res.data;
+			jb->made += res.size;
+			f->data = res.data;
+			f->size = res.size;
+		}
+		f->flags = res.flags;
+		f->width = res.width;
+		f->height = res.height;
+		f->subsamp = res.subsamp;
+		f->colorspace = res.colorspace;
 	}
 }
 
 /*
  * Bytes in flight: the buffers of the samples read and not yet written (the one being read
- * included) and the JPEGs re-encoded for them. Before the sample being read grows, the
+ * included) and the images re-encoded for them. Before the sample being read grows, the
  * reader writes finished samples, oldest first, until the total fits the --memory budget or
  * nothing else is in flight: so the total stays within the budget, or within the one sample
- * larger than it. Re-encoded JPEGs count once made, which can pass the budget by those of
+ * larger than it. Re-encoded images count once made, which can pass the budget by those of
  * the samples in flight. Decoders' scratch memory is per thread and not counted.
  */
 struct pool {
@@ -220,20 +206,24 @@ static void note_peak(struct pool *p)
 		p->peak = p->bytes + p->reading;
 }
 
-/* A JPEG context with the pack's limits, or NULL when out of memory. */
-static struct slab_jpeg *new_jpeg(const struct opts *o)
+/* An image context with the pack's options, or NULL when out of memory. */
+static struct slab_imgpack *new_imgpack(const struct opts *o)
 {
-	struct slab_jpeg *jp = slab_jpeg_new();
+	struct slab_imgpack_options io = {
+		.max_pixels = o->max_pixels,
+		.check = o->image_check,
+		.max_side = o->image_max_side,
+		.jpeg_quality = o->jpeg_quality,
+		.webp_quality = o->webp_quality,
+	};
 
-	if (jp)
-		slab_jpeg_limits(jp, o->max_pixels, 0);
-	return jp;
+	return slab_imgpack_new(&io);
 }
 
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
-	struct slab_jpeg *jp = new_jpeg(p->o);
+	struct slab_imgpack *ip = new_imgpack(p->o);
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
@@ -244,8 +234,8 @@ static void *worker(void *arg)
 			break;
 		jb = &p->ring[p->claim++ % p->cap];
 		pthread_mutex_unlock(&p->mu);
-		if (jp) {
-			process(jb, jp, p->o);
+		if (ip) {
+			process(jb, ip);
 		} else {
 			jb->bad = -1;
 			snprintf(jb->reason, sizeof(jb->reason), "out of memory");
@@ -258,7 +248,7 @@ static void *worker(void *arg)
 		pthread_cond_broadcast(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
-	slab_jpeg_free(jp);
+	slab_imgpack_free(ip);
 	return NULL;
 }
 
@@ -367,9 +357,11 @@ static int make_room(uint64_t held, uint64_t more, void *arg)
 	return rc < 0 ? -1 : 0;
 }
 
-static int jpeg_work(const struct opts *o)
+/* Decoding or encoding to do: worth threads. (Without, each image's header is read on the
+ * reading thread, as cheap as the copy.) */
+static int image_work(const struct opts *o)
 {
-	return o->jpeg_check || o->jpeg_max_side;
+	return o->image_check || o->image_max_side;
 }
 
 /* Read every input, process and write. 0 or -1. */
@@ -378,8 +370,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	const struct opts *o = r->o;
 	struct pool p;
 	pthread_t *threads = NULL;
-	unsigned nthreads = jpeg_work(o) && o->jobs > 1 ? o->jobs : 0, started = 0;
-	struct slab_jpeg *jp = NULL;
+	unsigned nthreads = image_work(o) && o->jobs > 1 ? o->jobs : 0, started = 0;
+	struct slab_imgpack *ip = NULL;
 	int ret = -1, e;
 	struct slab_tarin_options to = {
 		.max_sample_size = o->max_sample,
@@ -397,8 +389,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 	p.budget = o->memory;
 	p.cap = nthreads ? 4 * (uint64_t)nthreads : 1;
 	p.ring = calloc(p.cap, sizeof(*p.ring));
-	jp = new_jpeg(o);
-	if (!p.ring || !jp) {
+	ip = new_imgpack(o);
+	if (!p.ring || !ip) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -447,7 +439,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 				break;
 			if (!nthreads) {
 				struct job one = { .s = s, .input = label };
-				process(&one, jp, o);
+				process(&one, ip);
 				p.reading = 0;
 				p.bytes = s->alloc + one.made;
 				note_peak(&p);
@@ -529,7 +521,7 @@ out:
 			job_clear(&p.ring[i]);
 	free(p.ring);
 	free(threads);
-	slab_jpeg_free(jp);
+	slab_imgpack_free(ip);
 	return ret;
 }
 
@@ -558,14 +550,15 @@ static char *options_text(const struct opts *o)
 		     "fields=%s\n"
 		     "max-sample-size=%llu\n"
 		     "on-error=%s\n"
-		     "jpeg-check=%d\n"
-		     "jpeg-max-side=%u\n"
+		     "image-check=%d\n"
+		     "image-max-side=%u\n"
 		     "jpeg-quality=%d\n"
+		     "webp-quality=%d\n"
 		     "max-pixels=%s\n",
 		     SLAB_VERSION_STRING, (unsigned long long)o->page_size, o->nkeep ? fields : "*",
 		     (unsigned long long)o->max_sample, o->skip_bad ? "skip" : "fail",
-		     o->jpeg_check, o->jpeg_max_side, o->jpeg_max_side ? o->jpeg_quality : 0,
-		     pixels) < 0)
+		     o->image_check, o->image_max_side, o->image_max_side ? o->jpeg_quality : 0,
+		     o->image_max_side ? o->webp_quality : 0, pixels) < 0)
 		text = NULL;
 	free(fields);
 	return text;
@@ -608,6 +601,7 @@ int main(int argc, char **argv)
 		.max_sample = 1ull << 30,
 		.memory = 1ull << 30,
 		.jpeg_quality = 90,
+		.webp_quality = 90,
 		.max_pixels = SLAB_IMAGE_MAX_PIXELS,
 	};
 	struct slab_writer_options wo = { .size = sizeof(wo) };
@@ -635,13 +629,15 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --jobs '%s' (a number from 1 to 1024)", optarg);
 			o.jobs = (unsigned)v;
 			break;
-		case OPT_JPEG_CHECK:
-			o.jpeg_check = 1;
+		case OPT_IMAGE_CHECK:
+			o.image_check = 1;
 			break;
-		case OPT_JPEG_MAX_SIDE:
+		case OPT_IMAGE_MAX_SIDE:
+		case OPT_JPEG_MAX_SIDE:         /* the alias, named as given */
 			if (cli_parse_u64(optarg, 1, 65535, &v) < 0)
-				return cli_usage_error("invalid --jpeg-max-side '%s' (a number from 1 to 65535)", optarg);
-			o.jpeg_max_side = (unsigned)v;
+				return cli_usage_error("invalid --%s-max-side '%s' (a number from 1 to 65535)",
+						       c == OPT_JPEG_MAX_SIDE ? "jpeg" : "image", optarg);
+			o.image_max_side = (unsigned)v;
 			break;
 		case OPT_JPEG_QUALITY:
 			if (cli_parse_u64(optarg, 1, 100, &v) < 0)
@@ -687,6 +683,12 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			return cli_version();
+		case OPT_WEBP_QUALITY:
+			if (cli_parse_u64(optarg, 1, 100, &v) < 0)
+				return cli_usage_error("invalid --webp-quality '%s' (a number from 1 to 100)", optarg);
+			o.webp_quality = (int)v;
+			o.webp_quality_set = 1;
+			break;
 		default:
 			return cli_try_help();
 		}
@@ -695,8 +697,10 @@ int main(int argc, char **argv)
 		return cli_usage_error("no output given (use -o FILE, or -o - for standard output)");
 	if (!*o.output)
 		return cli_usage_error("empty output name (use -o FILE, or -o - for standard output)");
-	if (o.jpeg_quality_set && !o.jpeg_max_side)
-		return cli_usage_error("--jpeg-quality only applies with --jpeg-max-side");
+	if (o.jpeg_quality_set && !o.image_max_side)
+		return cli_usage_error("--jpeg-quality only applies with --image-max-side");
+	if (o.webp_quality_set && !o.image_max_side)
+		return cli_usage_error("--webp-quality only applies with --image-max-side");
 	if (strcmp(o.output, "-") == 0 && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a .slab to a terminal (redirect it, or use -o FILE)");
 	if (optind == argc && isatty(STDIN_FILENO))

@@ -59,9 +59,12 @@ static const char help_text[] =
 "  -V, --version            show the version and exit\n"
 "\n"
 "With --emit-format frames:\n"
-"      --image FIELD        the JPEG field to decode (required), e.g. jpg\n"
+"      --image FIELD        the image field to decode (required), e.g. jpg: JPEG,\n"
+"                           PNG or WebP, found by its bytes\n"
 "      --size WxH           output width and height (default 224x224)\n"
 "      --crop MODE          random-resized (default), center or none\n"
+"      --center-ratio R     --crop center: each side of the largest centred region\n"
+"                           times R, 0 < R <= 1 (default 1; 0.875: 224/256)\n"
 "      --flip               flip horizontally, each image with probability 1/2\n"
 "      --seed N             seed of the crops and flips (default: the plan's)\n"
 "      --epoch N            epoch of the crops and flips (default: the plan's)\n"
@@ -69,20 +72,21 @@ static const char help_text[] =
 "      --fields LIST        the other fields each record carries, comma-separated\n"
 "                           (default: every field but the image)\n"
 "  -j, --threads N          decoding threads, 1 to 1024 (default 2)\n"
-"      --on-error MODE      fail (default): a JPEG that does not decode stops\n"
+"      --on-error MODE      fail (default): an image that does not decode stops\n"
 "                           the stream; skip: leave it out and count it\n"
 "      --max-pixels N       an image of more than N pixels (width x height) is\n"
 "                           one that does not decode (default 178956970;\n"
 "                           none: no limit)\n"
 "\n"
 "Exit status: 0 success (also when the reader of --emit stops early), 1 failure\n"
-"(unreadable file, bad or foreign plan, read or write error, a JPEG that does\n"
+"(unreadable file, bad or foreign plan, read or write error, an image that does\n"
 "not decode), 2 usage error.\n"
 "See prefetch(1), slab(5) and slab-plan(5).\n";
 
 enum {
 	OPT_AHEAD = CHAR_MAX + 1,
 	OPT_CACHE_POLICY,
+	OPT_CENTER_RATIO,
 	OPT_CHW,
 	OPT_CROP,
 	OPT_DIRECT,
@@ -108,6 +112,7 @@ enum {
 static const struct option longopts[] = {
 	{ "ahead",       required_argument, NULL, OPT_AHEAD },
 	{ "cache-policy", required_argument, NULL, OPT_CACHE_POLICY },
+	{ "center-ratio", required_argument, NULL, OPT_CENTER_RATIO },
 	{ "chw",         no_argument,       NULL, OPT_CHW },
 	{ "crop",        required_argument, NULL, OPT_CROP },
 	{ "direct",      no_argument,       NULL, OPT_DIRECT },
@@ -355,7 +360,7 @@ static int evict(char **paths, int n)
 
 /* --emit-format frames: what each image becomes, and the other fields carried. */
 struct frame_opts {
-	const char *image;              /* the JPEG field */
+	const char *image;              /* the image field */
 	char **fields;                  /* --fields; NULL: every field but the image */
 	size_t nfields;
 	struct slab_image_spec spec;
@@ -974,6 +979,7 @@ out:
 static const char *frames_option(int c)
 {
 	switch (c) {
+	case OPT_CENTER_RATIO:  return "--center-ratio";
 	case OPT_CHW:           return "--chw";
 	case OPT_CROP:          return "--crop";
 	case OPT_EPOCH:         return "--epoch";
@@ -987,6 +993,17 @@ static const char *frames_option(int c)
 	case OPT_SIZE:          return "--size";
 	default:                return NULL;
 	}
+}
+
+/* A number in (0, 1], in decimal: 0, or -1. */
+static int parse_ratio(const char *s, double *r)
+{
+	char *end;
+
+	if (!((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	*r = strtod(s, &end);
+	return *end || !(*r > 0 && *r <= 1) ? -1 : 0;
 }
 
 /* "WxH", each from 1 to 65535: 0, or -1. */
@@ -1016,7 +1033,7 @@ int main(int argc, char **argv)
 		.fr = { .threads = DEFAULT_THREADS },
 	};
 	const char *emit_format = NULL, *frames_opt = NULL;
-	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, nmodes = 0, c, ret;
+	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, nmodes = 0, c, ret;
 	uint64_t v;
 
 	cli_init(argv[0]);
@@ -1033,6 +1050,12 @@ int main(int argc, char **argv)
 						       optarg);
 			po.fo.ahead = v;
 			ahead_set = 1;
+			break;
+		case OPT_CENTER_RATIO:
+			if (parse_ratio(optarg, &po.fr.spec.center_ratio) < 0)
+				return cli_usage_error("invalid --center-ratio '%s' (a number, 0 < R <= 1)",
+						       optarg);
+			ratio_set = 1;
 			break;
 		case OPT_CHW:
 			po.fr.spec.chw = 1;
@@ -1079,7 +1102,7 @@ int main(int argc, char **argv)
 			return cli_help(usage_text, help_text);
 		case OPT_IMAGE:
 			if (!*optarg)
-				return cli_usage_error("invalid --image '' (the name of a JPEG field, such as jpg)");
+				return cli_usage_error("invalid --image '' (the name of an image field, such as jpg)");
 			po.fr.image = optarg;
 			break;
 		case 'j':
@@ -1170,9 +1193,11 @@ int main(int argc, char **argv)
 		return cli_usage_error("--emit-format goes with --emit");
 	if (emit_format && strcmp(emit_format, "frames") == 0) {
 		if (!po.fr.image)
-			return cli_usage_error("--emit-format frames needs --image FIELD (the JPEG field, such as jpg)");
+			return cli_usage_error("--emit-format frames needs --image FIELD (the image field, such as jpg)");
 		if (po.fo.direct)
 			return cli_usage_error("--direct does not go with --emit-format frames");
+		if (ratio_set && po.fr.spec.crop != SLAB_IMAGE_CROP_CENTER)
+			return cli_usage_error("--center-ratio goes with --crop center");
 		for (size_t a = 0; a < po.fr.nfields; a++)
 			for (size_t b = a + 1; b < po.fr.nfields; b++)
 				if (strcmp(po.fr.fields[a], po.fr.fields[b]) == 0)

@@ -38,6 +38,9 @@ static const char help_text[] =
 "      --drop-last          equal shares by leaving out up to W-1 samples (default)\n"
 "      --pad                equal shares by repeating up to W-1 samples\n"
 "      --start K            the plan from position K on, to resume an epoch\n"
+"      --subset LIST        plan only the samples LIST names ('-': standard\n"
+"                           input), one a line: a global sample index (file\n"
+"                           order, then index in the file) or key:KEY\n"
 "      --format FORMAT      binary (default; see slab-plan(5)) or text, one\n"
 "                           \"FILE_INDEX SAMPLE_INDEX\" line per sample\n"
 "  -o, --output PLAN        write the plan to PLAN ('-': standard output, the\n"
@@ -64,6 +67,7 @@ enum {
 	OPT_SEED,
 	OPT_START,
 	OPT_STATS,
+	OPT_SUBSET,
 	OPT_WINDOW,
 	OPT_WORLD_SIZE,
 };
@@ -82,6 +86,7 @@ static const struct option longopts[] = {
 	{ "seed",       required_argument, NULL, OPT_SEED },
 	{ "start",      required_argument, NULL, OPT_START },
 	{ "stats",      no_argument,       NULL, OPT_STATS },
+	{ "subset",     required_argument, NULL, OPT_SUBSET },
 	{ "verbose",    no_argument,       NULL, 'v' },
 	{ "version",    no_argument,       NULL, 'V' },
 	{ "window",     required_argument, NULL, OPT_WINDOW },
@@ -155,9 +160,9 @@ static void print_stats(const struct slab_plan_stats *st)
 static void summary(const struct slab_plan *plan, const char *target, double secs)
 {
 	const struct slab_plan_params *p = slab_plan_params(plan);
-	uint64_t length = slab_plan_length(plan), total = slab_plan_total(plan);
+	uint64_t length = slab_plan_length(plan), total = slab_plan_subset_count(plan);
 	uint64_t all = length * p->world;
-	char window[64] = "", from[64] = "", hs[32];
+	char window[64] = "", from[64] = "", hs[32], of[64];
 
 	if (p->mode == SLAB_PLAN_QUASI) {
 		if (p->flags & SLAB_PLAN_MEMORY)
@@ -168,13 +173,146 @@ static void summary(const struct slab_plan *plan, const char *target, double sec
 	if (slab_plan_start(plan))
 		snprintf(from, sizeof(from), " from position %llu of %llu",
 			 (unsigned long long)slab_plan_start(plan), (unsigned long long)length);
-	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu samples%s (dataset %llu), %s %llu %s, %.3f s",
+	if (p->flags & SLAB_PLAN_SUBSET)
+		snprintf(of, sizeof(of), "subset %llu of dataset %llu", (unsigned long long)total,
+			 (unsigned long long)slab_plan_total(plan));
+	else
+		snprintf(of, sizeof(of), "dataset %llu", (unsigned long long)total);
+	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu samples%s (%s), %s %llu %s, %.3f s",
 		  target ? "'" : "", target ? target : "", target ? "': " : "", mode_names[p->mode],
 		  window, (unsigned long long)p->seed, (unsigned long long)p->epoch, p->rank, p->world,
-		  (unsigned long long)slab_plan_count(plan), from, (unsigned long long)total,
+		  (unsigned long long)slab_plan_count(plan), from, of,
 		  p->flags & SLAB_PLAN_PAD ? "pad:" : "drop-last:",
 		  (unsigned long long)(p->flags & SLAB_PLAN_PAD ? all - total : total - all),
 		  p->flags & SLAB_PLAN_PAD ? "repeated" : "dropped", secs);
+}
+
+/* ---- the subset -------------------------------------------------------------------------- */
+
+/* The global index of a key: the first file holding it wins, as slab_dataset_find(). 0,
+ * SLAB_ERR_NOTFOUND, or another error in the file's reader. */
+static int find_key(struct slab *const *files, int nfiles, const char *key, size_t len,
+		    uint64_t *global, int *failed_file)
+{
+	uint64_t base = 0;
+
+	for (int f = 0; f < nfiles; f++) {
+		uint64_t index;
+		int rc = slab_find(files[f], key, len, &index);
+		if (rc == 0) {
+			*global = base + index;
+			return 0;
+		}
+		if (rc != SLAB_ERR_NOTFOUND) {
+			*failed_file = f;
+			return rc;
+		}
+		base += slab_count(files[f]);
+	}
+	return SLAB_ERR_NOTFOUND;
+}
+
+/*
+ * The subset list at path ("-": standard input): line i (from 1) is entry i - 1, a global
+ * sample index in decimal or "key:" and a key (the rest of the line, byte for byte). A bad
+ * line, a sample out of range or listed twice, an unknown key: a usage error naming the line.
+ * 0 with *out (malloc'd) and *n, or the exit status after the message.
+ */
+static int read_subset(const char *path, struct slab *const *files, int nfiles, uint64_t **out,
+		       size_t *n)
+{
+	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	const char *name = strcmp(path, "-") ? path : "(stdin)";
+	uint64_t total = 0, *bits = NULL, *g = NULL, cap = 0;
+	char *line = NULL;
+	size_t linecap = 0, count = 0;
+	ssize_t len;
+	int ret = SLAB_EXIT_FAIL;
+
+	if (!in) {
+		cli_error("'%s': %s", path, strerror(errno));
+		return SLAB_EXIT_FAIL;
+	}
+	for (int f = 0; f < nfiles; f++)
+		total += slab_count(files[f]);
+	bits = calloc(total / 64 + 1, sizeof(*bits));
+	if (!bits)
+		goto nomem;
+	errno = 0;
+	while ((len = getline(&line, &linecap, in)) >= 0) {
+		size_t at = count + 1;      /* the line number */
+		uint64_t v;
+		int is_key;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		is_key = strncmp(line, "key:", 4) == 0;
+		if (len == 0) {
+			ret = cli_usage_error("'%s': line %zu: empty line (a sample index or key:KEY on each line)",
+					      name, at);
+			goto out;
+		}
+		if (is_key) {
+			int bad = 0, rc = find_key(files, nfiles, line + 4, (size_t)len - 4, &v, &bad);
+			if (rc == SLAB_ERR_NOTFOUND) {
+				ret = cli_usage_error("'%s': line %zu: no sample has the key '%s'", name, at,
+						      line + 4);
+				goto out;
+			}
+			if (rc < 0) {
+				cli_error("%s", slab_error(files[bad]));
+				goto out;
+			}
+		} else if ((size_t)len != strlen(line) || cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
+			ret = cli_usage_error("'%s': line %zu: '%s' is neither a sample index nor key:KEY",
+					      name, at, line);
+			goto out;
+		} else if (v >= total) {
+			ret = cli_usage_error("'%s': line %zu: sample %llu is out of range (the dataset has %llu samples)",
+					      name, at, (unsigned long long)v, (unsigned long long)total);
+			goto out;
+		}
+		if (bits[v / 64] >> (v % 64) & 1) {
+			size_t first = 0;
+			while (g[first] != v)
+				first++;
+			if (is_key)
+				ret = cli_usage_error("'%s': line %zu: key '%s' is sample %llu, already on line %zu",
+						      name, at, line + 4, (unsigned long long)v, first + 1);
+			else
+				ret = cli_usage_error("'%s': line %zu: sample %llu is already on line %zu",
+						      name, at, (unsigned long long)v, first + 1);
+			goto out;
+		}
+		bits[v / 64] |= 1ull << (v % 64);
+		if (count == cap) {
+			uint64_t *a;
+			cap = cap ? cap * 2 : 1024;
+			a = realloc(g, cap * sizeof(*g));
+			if (!a)
+				goto nomem;
+			g = a;
+		}
+		g[count++] = v;
+		errno = 0;
+	}
+	if (ferror(in)) {
+		cli_error("'%s': %s", name, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	*out = g;
+	*n = count;
+	g = NULL;
+	ret = 0;
+	goto out;
+nomem:
+	cli_error("out of memory");
+out:
+	if (in != stdin)
+		fclose(in);
+	free(line);
+	free(bits);
+	free(g);
+	return ret;
 }
 
 static int number(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
@@ -190,7 +328,9 @@ int main(int argc, char **argv)
 {
 	struct slab_plan_params p = { .size = sizeof(p), .mode = SLAB_PLAN_QUASI, .world = 1,
 				      .window = 64 };
-	const char *output = NULL;
+	const char *output = NULL, *subset_path = NULL;
+	uint64_t *subset = NULL;
+	size_t nsubset = 0;
 	struct slab **files = NULL;
 	struct slab_plan *plan = NULL;
 	struct slab_plan_stats st = { .size = sizeof(st) };
@@ -256,6 +396,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATS:
 			stats = 1;
+			break;
+		case OPT_SUBSET:
+			if (!*optarg)
+				return cli_usage_error("empty --subset name (use --subset FILE, or --subset - for standard input)");
+			subset_path = optarg;
 			break;
 		case 'v':
 			cli_verbosity = 2;
@@ -330,12 +475,16 @@ int main(int argc, char **argv)
 	}
 	if (failed)
 		goto out;
+	if (subset_path && (ret = read_subset(subset_path, files, nfiles, &subset, &nsubset)) != 0)
+		goto out;
+	ret = SLAB_EXIT_FAIL;
 	plan = slab_plan_new();
 	if (!plan) {
 		cli_error("out of memory");
 		goto out;
 	}
-	if (slab_plan_make(plan, files, (uint32_t)nfiles, &p, start) < 0) {
+	if ((subset_path ? slab_plan_make_subset(plan, files, (uint32_t)nfiles, &p, subset, nsubset, start)
+			 : slab_plan_make(plan, files, (uint32_t)nfiles, &p, start)) < 0) {
 		cli_error("%s", slab_plan_error(plan));
 		goto out;
 	}
@@ -367,6 +516,7 @@ int main(int argc, char **argv)
 out:
 	cli_output_abort(&outf);
 	slab_plan_free(plan);
+	free(subset);
 	for (int i = 0; i < nfiles && files; i++)
 		slab_close(files[i]);
 	free(files);

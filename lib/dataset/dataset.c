@@ -189,6 +189,25 @@ int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params
 	return 0;
 }
 
+int slab_dataset_plan_make_subset(struct slab_dataset *d, const struct slab_plan_params *p,
+				  const uint64_t *subset, size_t n, uint64_t start,
+				  struct slab_plan **out)
+{
+	struct slab_plan *plan;
+	int rc;
+
+	if (d->n == 0)
+		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "no files open");
+	plan = slab_plan_new();
+	if (!plan)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
+	rc = slab_plan_make_subset(plan, d->files, (uint32_t)d->n, p, subset, n, start);
+	if (rc < 0)
+		return plan_fail(d, plan, rc);
+	*out = plan;
+	return 0;
+}
+
 int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab_plan **out)
 {
 	struct slab_plan *plan = slab_plan_new();

@@ -15,7 +15,8 @@
  * Header (offset 0, SLAB_HEADER_SIZE bytes):
  *   0   8  magic "\x89SLAB\r\n\x1a"
  *   8   2  version major (1); a reader refuses any other major
- *   10  2  version minor (0); readers accept any minor
+ *   10  2  version minor (1: 1.1 added the PNG and WEBP field flags); readers accept any
+ *          minor
  *   12  4  header size (4096)
  *   16  8  page size (power of two, >= 4096)
  *   24  8  data offset: start of page 0 (multiple of 4096)
@@ -58,8 +59,9 @@
  *   0   8  offset of the field's bytes (0 when absent)
  *   8   8  size
  *   16  4  CRC32C of the bytes
- *   20  2  JPEG width  (when flags has SLAB_FIELD_JPEG)
- *   22  2  JPEG height
+ *   20  2  image width  (when flags has SLAB_FIELD_JPEG, _PNG or _WEBP; 0 with the
+ *          height when a side is over 65535)
+ *   22  2  image height
  *   24  1  flags (SLAB_FIELD_*)
  *   25  1  JPEG chroma subsampling (SLAB_SAMP_*)
  *   26  1  JPEG colour space (SLAB_CS_*)
@@ -85,7 +87,7 @@
 #define SLAB_TABLE_MAGIC        "SLABTABL"
 #define SLAB_TRAILER_MAGIC      "SLABTAIL"
 #define SLAB_FORMAT_MAJOR      1
-#define SLAB_FORMAT_MINOR      0
+#define SLAB_FORMAT_MINOR      1
 #define SLAB_HEADER_SIZE        4096u
 #define SLAB_OPTIONS_OFFSET     64u
 #define SLAB_OPTIONS_MAX        (SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET - 1)

@@ -68,6 +68,7 @@ void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w, uint32_t
 	spec->scale_max = 1.0;
 	spec->ratio_min = 3.0 / 4.0;
 	spec->ratio_max = 4.0 / 3.0;
+	spec->center_ratio = 1.0;
 }
 
 static int spec_ok(const struct slab_image_spec *s)
@@ -80,6 +81,9 @@ static int spec_ok(const struct slab_image_spec *s)
 		if (!(s->ratio_min > 0 && s->ratio_min <= s->ratio_max && isfinite(s->ratio_max)))
 			return 0;
 	}
+	if (s->crop == SLAB_IMAGE_CROP_CENTER && s->center_ratio != 0 &&
+	    !(s->center_ratio > 0 && s->center_ratio <= 1.0))
+		return 0;
 	return s->crop == SLAB_IMAGE_CROP_NONE || s->crop == SLAB_IMAGE_CROP_CENTER ||
 	       s->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED;
 }
@@ -92,6 +96,17 @@ static uint32_t scaled(uint32_t a, uint32_t b, uint32_t c, uint32_t max)
 	if (v < 1)
 		v = 1;
 	return v > max ? max : (uint32_t)v;
+}
+
+/* side * r rounded half up, as scaled() rounds, at least 1; r in (0, 1], 0 taken as 1. */
+static uint32_t ratio_side(uint32_t side, double r)
+{
+	double v;
+
+	if (r == 0 || r == 1)
+		return side;
+	v = floor((double)side * r + 0.5);
+	return v < 1 ? 1 : v > side ? side : (uint32_t)v;
 }
 
 /* torchvision's RandomResizedCrop.get_params, draw for draw: up to 10 tries of an area
@@ -152,13 +167,14 @@ int slab_image_params(const struct slab_image_spec *spec, uint32_t src_w, uint32
 		break;
 	case SLAB_IMAGE_CROP_CENTER:
 		/* Floor of half the margin, as PIL's ImageOps.fit with centring 0.5 would not
-		 * promise and torchvision's CenterCrop rounds: documented, tested, stable. */
+		 * promise and torchvision's CenterCrop rounds: documented, tested, stable. The
+		 * limiting side times center_ratio, the other from the output's aspect. */
 		if ((uint64_t)src_w * spec->out_h > (uint64_t)src_h * spec->out_w) {
-			p->h = src_h;
-			p->w = scaled(src_h, spec->out_w, spec->out_h, src_w);
+			p->h = ratio_side(src_h, spec->center_ratio);
+			p->w = scaled(p->h, spec->out_w, spec->out_h, src_w);
 		} else {
-			p->w = src_w;
-			p->h = scaled(src_w, spec->out_h, spec->out_w, src_h);
+			p->w = ratio_side(src_w, spec->center_ratio);
+			p->h = scaled(p->w, spec->out_h, spec->out_w, src_h);
 		}
 		p->x = (src_w - p->w) / 2;
 		p->y = (src_h - p->h) / 2;

@@ -110,32 +110,6 @@ const char *slab_jpeg_error(const struct slab_jpeg *j)
 	return j ? j->err.text : "no JPEG context";
 }
 
-int slab_jpeg_is_jpeg_field(const char *name)
-{
-	static const char *const names[] = { "jpg", "jpeg" };
-
-	if (!name)
-		return 0;
-	/* By hand rather than strcasecmp, which follows the locale. */
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		const char *a = name, *b = names[k];
-
-		while (*a && *b) {
-			char c = *a;
-
-			if (c >= 'A' && c <= 'Z')
-				c = (char)(c - 'A' + 'a');
-			if (c != *b)
-				break;
-			a++;
-			b++;
-		}
-		if (!*a && !*b)
-			return 1;
-	}
-	return 0;
-}
-
 /* The sample precision from the first SOF marker, or -1 when none is found. Only used to
  * explain a refusal: libjpeg-turbo 2.1 decodes 8-bit JPEGs only. */
 static int sof_precision(const unsigned char *p, size_t len)
@@ -384,6 +358,14 @@ static uint32_t scaled_side(uint32_t side, uint32_t max_side, uint32_t longer)
 	return v ? (uint32_t)v : 1;
 }
 
+void slab_fit_size(uint32_t w, uint32_t h, unsigned max_side, uint32_t *tw, uint32_t *th)
+{
+	uint32_t longer = w > h ? w : h;
+
+	*tw = scaled_side(w, max_side, longer);
+	*th = scaled_side(h, max_side, longer);
+}
+
 /*
  * Weights of an exact area-averaging resize along one axis of `side` JPEG pixels, decoded at
  * scaling num/denom to n = ceil(side * num / denom) pixels, down to m pixels. Measured in
@@ -560,8 +542,7 @@ int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max
 		ret = r;
 		goto out;
 	}
-	tw = scaled_side(in.width, max_side, longer);
-	th = scaled_side(in.height, max_side, longer);
+	slab_fit_size(in.width, in.height, max_side, &tw, &th);
 
 	/*
 	 * Downscale in the DCT domain first, cheaply, with the smallest IDCT scaling that

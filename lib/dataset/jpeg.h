@@ -41,8 +41,10 @@ void slab_jpeg_limits(struct slab_jpeg *j, uint64_t max_pixels, unsigned max_sca
 #define SLAB_JPEG_SCANS_TEXT "JPEG of more than %u scans: over the limit of %u scans"
 #define SLAB_JPEG_MEMORY_TEXT "JPEG of %ux%u pixels: over the limit of %lld bytes of decoder memory"
 
-/* True when a field name is a JPEG extension: "jpg" or "jpeg", any case. */
-int slab_jpeg_is_jpeg_field(const char *name);
+/* The size an image of w x h is fitted to when its longer side exceeds max_side (>= 1): each
+ * side times max_side / the longer side, rounded half up, at least 1. slab_jpeg_fit() and the
+ * other formats' re-encoding (imgpack.c) take it from here, so every format fits alike. */
+void slab_fit_size(uint32_t w, uint32_t h, unsigned max_side, uint32_t *tw, uint32_t *th);
 
 /*
  * Every function below that can fail returns SLAB_ERR_NOMEM (slab.h) when memory ran out,

@@ -53,6 +53,7 @@ struct slab_loader_batch {
 	struct slab_loader_sample *recs;
 	struct fref *frefs;     /* [n][nf] */
 	unsigned char *out;
+	int64_t *labels;        /* [n], with label_field: on a page of its own after out */
 	struct slab_loader_stats st;    /* what filling it took: samples, bytes, images */
 };
 
@@ -83,6 +84,7 @@ struct slab_loader {
 	char **names;
 	int *fid;               /* [nfiles][nf]: field id in each file, -1 when it has none */
 	int tf;                 /* the transform's field among the wanted ones, -1 for none */
+	int lf;                 /* the label field among the wanted ones, -1 for none */
 	struct slab_image_spec image;   /* o.image's copy */
 	size_t out_stride;
 	uint64_t nbatches;
@@ -118,7 +120,8 @@ struct slab_loader {
 	struct slab_err err;
 };
 
-#define LOADER_OPTIONS_FIRST sizeof(struct slab_loader_options)
+/* The first version ended before label_field. */
+#define LOADER_OPTIONS_FIRST offsetof(struct slab_loader_options, label_field)
 #define LOADER_STATS_FIRST sizeof(struct slab_loader_stats)
 
 struct slab_loader *slab_loader_new(void)
@@ -161,6 +164,67 @@ static int populate(struct worker *w, const unsigned char *p, uint64_t n)
 	(void)p;
 	(void)n;
 #endif
+	return 0;
+}
+
+/* Text of a label for a message, quoted by the caller: at most 32 bytes, C-style escapes
+ * for anything but printable ASCII (and for ' and \), "..." when cut. */
+static void show_text(char *buf, size_t len, const unsigned char *p, uint64_t n)
+{
+	size_t o = 0;
+
+	for (uint64_t i = 0; i < n && i < 32 && o + 8 < len; i++) {
+		unsigned char c = p[i];
+
+		if (c == '\n' || c == '\t' || c == '\r')
+			o += (size_t)snprintf(buf + o, len - o, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+		else if (c == '\\' || c == '\'')
+			o += (size_t)snprintf(buf + o, len - o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	if (n > 32 && o + 4 <= len)
+		memcpy(buf + o, "...", 4);
+}
+
+static int blank(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* An ASCII decimal integer with optional blanks around it and an optional sign: 0 and *v,
+ * -1 when it is not one, -2 when it is out of int64's range. */
+static int parse_label(const unsigned char *p, uint64_t n, int64_t *v)
+{
+	uint64_t i = 0, mag = 0, lim;
+	int neg = 0, digits = 0;
+
+	while (i < n && blank(p[i]))
+		i++;
+	if (i < n && (p[i] == '+' || p[i] == '-'))
+		neg = p[i++] == '-';
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+		unsigned d = p[i] - '0';
+
+		if (mag > (lim - d) / 10) {
+			/* Out of range only if the rest is digits and blanks: else not a number. */
+			while (i < n && p[i] >= '0' && p[i] <= '9')
+				i++;
+			while (i < n && blank(p[i]))
+				i++;
+			return i == n ? -2 : -1;
+		}
+		mag = mag * 10 + d;
+	}
+	while (i < n && blank(p[i]))
+		i++;
+	if (!digits || i != n)
+		return -1;
+	*v = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
 	return 0;
 }
 
@@ -216,6 +280,23 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		}
 		fr[f].data = fl.data;
 		fr[f].size = fl.size;
+	}
+	/* The label first: a bad one spares the image's decode. */
+	if (l->lf >= 0) {
+		const struct fref *t = &fr[l->lf];
+		char text[32 * 4 + 8];
+
+		if (!t->data) {
+			snprintf(why, sizeof(why), "no label field '%s'", l->names[l->lf]);
+			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+		}
+		rc = parse_label(t->data, t->size, &b->labels[j]);
+		if (rc < 0) {
+			show_text(text, sizeof(text), t->data, t->size);
+			snprintf(why, sizeof(why), "field '%s': %s: '%s'", l->names[l->lf],
+				 rc == -2 ? "integer out of the int64 range" : "not an integer", text);
+			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+		}
 	}
 	/* The image pipeline, or the caller's per-sample transform. */
 	if (l->o.image) {
@@ -552,6 +633,19 @@ static int resolve_fields(struct slab_loader *l)
 					 "transform field '%s' is not one of the wanted fields",
 					 l->o.transform_field);
 	}
+	l->lf = -1;
+	if (l->o.label_field) {
+		for (size_t f = 0; f < n; f++)
+			if (strcmp(l->names[f], l->o.label_field) == 0)
+				l->lf = (int)f;
+		if (l->lf < 0 && !l->o.nfields)
+			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
+					 l->o.label_field);
+		if (l->lf < 0)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "label field '%s' is not one of the wanted fields",
+					 l->o.label_field);
+	}
 	return 0;
 }
 
@@ -591,7 +685,7 @@ static int make_ring(struct slab_loader *l)
 	/* No batch holds more than the plan: batch sizes past it cost nothing. */
 	size_t B = l->plan->n < l->o.batch ? (l->plan->n ? (size_t)l->plan->n : 1) : l->o.batch;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t index, len;
+	size_t index, outlen, len;
 	unsigned cpu, node;
 
 	/* Images back to back, one array; a transform's outputs each on OUT_ALIGN. */
@@ -600,11 +694,12 @@ static int make_ring(struct slab_loader *l)
 	else if (l->o.transform)
 		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
 	if (B > SIZE_MAX / 4 / (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref) +
-				l->out_stride + 1))
+				l->out_stride + sizeof(int64_t)))
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch of %zu samples: too large", B);
 	index = (B * (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref)) + page - 1) /
 		page * page;
-	len = index + (B * l->out_stride + page - 1) / page * page;
+	outlen = (B * l->out_stride + page - 1) / page * page;
+	len = index + outlen + (l->lf >= 0 ? (B * sizeof(int64_t) + page - 1) / page * page : 0);
 	l->slots = calloc(l->o.ring, sizeof(*l->slots));
 	l->free_ids = calloc(l->o.ring, sizeof(*l->free_ids));
 	if (!l->slots || !l->free_ids)
@@ -623,6 +718,7 @@ static int make_ring(struct slab_loader *l)
 		b->recs = p;
 		b->frefs = (struct fref *)(b->recs + B);
 		b->out = l->out_stride ? (unsigned char *)p + index : NULL;
+		b->labels = l->lf >= 0 ? (int64_t *)((unsigned char *)p + index + outlen) : NULL;
 		/* Handed out from slot 0 on. */
 		l->free_ids[l->nfree++] = l->o.ring - 1 - i;
 	}
@@ -780,6 +876,10 @@ static int check_spec(struct slab_loader *l)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 				 "image ratio (%g, %g): wanted 0 < min <= max, both finite",
 				 sp->ratio_min, sp->ratio_max);
+	if (sp->crop == SLAB_IMAGE_CROP_CENTER && sp->center_ratio != 0 &&
+	    !(sp->center_ratio > 0 && sp->center_ratio <= 1))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image center ratio %g: wanted 0 < ratio <= 1", sp->center_ratio);
 	/* Anything else the pipeline would refuse for every image. */
 	if (slab_image_params(sp, 1, 1, 0, 0, 0, &p) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image spec refused by the pipeline");
@@ -1162,6 +1262,11 @@ int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j, unsigne
 unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j)
 {
 	return b->out && j < b->n ? b->out + j * b->l->out_stride : NULL;
+}
+
+const int64_t *slab_loader_batch_labels(const struct slab_loader_batch *b)
+{
+	return b->labels;
 }
 
 const struct slab_loader_sample *slab_loader_batch_samples(const struct slab_loader_batch *b)

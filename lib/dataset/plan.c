@@ -116,15 +116,26 @@ static uint64_t per_rank(uint64_t total, uint32_t world, unsigned flags)
 /* ---- the dataset as units ---------------------------------------------------------------- */
 
 /* A unit is what must be in memory to read a sample: one page with the samples that start
- * on it, or the whole pages of a sample larger than a page. Its samples are consecutive. */
+ * on it, or the whole pages of a sample larger than a page. Its samples are consecutive.
+ * The samples planned are numbered by position: the global index itself, or with a subset
+ * the place in the subset's increasing list (sub), whose units are the dataset's units that
+ * hold some of its samples, with those samples only. */
 struct dataset {
 	uint32_t nfiles;
-	uint64_t total;
+	uint64_t all;           /* samples in the files */
+	uint64_t total;         /* samples planned: all, or the subset's */
+	const uint32_t *sub;    /* position -> global index, increasing; NULL: the same */
 	uint64_t *fstart;       /* first global sample index of each file, [nfiles + 1] */
 	uint64_t nunits;
-	uint32_t *ufirst;       /* [nunits + 1]: global index of a unit's first sample */
+	uint32_t *ufirst;       /* [nunits + 1]: position of a unit's first sample */
 	uint32_t *upages;       /* pages it occupies */
 };
+
+/* The global index of the sample at position pos. */
+static uint64_t global_at(const struct dataset *d, uint64_t pos)
+{
+	return d->sub ? d->sub[pos] : pos;
+}
 
 static void dataset_free(struct dataset *d)
 {
@@ -156,30 +167,40 @@ static uint32_t span_pages(uint64_t size, uint64_t ps)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t nfiles,
-			int with_units, struct slab_err *e)
+/* The files' sample counts: d->fstart and d->all. */
+static int dataset_count(struct dataset *d, struct slab *const *files, uint32_t nfiles,
+			 struct slab_err *e)
 {
-	uint64_t cap = 0, u = 0, g = 0;
-
 	memset(d, 0, sizeof(*d));
 	d->nfiles = nfiles;
 	d->fstart = calloc((size_t)nfiles + 1, sizeof(*d->fstart));
 	if (!d->fstart)
-		goto nomem;
+		return slab_fail(e, SLAB_ERR_NOMEM, NULL, "out of memory");
 	for (uint32_t f = 0; f < nfiles; f++) {
-		d->fstart[f] = d->total;
-		d->total += slab_count(files[f]);
+		d->fstart[f] = d->all;
+		d->all += slab_count(files[f]);
 	}
-	d->fstart[nfiles] = d->total;
+	d->fstart[nfiles] = d->all;
+	d->total = d->all;
 	/* Samples are numbered with 32 bits inside the plan code and in plan entries. */
-	if (d->total > UINT32_MAX) {
+	if (d->all > UINT32_MAX) {
 		return slab_fail(e, SLAB_ERR_INVAL, NULL,
 				 "a dataset of %llu samples is too large (at most %lu)",
-				 (unsigned long long)d->total, (unsigned long)UINT32_MAX);
+				 (unsigned long long)d->all, (unsigned long)UINT32_MAX);
 	}
-	if (!with_units)
-		return 0;
-	for (uint32_t f = 0; f < nfiles; f++) {
+	return 0;
+}
+
+/* The units of the samples planned (d->total of them, the subset's when d->sub is set),
+ * after dataset_count(). Every sample's record is read: a unit's bounds depend on its
+ * neighbours, planned or not. */
+static int dataset_units(struct dataset *d, struct slab *const *files, struct slab_err *e)
+{
+	const uint32_t *sub = d->sub;
+	uint64_t cap = 0, u = 0, g = 0, k = 0, unit = 0, taken = UINT64_MAX, nsub = d->total;
+	uint32_t unit_pages = 1;
+
+	for (uint32_t f = 0; f < d->nfiles; f++) {
 		struct slab *s = files[f];
 		uint64_t ps = slab_page_size(s), data = slab_data_offset(s), last_page = UINT64_MAX;
 		uint64_t count = slab_count(s);
@@ -195,6 +216,15 @@ static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t n
 			page = (smp.offset - data) >> shift;
 			pages = span_pages(smp.size, ps);
 			if (pages > 1 || page != last_page) {
+				unit++;         /* the dataset's units, numbered from 1 */
+				unit_pages = pages;
+			}
+			/* a large sample's pages are its own: whatever follows starts a new unit */
+			last_page = pages > 1 ? UINT64_MAX : page;
+			if (sub && (k == nsub || sub[k] != g))
+				continue;
+			/* the sample is planned, at position k: the first of its unit starts one */
+			if (unit != taken) {
 				if (u + 1 >= cap) {
 					uint64_t ncap = cap ? cap * 2 : 1024;
 					uint32_t *a = realloc(d->ufirst, ncap * sizeof(*a));
@@ -207,12 +237,12 @@ static int dataset_load(struct dataset *d, struct slab *const *files, uint32_t n
 					d->upages = a;
 					cap = ncap;
 				}
-				d->ufirst[u] = (uint32_t)g;
-				d->upages[u] = pages;
+				d->ufirst[u] = (uint32_t)k;
+				d->upages[u] = unit_pages;
 				u++;
+				taken = unit;
 			}
-			/* a large sample's pages are its own: whatever follows starts a new unit */
-			last_page = pages > 1 ? UINT64_MAX : page;
+			k++;
 		}
 	}
 	if (!d->ufirst) {
@@ -319,7 +349,7 @@ static int quasi(const struct dataset *d, struct slab *const *files, const struc
 	while (pos < len) {
 		uint32_t un = order[k];
 		uint64_t first = d->ufirst[un] + skip, c = d->ufirst[un + 1] - first;
-		uint32_t f = file_of(d, first);
+		uint32_t f = file_of(d, global_at(d, first));   /* a unit is in one file */
 		if (c > len - pos)
 			c = len - pos;
 		if (un != prev_unit) {
@@ -333,7 +363,7 @@ static int quasi(const struct dataset *d, struct slab *const *files, const struc
 		}
 		/* (a share that wraps round onto its own unit extends the same group) */
 		for (uint64_t i = 0; i < c; i++)
-			list[pos + i] = (uint32_t)(first + i - d->fstart[f]);
+			list[pos + i] = (uint32_t)(global_at(d, first + i) - d->fstart[f]);
 		gr[ngroups - 1].count += (uint32_t)c;
 		pos += c;
 		skip = 0;
@@ -411,10 +441,13 @@ static void plan_clear(struct slab_plan *plan)
 {
 	free(plan->ids);
 	free(plan->entries);
+	free(plan->members);
 	plan->ids = NULL;
 	plan->entries = NULL;
+	plan->members = NULL;
 	plan->nfiles = 0;
-	plan->n = plan->length = plan->start = plan->total = 0;
+	plan->n = plan->length = plan->start = plan->total = plan->subset = 0;
+	plan->subset_crc = 0;
 }
 
 /* The plan made or read in from replaces what to held. */
@@ -430,8 +463,12 @@ static void plan_take(struct slab_plan *to, struct slab_plan *from)
 	to->start = from->start;
 	to->n = from->n;
 	to->entries = from->entries;
+	to->subset = from->subset;
+	to->subset_crc = from->subset_crc;
+	to->members = from->members;
 	from->ids = NULL;
 	from->entries = NULL;
+	from->members = NULL;
 }
 
 int slab_plan_concat(struct slab_plan *out, const struct slab_plan *const *plans, size_t n)
@@ -459,6 +496,8 @@ int slab_plan_concat(struct slab_plan *out, const struct slab_plan *const *plans
 	got.nfiles = plans[0]->nfiles;
 	got.total = plans[0]->total;
 	got.length = got.n = total;
+	got.subset = plans[0]->subset;          /* its parameters: the subset's size and CRC */
+	got.subset_crc = plans[0]->subset_crc;
 	got.ids = malloc((got.nfiles ? got.nfiles : 1) * sizeof(*got.ids));
 	got.entries = malloc((total ? total : 1) * sizeof(*got.entries));
 	if (!got.ids || !got.entries) {
@@ -502,6 +541,12 @@ uint64_t slab_plan_count(const struct slab_plan *plan) { return plan->n; }
 uint64_t slab_plan_start(const struct slab_plan *plan) { return plan->start; }
 uint64_t slab_plan_length(const struct slab_plan *plan) { return plan->length; }
 uint64_t slab_plan_total(const struct slab_plan *plan) { return plan->total; }
+uint32_t slab_plan_subset_crc(const struct slab_plan *plan) { return plan->subset_crc; }
+
+uint64_t slab_plan_subset_count(const struct slab_plan *plan)
+{
+	return plan->p.flags & SLAB_PLAN_SUBSET ? plan->subset : plan->total;
+}
 uint32_t slab_plan_file_count(const struct slab_plan *plan) { return plan->nfiles; }
 
 const struct slab_file_id *slab_plan_file_ids(const struct slab_plan *plan)
@@ -511,8 +556,70 @@ const struct slab_file_id *slab_plan_file_ids(const struct slab_plan *plan)
 
 /* ---- making a plan ----------------------------------------------------------------------- */
 
-int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
-		   const struct slab_plan_params *in, uint64_t start)
+/*
+ * The subset's global indexes, checked (each below the d->all samples, each once), in
+ * increasing order into *members (n of them), and their CRC-32C as stored (u32 LE each). A
+ * bitmap of the dataset's samples finds repeats and sorts in one pass each.
+ */
+static int subset_members(const struct dataset *d, const uint64_t *subset, size_t n,
+			  uint32_t **members, uint32_t *crc, struct slab_err *e)
+{
+	uint64_t words = (d->all + 63) / 64, k = 0;
+	uint64_t *bits = calloc(words ? words : 1, sizeof(*bits));
+	uint32_t *m = NULL;
+	int ret = SLAB_ERR_NOMEM;
+
+	*crc = 0;
+	if (!bits)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t g = subset[i];
+		if (g >= d->all) {
+			ret = slab_fail(e, SLAB_ERR_RANGE, NULL,
+					"subset entry %zu: sample %llu is out of range (the dataset has %llu samples)",
+					i, (unsigned long long)g, (unsigned long long)d->all);
+			goto out;
+		}
+		if (bits[g / 64] >> (g % 64) & 1) {
+			size_t j = 0;
+			while (subset[j] != g)
+				j++;
+			ret = slab_fail(e, SLAB_ERR_INVAL, NULL, "subset entry %zu: sample %llu is already entry %zu",
+					i, (unsigned long long)g, j);
+			goto out;
+		}
+		bits[g / 64] |= 1ull << (g % 64);
+	}
+	/* n distinct samples below d->all <= 2^32 - 1 */
+	m = malloc((n ? n : 1) * sizeof(*m));
+	if (!m)
+		goto nomem;
+	for (uint64_t w = 0; w < words; w++)
+		for (uint64_t b = bits[w]; b; b &= b - 1)
+			m[k++] = (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(b));
+	for (size_t i = 0; i < n; i += 1024) {
+		unsigned char buf[4 * 1024];
+		size_t c = n - i < 1024 ? n - i : 1024;
+		for (size_t j = 0; j < c; j++)
+			slab_put32(buf + 4 * j, m[i + j]);
+		*crc = slab_crc32c(*crc, buf, 4 * c);
+	}
+	*members = m;
+	m = NULL;
+	ret = 0;
+	goto out;
+nomem:
+	ret = slab_fail(e, SLAB_ERR_NOMEM, NULL, "out of memory");
+out:
+	free(bits);
+	free(m);
+	return ret;
+}
+
+/* slab_plan_make(), or with is_subset slab_plan_make_subset(). */
+static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
+		      const struct slab_plan_params *in, int is_subset, const uint64_t *subset,
+		      size_t nsubset, uint64_t start)
 {
 	struct slab_err *e = &into->err;
 	struct slab_plan_params prm;
@@ -535,6 +642,16 @@ int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t n
 				(int)p->mode, p->rank, p->world, (unsigned long long)p->window);
 		goto out;
 	}
+	if (!is_subset && (p->flags & SLAB_PLAN_SUBSET)) {
+		ret = slab_fail(e, SLAB_ERR_INVAL, NULL,
+				"SLAB_PLAN_SUBSET needs the subset: make the plan with slab_plan_make_subset()");
+		goto out;
+	}
+	if (p->flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY | SLAB_PLAN_SUBSET)) {
+		ret = slab_fail(e, SLAB_ERR_INVAL, NULL, "unknown plan flags 0x%x",
+				p->flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY | SLAB_PLAN_SUBSET));
+		goto out;
+	}
 	plan->p = *p;
 	plan->nfiles = nfiles;
 	plan->ids = calloc(nfiles ? nfiles : 1, sizeof(*plan->ids));
@@ -543,9 +660,20 @@ int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t n
 	for (uint32_t f = 0; f < nfiles; f++)
 		slab_file_identity(files[f], &plan->ids[f]);
 	hash = dataset_hash(plan->ids, nfiles);
-	if ((ret = dataset_load(&d, files, nfiles, p->mode == SLAB_PLAN_QUASI, e)) < 0)
+	if ((ret = dataset_count(&d, files, nfiles, e)) < 0)
 		goto out;
-	plan->total = d.total;
+	plan->total = d.all;
+	if (is_subset) {
+		/* the samples planned are the subset's, in file order */
+		if ((ret = subset_members(&d, subset, nsubset, &plan->members, &plan->subset_crc, e)) < 0)
+			goto out;
+		plan->p.flags |= SLAB_PLAN_SUBSET;
+		plan->subset = nsubset;
+		d.sub = plan->members;
+		d.total = nsubset;
+	}
+	if (p->mode == SLAB_PLAN_QUASI && (ret = dataset_units(&d, files, e)) < 0)
+		goto out;
 
 	/* Rank r takes positions [r * per, r * per + per) of the global order, cyclically: pads
 	 * repeat the order's first samples. Contiguous, so whole pages but at the slice ends. */
@@ -566,14 +694,16 @@ int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t n
 
 	switch (p->mode) {
 	case SLAB_PLAN_SEQUENTIAL: {
-		uint64_t g = (from + start) % (d.total ? d.total : 1);
-		uint32_t f = d.total ? file_of(&d, g) : 0;
+		/* positions in order: their global indexes increase, but at the wrap */
+		uint64_t k = (from + start) % (d.total ? d.total : 1);
+		uint32_t f = d.total ? file_of(&d, global_at(&d, k)) : 0;
 		for (uint64_t i = 0; i < plan->n; i++) {
+			uint64_t g = global_at(&d, k);
 			while (g >= d.fstart[f + 1])
 				f++;
 			plan->entries[i] = (struct slab_plan_entry){ f, (uint32_t)(g - d.fstart[f]) };
-			if (++g == d.total) {
-				g = 0;
+			if (++k == d.total) {
+				k = 0;
 				f = 0;
 			}
 		}
@@ -587,7 +717,7 @@ int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t n
 		rng_init(&r, hash, p, 1);
 		permutation(&r, perm, d.total);
 		for (uint64_t i = 0, k = (from + start) % (d.total ? d.total : 1); i < plan->n; i++) {
-			uint64_t g = perm[k];
+			uint64_t g = global_at(&d, perm[k]);
 			uint32_t f = nfiles > 1 ? file_of(&d, g) : 0;
 			plan->entries[i] = (struct slab_plan_entry){ f, (uint32_t)(g - d.fstart[f]) };
 			if (++k == d.total)
@@ -610,6 +740,21 @@ out:
 	free(perm);
 	plan_clear(&made);
 	return ret;
+}
+
+int slab_plan_make(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
+		   const struct slab_plan_params *in, uint64_t start)
+{
+	return plan_build(into, files, nfiles, in, 0, NULL, 0, start);
+}
+
+int slab_plan_make_subset(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
+			  const struct slab_plan_params *in, const uint64_t *subset, size_t n,
+			  uint64_t start)
+{
+	if (n && !subset)
+		return slab_fail(&into->err, SLAB_ERR_INVAL, NULL, "no subset given");
+	return plan_build(into, files, nfiles, in, 1, subset, n, start);
 }
 
 /* ---- the plan file ----------------------------------------------------------------------- */
@@ -666,7 +811,8 @@ int slab_plan_write(struct slab_plan *plan, int fd)
 	}
 	memcpy(h, SLAB_PLAN_MAGIC, 8);
 	slab_put16(h + 8, SLAB_PLAN_VERSION);
-	slab_put16(h + 10, 0);
+	/* the minor version says what a reader needs: a plan without a subset is as 1.0 wrote it */
+	slab_put16(h + 10, plan->p.flags & SLAB_PLAN_SUBSET ? SLAB_PLAN_MINOR_SUBSET : 0);
 	slab_put32(h + 12, (uint32_t)hsize);
 	slab_put32(h + 16, (uint32_t)plan->p.mode);
 	slab_put32(h + 20, plan->p.flags);
@@ -681,6 +827,10 @@ int slab_plan_write(struct slab_plan *plan, int fd)
 	slab_put64(h + 80, plan->total);
 	slab_put32(h + 88, plan->nfiles);
 	slab_put32(h + 92, crc);
+	if (plan->p.flags & SLAB_PLAN_SUBSET) {
+		slab_put64(h + 104, plan->subset);
+		slab_put32(h + 112, plan->subset_crc);
+	}
 	for (uint32_t f = 0; f < plan->nfiles; f++)
 		id_bytes(&plan->ids[f], h + SLAB_PLAN_HEADER_FIXED + (size_t)f * SLAB_PLAN_ID_SIZE);
 	slab_put32(h + 96, slab_crc32c(0, h, (size_t)hsize));
@@ -779,7 +929,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	struct slab_err *err = &into->err;
 	struct slab_plan got, *plan = &got;
 	unsigned char *buf = NULL, *raw, probe;
-	uint64_t hsize, n, bytes, sum = 0, cap = 0, have, remaining = UINT64_MAX, ecap = 0;
+	uint64_t hsize, n, bytes, sum = 0, cap = 0, have, remaining = UINT64_MAX, ecap = 0, shared;
 	uint32_t crc, ecrc, mode, nfiles;
 	int fd = -1, ret = SLAB_ERR_NOMEM, regular = 0, r;
 	struct stat st;
@@ -846,6 +996,8 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	plan->n = n;
 	plan->length = slab_le64(buf + 72);
 	plan->total = slab_le64(buf + 80);
+	plan->subset = slab_le64(buf + 104);
+	plan->subset_crc = slab_le32(buf + 112);
 	plan->ids = calloc(nfiles ? nfiles : 1, sizeof(*plan->ids));
 	if (!plan->ids)
 		goto nomem;
@@ -858,11 +1010,15 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		sum += plan->ids[f].samples > UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : plan->ids[f].samples;
 	}
 	/* The declared sizes follow from each other, and no dataset has more than 2^32 - 1
-	 * samples (slab_plan_make() refuses it): so n is bounded before any entry is read. */
+	 * samples (slab_plan_make() refuses it): so n is bounded before any entry is read. The
+	 * ranks share the subset's S samples, at most N, or all N; without a subset its fields
+	 * are zero. */
+	shared = plan->p.flags & SLAB_PLAN_SUBSET ? plan->subset : plan->total;
 	if (mode > SLAB_PLAN_QUASI || plan->p.world < 1 || plan->p.rank >= plan->p.world ||
-	    (plan->p.flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY)) || plan->total != sum ||
-	    plan->total > UINT32_MAX ||
-	    plan->length != per_rank(plan->total, plan->p.world, plan->p.flags) ||
+	    (plan->p.flags & ~(SLAB_PLAN_PAD | SLAB_PLAN_MEMORY | SLAB_PLAN_SUBSET)) ||
+	    plan->total != sum || plan->total > UINT32_MAX || shared > plan->total ||
+	    (!(plan->p.flags & SLAB_PLAN_SUBSET) && (plan->subset || plan->subset_crc)) ||
+	    plan->length != per_rank(shared, plan->p.world, plan->p.flags) ||
 	    plan->start > plan->length || plan->length - plan->start != n) {
 		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "inconsistent plan header");
 		goto out;
@@ -964,8 +1120,8 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 	struct slab_plan_stats full, *st = &full;
 	uint64_t *page_base = calloc((size_t)nfiles + 1, sizeof(*page_base));
 	uint64_t *sample_base = calloc((size_t)nfiles + 1, sizeof(*sample_base));
-	uint64_t *first = NULL, *last = NULL, npages, total;
-	uint32_t *spage = NULL, *span = NULL, *gpage = NULL;
+	uint64_t *first = NULL, *last = NULL, npages, total, over;
+	uint32_t *spage = NULL, *span = NULL, *gpage = NULL, *place = NULL;
 	uint64_t n = plan->n, live = 0, live_bytes = 0, same = 0, prev = UINT64_MAX;
 	double disp = 0, at = 0, from = 0;
 	int ret = SLAB_ERR_NOMEM;
@@ -1018,9 +1174,20 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 	}
 	for (uint64_t q = 0; q < npages; q++)
 		first[q] = UINT64_MAX;
-	if (plan->length > 1 && plan->total > 1) {
+	/* A subset plan made here places a sample among its subset's, in file order. */
+	over = total;
+	if ((plan->p.flags & SLAB_PLAN_SUBSET) && plan->members) {
+		over = plan->subset;
+		place = calloc(total ? total : 1, sizeof(*place));
+		if (!place)
+			goto nomem;
+		for (uint64_t k = 0; k < plan->subset; k++)
+			if (plan->members[k] < total)
+				place[plan->members[k]] = (uint32_t)k;
+	}
+	if (plan->length > 1 && over > 1) {
 		at = 1.0 / (double)(plan->length - 1);
-		from = 1.0 / (double)(total - 1);
+		from = 1.0 / (double)(over - 1);
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		const struct slab_plan_entry *e = &plan->entries[i];
@@ -1047,7 +1214,7 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 			st->page_switches++;
 		prev = g;
 		/* position in the plan vs position of the sample in file order, both as fractions */
-		disp += fabs((double)(plan->start + i) * at - (double)gs * from);
+		disp += fabs((double)(plan->start + i) * at - (double)(place ? place[gs] : gs) * from);
 	}
 	/* A page is live from its first to its last use. */
 	for (uint64_t i = 0; i < n; i++) {
@@ -1083,5 +1250,6 @@ out:
 	free(span);
 	free(first);
 	free(last);
+	free(place);
 	return ret;
 }

@@ -11,6 +11,7 @@
 
 #define SLAB_PLAN_MAGIC        "SLABPLAN"
 #define SLAB_PLAN_VERSION      1
+#define SLAB_PLAN_MINOR_SUBSET 1        /* the minor version a subset plan is written with */
 #define SLAB_PLAN_HEADER_FIXED 128u
 #define SLAB_PLAN_ID_SIZE      32u
 #define SLAB_PLAN_ENTRY_SIZE   8u
@@ -28,6 +29,12 @@ struct slab_plan {
 	uint64_t start;         /* position of entries[0] in it */
 	uint64_t n;             /* entries held */
 	struct slab_plan_entry *entries;
+	/* With SLAB_PLAN_SUBSET in p.flags: the subset's size S and the CRC-32C of its global
+	 * indexes in increasing order, each u32 little-endian (slab-plan(5)); a plan made here
+	 * also holds them (members, S of them; NULL when read from a file or put together). */
+	uint64_t subset;
+	uint32_t subset_crc;
+	uint32_t *members;
 	struct slab_err err;
 };
 

@@ -365,11 +365,20 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		f->size = in->size;
 		f->crc = slab_crc32c(0, in->data, (size_t)in->size);
 		f->flags = (unsigned char)(SLAB_FIELD_PRESENT |
-				(in->flags & (SLAB_FIELD_JPEG | SLAB_FIELD_TRANSCODED)));
-		f->width = in->width;
-		f->height = in->height;
-		f->subsamp = (unsigned char)in->subsamp;
-		f->colorspace = (unsigned char)in->colorspace;
+				(in->flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_TRANSCODED)));
+		/* slab(5): the image bytes are zero without an image flag, and a size the u16s
+		 * cannot hold is recorded as 0 x 0, never cut to its low bits. */
+		f->width = f->height = 0;
+		f->subsamp = f->colorspace = 0;
+		if ((in->flags & SLAB_FIELD_IMAGE) && in->width <= UINT16_MAX &&
+		    in->height <= UINT16_MAX) {
+			f->width = in->width;
+			f->height = in->height;
+		}
+		if (in->flags & SLAB_FIELD_JPEG) {
+			f->subsamp = (unsigned char)in->subsamp;
+			f->colorspace = (unsigned char)in->colorspace;
+		}
 		f->order = (unsigned char)i;
 		if (in->size && put(w, in->data, (size_t)in->size) < 0)
 			return SLAB_ERR_IO;

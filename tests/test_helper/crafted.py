@@ -121,7 +121,8 @@ def cases(base):
     case("cut-7", 1, base[:7], "not a slab file (7 bytes)", "not a slab file (7 bytes)")
     case("cut-4100", 2, base[:4100], "truncated: 4100 bytes", "truncated: 4100 bytes")
     # 3
-    case("major-2", 3, new().header(8, "H", 2).fix(), "format version 2.0 is not supported",
+    # (major and minor at once: version 2.0, whatever minor the base file has)
+    case("major-2", 3, new().header(8, "I", 2).fix(), "format version 2.0 is not supported",
          "format version 2.0 is not supported")
     # 4: a reserved header byte changed, the CRC not recomputed
     case("header-crc", 4, new().header(40, "B", 1), "header checksum mismatch",

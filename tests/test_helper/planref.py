@@ -3,8 +3,11 @@
 alone, to show that the pages say enough to reproduce a plan in another language.
 
   planref.py plan [--mode M] [--seed S] [--epoch E] [--rank R] [--world-size W] [--pad]
-                  [--window PAGES | --memory BYTES] [--start K] FILE...
-      prints the plan as text, one "FILE_INDEX SAMPLE_INDEX" line per entry
+                  [--window PAGES | --memory BYTES] [--start K] [--subset LIST]
+                  [--binary] FILE...
+      prints the plan as text, one "FILE_INDEX SAMPLE_INDEX" line per entry; with --binary
+      writes the plan file of slab-plan(5) instead. LIST holds one global sample index or
+      key:KEY a line (shuffle-plan(1), --subset); it is not checked as shuffle-plan does
   planref.py batch FILE... < CONFIGS
       one line of plan options per line of standard input; for each, a line "== OPTIONS"
       then the plan (one process for many plans)
@@ -111,8 +114,12 @@ class Slab:
         tr = len(data) - 64
         table, _, self.file_size, self.count, self.table_crc = struct.unpack_from("<QQQQI", data, tr + 8)
         samples_off = struct.unpack_from("<Q", data, table + 48)[0]
-        self.samples = [struct.unpack_from("<QQ", data, table + samples_off + 32 * i)
-                        for i in range(self.count)]
+        keys_off = struct.unpack_from("<Q", data, table + 64)[0]
+        records = [struct.unpack_from("<QQQI", data, table + samples_off + 32 * i)
+                   for i in range(self.count)]
+        self.samples = [(off, size) for off, size, _, _ in records]
+        keys = table + keys_off
+        self.keys = [data[keys + ko:keys + ko + kl] for _, _, ko, kl in records]
 
     def identity(self):
         return struct.pack("<QQII8x", self.file_size, self.count, self.header_crc, self.table_crc)
@@ -127,7 +134,25 @@ def fnv1a64(data):
 
 # ---- the plan -------------------------------------------------------------------------------
 
+def read_subset(path, files):
+    """The global indexes a subset list names: a decimal index, or key:KEY looked up in the
+    files in order (the first holding it wins)."""
+    first, base = {}, 0
+    for f in files:
+        for i, k in enumerate(f.keys):
+            first.setdefault(k, base + i)
+        base += f.count
+    out = []
+    with open(path, "rb") as fh:
+        for line in fh.read().split(b"\n"):
+            if line:
+                out.append(first[line[4:]] if line.startswith(b"key:") else int(line))
+    return out
+
+
 def plan(a):
+    """The entries of the plan, and what its file's header records about the samples
+    planned: the subset's size and CRC (None without a subset)."""
     files = [Slab(p) for p in a.files]
     dataset = fnv1a64(b"".join(f.identity() for f in files))
     where = []                      # global index -> (file, sample)
@@ -142,14 +167,24 @@ def plan(a):
             units[-1][0].append(len(where))
             last = None if pages > 1 else page
             where.append((fi, si))
-    n = len(where)
+    # the samples planned, in file order: all of them, or the subset's; the units those
+    # that hold some of them, with those only
+    subset = None
+    members = list(range(len(where)))
+    if a.subset is not None:
+        members = sorted(read_subset(a.subset, files))
+        keep = set(members)
+        units = [(u, pages, ps) for u, pages, ps in
+                 (([g for g in gs if g in keep], pages, ps) for gs, pages, ps in units) if u]
+        subset = (len(members), crc32c(struct.pack("<%dI" % len(members), *members)))
+    n = len(members)
     mode = a.mode
     rng = Rng(dataset, a.seed, a.epoch, 1)
     unit_of = {}
     if mode == "sequential":
-        order = list(range(n))
+        order = members
     elif mode == "random":
-        order = rng.permutation(n)
+        order = [members[k] for k in rng.permutation(n)]
     else:
         order = []
         for u in rng.permutation(len(units)):
@@ -160,7 +195,26 @@ def plan(a):
     share = [order[(a.rank * per + i) % n] for i in range(per)]
     if mode == "quasi":
         share = interleave(a, share, unit_of, units, Rng(dataset, a.seed, a.epoch, 2 + a.rank))
-    return [where[g] for g in share[a.start:]]
+    return [where[g] for g in share[a.start:]], (files, len(where), per, subset)
+
+
+def encode(a, entries, info):
+    """The plan file (slab-plan(5)) of these entries."""
+    files, total, length, subset = info
+    hsize = (128 + 32 * len(files) + 4095) // 4096 * 4096
+    body = b"".join(struct.pack("<II", f, i) for f, i in entries)
+    flags = (1 if a.pad else 0) | (2 if a.memory else 0) | (4 if subset else 0)
+    head = bytearray(hsize)
+    struct.pack_into("<8sHHIIIQQIIQQQQQII", head, 0, b"SLABPLAN", 1, 1 if subset else 0, hsize,
+                     ["sequential", "random", "quasi"].index(a.mode), flags, a.seed, a.epoch,
+                     a.rank, a.world_size, a.memory if a.memory else a.window, a.start,
+                     len(entries), length, total, len(files), crc32c(body))
+    if subset:
+        struct.pack_into("<QI", head, 104, *subset)
+    for i, f in enumerate(files):
+        head[128 + 32 * i:160 + 32 * i] = f.identity()
+    struct.pack_into("<I", head, 96, crc32c(head))
+    return bytes(head) + body
 
 
 def interleave(a, share, unit_of, units, rng):
@@ -207,6 +261,7 @@ def decode(path):
         sys.exit("not a plan")
     (version, minor, hsize, mode, flags, seed, epoch, rank, world, window, start, n, length,
      total, nfiles, entries_crc, header_crc) = struct.unpack_from("<HHIIIQQIIQQQQQIII", data, 8)
+    subset, subset_crc = struct.unpack_from("<QI", data, 104)
     header = bytearray(data[:hsize])
     header[96:100] = b"\0\0\0\0"
     if crc32c(header) != header_crc:
@@ -214,11 +269,13 @@ def decode(path):
     if crc32c(data[hsize:]) != entries_crc or len(data) != hsize + 8 * n:
         sys.exit("entries CRC or size mismatch")
     ids = [struct.unpack_from("<QQII", data, 128 + 32 * i) for i in range(nfiles)]
-    out = ["version: %d" % version, "header_size: %d" % hsize,
+    out = ["version: %d" % version, "minor_version: %d" % minor, "header_size: %d" % hsize,
            "mode: %s" % ["sequential", "random", "quasi"][mode], "flags: %d" % flags,
            "seed: %d" % seed, "epoch: %d" % epoch, "rank: %d" % rank, "world_size: %d" % world,
            "window: %d" % window, "start: %d" % start, "entries: %d" % n, "length: %d" % length,
            "samples: %d" % total, "files: %d" % nfiles]
+    if flags & 4:
+        out += ["subset: %d" % subset, "subset_crc: %08x" % subset_crc]
     for i, (size, count, hcrc, tcrc) in enumerate(ids):
         out.append("file %d: size %d, samples %d, header crc %08x, table crc %08x"
                    % (i, size, count, hcrc, tcrc))
@@ -239,6 +296,8 @@ def parser():
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--memory", type=int, default=0)
     p.add_argument("--start", type=int, default=0)
+    p.add_argument("--subset")
+    p.add_argument("--binary", action="store_true")
     p.add_argument("files", nargs="+")
     return p
 
@@ -248,13 +307,17 @@ def main():
         decode(sys.argv[2])
     elif len(sys.argv) > 2 and sys.argv[1] == "plan":
         a = parser().parse_args(sys.argv[2:])
-        sys.stdout.write("".join("%d %d\n" % e for e in plan(a)))
+        entries, info = plan(a)
+        if a.binary:
+            sys.stdout.buffer.write(encode(a, entries, info))
+        else:
+            sys.stdout.write("".join("%d %d\n" % e for e in entries))
     elif len(sys.argv) > 2 and sys.argv[1] == "batch":
         for line in sys.stdin:
             if line.strip():
                 a = parser().parse_args(line.split() + sys.argv[2:])
                 sys.stdout.write("== %s\n" % line.strip())
-                sys.stdout.write("".join("%d %d\n" % e for e in plan(a)))
+                sys.stdout.write("".join("%d %d\n" % e for e in plan(a)[0]))
     else:
         sys.exit(__doc__)
 

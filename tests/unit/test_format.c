@@ -251,6 +251,54 @@ static void test_writer_errors(void)
 	close(fd);
 }
 
+/* The image part of field records (slab(5), Field records): an image flag keeps width and
+ * height, a side over 65535 makes both 0, no image flag zeroes them, subsampling and colour
+ * space only with JPEG; version 1.1 in the header. */
+static void test_image_fields(void)
+{
+	int fd = memfd_create("slab", 0);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = 4096 };
+	struct slab_writer_field f[4] = {
+		{ .name = "a", .data = "1", .size = 1, .flags = SLAB_FIELD_JPEG, .width = 640,
+		  .height = 480, .subsamp = SLAB_SAMP_420, .colorspace = SLAB_CS_YCBCR },
+		{ .name = "b", .data = "2", .size = 1, .flags = SLAB_FIELD_PNG | SLAB_FIELD_TRANSCODED,
+		  .width = 65535, .height = 3, .subsamp = 7, .colorspace = 7 },
+		{ .name = "c", .data = "3", .size = 1, .flags = SLAB_FIELD_PNG, .width = 70000,
+		  .height = 2 },
+		{ .name = "d", .data = "4", .size = 1, .width = 9, .height = 9, .subsamp = 1 },
+	};
+	struct slab *s = slab_new();
+	struct slab_field fl;
+	unsigned char *buf;
+	off_t size;
+
+	CHECK(fd >= 0 && w && s);
+	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
+	CHECK(slab_writer_add(w, "k", 1, f, 4) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	size = lseek(fd, 0, SEEK_END);
+	buf = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(buf != MAP_FAILED);
+	CHECK(slab_open_mem(s, buf, (size_t)size, "mem") == 0);
+	CHECK(slab_format_major(s) == 1 && slab_format_minor(s) == 1);
+	CHECK(slab_get(s, 0, 0, &fl) == 1);
+	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_JPEG) && fl.width == 640 &&
+	      fl.height == 480 && fl.subsamp == SLAB_SAMP_420 && fl.colorspace == SLAB_CS_YCBCR);
+	CHECK(slab_get(s, 0, 1, &fl) == 1);
+	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_PNG | SLAB_FIELD_TRANSCODED) &&
+	      fl.width == 65535 && fl.height == 3 && fl.subsamp == 0 && fl.colorspace == 0);
+	CHECK(slab_get(s, 0, 2, &fl) == 1);
+	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_PNG) && fl.width == 0 && fl.height == 0);
+	CHECK(slab_get(s, 0, 3, &fl) == 1);
+	CHECK(fl.flags == SLAB_FIELD_PRESENT && fl.width == 0 && fl.height == 0 && fl.subsamp == 0);
+	CHECK(slab_verify(s, NULL, NULL) == 0);
+	slab_close(s);
+	munmap(buf, (size_t)size);
+	slab_writer_free(w);
+	close(fd);
+}
+
 static void test_reader_rejects(void)
 {
 	static const struct sample_spec sp[] = { { "a", "txt", 10, NULL, 0 } };
@@ -265,6 +313,7 @@ static void test_reader_rejects(void)
 	/* Another major version is refused even with a valid checksum. */
 	s = slab_new();
 	slab_put16(buf + 8, 2);
+	slab_put16(buf + 10, 0);
 	memset(buf + 36, 0, 4);
 	slab_put32(buf + 36, slab_crc32c(0, buf, SLAB_HEADER_SIZE));
 	CHECK(slab_open_mem(s, buf, size, "x") == SLAB_ERR_FORMAT);
@@ -284,6 +333,7 @@ int main(void)
 	test_split();
 	test_roundtrip_and_pages();
 	test_writer_errors();
+	test_image_fields();
 	test_reader_rejects();
 	return UNIT_DONE();
 }

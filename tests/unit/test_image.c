@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <spng.h>
 #include <turbojpeg.h>
+#include <webp/encode.h>
 
 #include "jpegbomb.h"
 #include "slab.h"
@@ -664,6 +666,307 @@ static void test_corpus(struct slab_image_decoder *d)
 	free(b.p);
 }
 
+/* center_ratio: the centre crop scaled on each side, rounded half up, centred at the floor of
+ * half the margin; 0 (a zeroed spec) and 1 keep the whole short side. Boxes exact, and
+ * against torchvision's Resize(256) + CenterCrop(224) mapped back to the source: within 0.75
+ * source pixel on the short side, and that plus one resized pixel on the long side. */
+static void test_center_ratio(void)
+{
+	struct slab_image_spec s, z;
+	struct slab_image_params p, q;
+	const double r = 224.0 / 256.0;
+
+	slab_image_spec_init(&s, 224, 224);
+	CHECK(s.center_ratio == 1.0);
+	z = s;
+	z.center_ratio = 0;
+	CHECK(slab_image_params(&s, 641, 479, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_params(&z, 641, 479, 0, 0, 0, &q) == 0);
+	CHECK(memcmp(&p, &q, sizeof(p)) == 0 && p.w == 479 && p.h == 479 && p.x == 81);
+	s.center_ratio = r;
+	CHECK(slab_image_params(&s, 500, 375, 0, 0, 0, &p) == 0);       /* 328.125 */
+	CHECK(p.w == 328 && p.h == 328 && p.x == 86 && p.y == 23);
+	CHECK(slab_image_params(&s, 640, 480, 0, 0, 0, &p) == 0);       /* 420 */
+	CHECK(p.w == 420 && p.h == 420 && p.x == 110 && p.y == 30);
+	CHECK(slab_image_params(&s, 256, 256, 0, 0, 0, &p) == 0);       /* torchvision's own */
+	CHECK(p.w == 224 && p.h == 224 && p.x == 16 && p.y == 16);
+	CHECK(slab_image_params(&s, 333, 500, 0, 0, 0, &p) == 0);       /* 291.375 */
+	CHECK(p.w == 291 && p.h == 291 && p.x == 21 && p.y == 104);
+	CHECK(slab_image_params(&s, 1, 1, 0, 0, 0, &p) == 0);
+	CHECK(p.w == 1 && p.h == 1 && p.x == 0 && p.y == 0);
+	/* Half up: 4 x 0.625 = 2.5 gives 3. */
+	slab_image_spec_init(&s, 8, 8);
+	s.center_ratio = 0.625;
+	CHECK(slab_image_params(&s, 100, 4, 0, 0, 0, &p) == 0);
+	CHECK(p.w == 3 && p.h == 3 && p.x == 48 && p.y == 0);
+	s.center_ratio = 1e-9;
+	CHECK(slab_image_params(&s, 100, 40, 0, 0, 0, &p) == 0);
+	CHECK(p.w == 1 && p.h == 1 && p.x == 49 && p.y == 19);
+	/* Not square: the limiting side scaled, the other from the output's aspect. 100x50 of
+	 * 500x300: the width limits, 250, then 125; 2:3 of 100x100: the height, 50, then 33. */
+	slab_image_spec_init(&s, 100, 50);
+	s.center_ratio = 0.5;
+	CHECK(slab_image_params(&s, 500, 300, 0, 0, 0, &p) == 0);
+	CHECK(p.w == 250 && p.h == 125 && p.x == 125 && p.y == 87);
+	slab_image_spec_init(&s, 2, 3);
+	s.center_ratio = 0.5;
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == 0);
+	CHECK(p.w == 33 && p.h == 50 && p.x == 33 && p.y == 25);
+	/* Out of range: refused with a centre crop, ignored by the others. */
+	s.center_ratio = 1.5;
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	s.center_ratio = -0.5;
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	s.center_ratio = NAN;
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	CHECK(slab_image_params(&s, 100, 100, 0, 0, 0, &p) == 0);
+	/* Every size up to 1200 x 1200 in steps: the exact box, and torchvision's. */
+	slab_image_spec_init(&s, 224, 224);
+	s.center_ratio = r;
+	for (uint32_t W = 1; W < 1200; W += 7) {
+		for (uint32_t H = 1; H < 1200; H += 5) {
+			uint32_t m = W < H ? W : H, side = (uint32_t)floor(m * r + 0.5);
+			/* torchvision: the short side to 256, the long one int(256 * long / short);
+			 * CenterCrop's offsets int(round((size - 224) / 2.0)), half to even. */
+			double nw = W <= H ? 256 : floor(256.0 * W / H);
+			double nh = W <= H ? floor(256.0 * H / W) : 256;
+			double sx = W / nw, sy = H / nh;
+			double x0 = nearbyint((nw - 224) / 2) * sx, y0 = nearbyint((nh - 224) / 2) * sy;
+			double slack_x = W <= H ? 0 : sx, slack_y = W <= H ? sy : 0;
+
+			if (side < 1)
+				side = 1;
+			CHECK(slab_image_params(&s, W, H, 0, 0, 0, &p) == 0);
+			CHECK(p.w == side && p.h == side && p.x == (W - side) / 2 && p.y == (H - side) / 2);
+			CHECK(fabs(p.w - 224 * sx) <= 0.5 + slack_x && fabs(p.h - 224 * sy) <= 0.5 + slack_y);
+			CHECK(fabs(p.x - x0) <= 0.75 + slack_x && fabs(p.y - y0) <= 0.75 + slack_y);
+		}
+	}
+}
+
+/* PNG (image_png.c): every colour type and bit depth, Adam7, made in memory with libspng's
+ * encoder; at full size exactly the samples (1, 2, 4-bit grey widened by repeating the bits,
+ * 16-bit rounded as (v * 255 + 32767) / 65535, palette entries, alpha dropped); any crop's
+ * rows-only path byte for byte the --exact path's, with the stats saying what was decoded
+ * (whole rows up to the crop's last; Adam7 whole); a cut PNG corrupt, the decoder usable
+ * after it. */
+static uint16_t png_sample(int depth, uint32_t x, uint32_t y, int k)
+{
+	uint32_t v = x * 37 + y * 101 + (uint32_t)k * 53 + x * y;
+
+	return (uint16_t)(depth == 16 ? v * 2459u % 65536 : v % (1u << depth));
+}
+
+/* A w x h PNG of png_sample()'s samples (palette: index png_sample(depth, x, y, 0) into a
+ * palette of 2^depth entries), in *b; its RGB, as the pipeline must give it, in rgb. */
+static void png_make(struct blob *b, unsigned char *rgb, uint32_t w, uint32_t h, int ctype,
+		     int depth, int interlace)
+{
+	static const int channels[7] = { 1, 0, 3, 1, 2, 0, 4 };
+	int ch = channels[ctype], err = 0;
+	size_t stride = ((size_t)w * ch * depth + 7) / 8;
+	unsigned char *raw = calloc(stride, h);
+	struct spng_ihdr ih = { .width = w, .height = h, .bit_depth = (uint8_t)depth,
+				.color_type = (uint8_t)ctype, .interlace_method = (uint8_t)interlace };
+	struct spng_plte pl = { .n_entries = ctype == 3 ? 1u << depth : 0 };
+	spng_ctx *c = spng_ctx_new(SPNG_CTX_ENCODER);
+
+	CHECK(raw && c);
+	for (uint32_t i = 0; i < pl.n_entries; i++) {
+		pl.entries[i].red = (uint8_t)(i * 73);
+		pl.entries[i].green = (uint8_t)(i * 91 + 5);
+		pl.entries[i].blue = (uint8_t)(255 - i);
+	}
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			unsigned char *o = rgb + ((size_t)y * w + x) * 3;
+
+			for (int k = 0; k < ch; k++) {
+				uint16_t v = png_sample(depth, x, y, k);
+				size_t bit = ((size_t)x * ch + k) * depth;
+				unsigned char *r = raw + (size_t)y * stride;
+
+				if (depth == 16)
+					memcpy(r + bit / 8, &v, 2);     /* SPNG_FMT_PNG: host order */
+				else
+					r[bit / 8] |= (unsigned char)(v << (8 - depth - bit % 8));
+				if (ctype == 3) {
+					o[0] = pl.entries[v].red;
+					o[1] = pl.entries[v].green;
+					o[2] = pl.entries[v].blue;
+				} else if (k < 3 && (ctype == 2 || ctype == 6 || k == 0)) {
+					unsigned v8 = depth == 16 ? ((uint32_t)v * 255 + 32767) / 65535 :
+						      v * 255u / ((1u << depth) - 1);
+
+					memset(o + k, (int)v8, ctype == 2 || ctype == 6 ? 1 : 3);
+				}
+			}
+		}
+	}
+	CHECK(spng_set_option(c, SPNG_ENCODE_TO_BUFFER, 1) == 0);
+	CHECK(spng_set_ihdr(c, &ih) == 0);
+	if (ctype == 3)
+		CHECK(spng_set_plte(c, &pl) == 0);
+	CHECK(spng_encode_image(c, raw, stride * h, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE) == 0);
+	b->p = spng_get_png_buffer(c, &b->len, &err);
+	CHECK(b->p && err == 0);
+	spng_ctx_free(c);
+	free(raw);
+}
+
+static void test_png(struct slab_image_decoder *d)
+{
+	static const int kinds[][2] = { { 0, 1 }, { 0, 2 }, { 0, 4 }, { 0, 8 }, { 0, 16 },
+					{ 2, 8 }, { 2, 16 }, { 3, 1 }, { 3, 2 }, { 3, 4 },
+					{ 3, 8 }, { 4, 8 }, { 4, 16 }, { 6, 8 }, { 6, 16 } };
+	const uint32_t w = 45, h = 37;
+	unsigned char *want = malloc((size_t)w * h * 3), *got = malloc((size_t)w * h * 3);
+	unsigned char fast[24 * 16 * 3], exact[24 * 16 * 3];
+	struct slab_image_spec s, x;
+	struct slab_image_params p;
+	struct slab_image_stats st;
+	uint32_t gw, gh;
+
+	CHECK(want && got);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (int il = 0; il < 2; il++) {
+			struct blob b;
+
+			png_make(&b, want, w, h, kinds[k][0], kinds[k][1], il);
+			CHECK(slab_image_size(d, b.p, b.len, &gw, &gh) == 0 && gw == w && gh == h);
+			slab_image_spec_init(&s, w, h);
+			s.crop = SLAB_IMAGE_CROP_NONE;
+			CHECK(slab_image_params(&s, w, h, 0, 0, 0, &p) == 0);
+			CHECK(slab_image_decode(d, b.p, b.len, &s, &p, got, &st) == 0);
+			CHECK(memcmp(got, want, (size_t)w * h * 3) == 0);
+			CHECK(st.scale_denom == 1 && !st.region && st.decoded_w == w && st.decoded_h == h);
+			slab_image_spec_init(&s, 24, 16);
+			s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+			s.flip = 1;
+			x = s;
+			x.exact = 1;
+			for (uint64_t i = 0; i < 12; i++) {
+				CHECK(slab_image_params(&s, w, h, 7, 1, i, &p) == 0);
+				CHECK(slab_image_decode(d, b.p, b.len, &s, &p, fast, &st) == 0);
+				CHECK(slab_image_decode(d, b.p, b.len, &x, &p, exact, NULL) == 0);
+				CHECK(memcmp(fast, exact, sizeof(fast)) == 0);
+				CHECK(st.scale_denom == 1 && st.decoded_w == w);
+				CHECK(st.decoded_h == (il ? h : p.y + p.h));
+				CHECK(st.region == (!il && p.y + p.h < h));
+			}
+			/* Cut short: corrupt, and the decoder decodes the whole one again. */
+			CHECK(slab_image_decode(d, b.p, b.len - 20, &x, &p, exact, NULL) ==
+			      SLAB_ERR_CORRUPT);
+			CHECK(strncmp(slab_image_error(d), "corrupt PNG: ", 13) == 0);
+			CHECK(slab_image_decode(d, b.p, b.len, &s, &p, exact, NULL) == 0);
+			CHECK(memcmp(fast, exact, sizeof(fast)) == 0);
+			free(b.p);
+		}
+	}
+	free(want);
+	free(got);
+}
+
+/* WebP (image_webp.c), made in memory with libwebp's encoder: the decoded region and scale the
+ * stats report (a crop from an even column and row, lossy one pixel wider on each side;
+ * scaled to the smallest size that keeps the crop at least the output), the scaled path
+ * within 2.5 of the exact one, a crop outside the image, bare VP8X headers (animated: an
+ * error; over the pixel limit: refused by size()), a cut file; the decoder usable after. */
+static void webp_le(unsigned char *b, uint32_t v, int n)
+{
+	for (int k = 0; k < n; k++)
+		b[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* A bare VP8X header (30 bytes): a w x h canvas with flags (0x02: an animation). */
+static void webp_vp8x(unsigned char b[30], uint32_t w, uint32_t h, unsigned flags)
+{
+	memcpy(b, "RIFF", 4);
+	webp_le(b + 4, 22, 4);
+	memcpy(b + 8, "WEBPVP8X", 8);
+	webp_le(b + 16, 10, 4);
+	webp_le(b + 20, flags, 4);
+	webp_le(b + 24, w - 1, 3);
+	webp_le(b + 27, h - 1, 3);
+}
+
+static void test_webp(struct slab_image_decoder *d)
+{
+	unsigned char *px = make_pixels(256, 192, TJPF_RGB), b[30];
+	unsigned char out[64 * 48 * 3], ref[64 * 48 * 3];
+	uint8_t *lossy = NULL, *lossless = NULL;
+	size_t nlossy = WebPEncodeRGB(px, 256, 192, 256 * 3, 90, &lossy);
+	size_t nll = WebPEncodeLosslessRGB(px, 256, 192, 256 * 3, &lossless);
+	struct slab_image_spec s;
+	struct slab_image_params p;
+	struct slab_image_stats st;
+	uint32_t w = 0, h = 0;
+
+	CHECK(nlossy > 0 && nll > 0);
+	CHECK(slab_image_size(d, lossy, nlossy, &w, &h) == 0 && w == 256 && h == 192);
+	CHECK(slab_image_size(d, lossless, nll, &w, &h) == 0 && w == 256 && h == 192);
+
+	/* The whole image to a quarter: libwebp scales by exactly 4. */
+	slab_image_spec_init(&s, 64, 48);
+	s.crop = SLAB_IMAGE_CROP_NONE;
+	CHECK(slab_image_params(&s, 256, 192, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, out, &st) == 0);
+	CHECK(st.scale_denom == 4 && !st.region && st.decoded_w == 64 && st.decoded_h == 48);
+	s.exact = 1;
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, ref, &st) == 0);
+	CHECK(st.scale_denom == 1 && !st.region && st.decoded_w == 256 && st.decoded_h == 192);
+	CHECK(mae(out, ref, 64 * 48) <= 2.5);
+	s.exact = 0;
+
+	/* 128x96 at (11, 9) to 32x24. Lossy: columns 10 .. 139, rows 8 .. 105, scaled to
+	 * ceil(32 * 130 / 128) x ceil(24 * 98 / 96) = 33x25. Lossless from (10, 8) to the crop's
+	 * end: 129x97, 33x25 too; at (12, 8) exactly the crop, scaled by 4. */
+	slab_image_spec_init(&s, 32, 24);
+	p = (struct slab_image_params){ .x = 11, .y = 9, .w = 128, .h = 96 };
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, out, &st) == 0);
+	CHECK(st.scale_denom == 1 && st.region && st.decoded_w == 33 && st.decoded_h == 25);
+	s.exact = 1;
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, ref, NULL) == 0);
+	CHECK(mae(out, ref, 32 * 24) <= 2.5);
+	s.exact = 0;
+	CHECK(slab_image_decode(d, lossless, nll, &s, &p, out, &st) == 0);
+	CHECK(st.scale_denom == 1 && st.region && st.decoded_w == 33 && st.decoded_h == 25);
+	p.x = 12;
+	p.y = 8;
+	CHECK(slab_image_decode(d, lossless, nll, &s, &p, out, &st) == 0);
+	CHECK(st.scale_denom == 4 && st.region && st.decoded_w == 32 && st.decoded_h == 24);
+
+	/* A crop outside the image. */
+	p = (struct slab_image_params){ .x = 200, .y = 0, .w = 100, .h = 100 };
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, out, NULL) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_image_error(d), "crop 100x100+200+0 outside a 256x192 image");
+
+	/* Bare VP8X headers: an animation's canvas is its size, but it is not decoded; a canvas
+	 * over the pixel limit is refused; without a frame there is nothing to decode. */
+	webp_vp8x(b, 40, 30, 0x02);
+	CHECK(slab_image_size(d, b, sizeof(b), &w, &h) == 0 && w == 40 && h == 30);
+	p = (struct slab_image_params){ .x = 0, .y = 0, .w = 40, .h = 30 };
+	CHECK(slab_image_decode(d, b, sizeof(b), &s, &p, out, NULL) == SLAB_ERR_CORRUPT);
+	CHECK_STR(slab_image_error(d), "animated WebP: not supported");
+	webp_vp8x(b, 40, 30, 0);
+	CHECK(slab_image_decode(d, b, sizeof(b), &s, &p, out, NULL) == SLAB_ERR_CORRUPT);
+	CHECK_STR(slab_image_error(d), "corrupt WebP: not enough data");
+	webp_vp8x(b, 16383, 16383, 0);
+	CHECK(slab_image_size(d, b, sizeof(b), &w, &h) == SLAB_ERR_LIMIT);
+	CHECK_STR(slab_image_error(d), "WebP of 16383x16383 pixels (268402689): over the limit of "
+		  "178956970 pixels");
+
+	/* Cut short, then whole again. */
+	p = (struct slab_image_params){ .x = 0, .y = 0, .w = 256, .h = 192 };
+	CHECK(slab_image_decode(d, lossy, nlossy / 2, &s, &p, out, NULL) == SLAB_ERR_CORRUPT);
+	CHECK_STR(slab_image_error(d), "corrupt WebP: not enough data");
+	CHECK(slab_image_decode(d, lossy, nlossy, &s, &p, out, NULL) == 0);
+	WebPFree(lossy);
+	WebPFree(lossless);
+	free(px);
+}
+
 int main(void)
 {
 	struct slab_image_decoder *d = slab_image_decoder_new();
@@ -682,6 +985,9 @@ int main(void)
 	test_flip_chw(d);
 	test_corrupt(d);
 	test_corpus(d);
+	test_png(d);
+	test_webp(d);
+	test_center_ratio();
 	printf("MAE with corpus: scaled <= %.3f (hard edges %.3f), region-only <= %.3f, "
 	       "reference <= %.3f\n", worst_scaled, worst_hard, worst_region, worst_ref);
 	slab_image_decoder_free(d);

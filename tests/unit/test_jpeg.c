@@ -9,6 +9,7 @@
 #include <turbojpeg.h>
 
 #include "format.h"
+#include "imgpack.h"
 #include "jpeg.h"
 #include "jpegbomb.h"
 #include "slab.h"
@@ -441,21 +442,41 @@ static void test_fit(struct slab_jpeg *j)
 	free(b.p);
 }
 
+/* pack's image extensions (imgpack.c), which decide only whether --image-check refuses a field
+ * whose bytes are no image: the format itself comes from the bytes. */
 static void test_field_names(void)
 {
-	CHECK(slab_jpeg_is_jpeg_field("jpg"));
-	CHECK(slab_jpeg_is_jpeg_field("jpeg"));
-	CHECK(slab_jpeg_is_jpeg_field("JPG"));
-	CHECK(slab_jpeg_is_jpeg_field("JpEg"));
-	CHECK(!slab_jpeg_is_jpeg_field("jpe"));
-	CHECK(!slab_jpeg_is_jpeg_field("jp"));
-	CHECK(!slab_jpeg_is_jpeg_field("jpgs"));
-	CHECK(!slab_jpeg_is_jpeg_field("xjpg"));
-	CHECK(!slab_jpeg_is_jpeg_field("jpg.gz"));
-	CHECK(!slab_jpeg_is_jpeg_field("left.jpg"));
-	CHECK(!slab_jpeg_is_jpeg_field("png"));
-	CHECK(!slab_jpeg_is_jpeg_field(""));
-	CHECK(!slab_jpeg_is_jpeg_field(NULL));
+	CHECK(slab_imgpack_image_name("jpg"));
+	CHECK(slab_imgpack_image_name("jpeg"));
+	CHECK(slab_imgpack_image_name("JPG"));
+	CHECK(slab_imgpack_image_name("JpEg"));
+	CHECK(slab_imgpack_image_name("png"));
+	CHECK(slab_imgpack_image_name("WebP"));
+	CHECK(slab_imgpack_image_name("seg.png"));
+	CHECK(slab_imgpack_image_name("left.jpg"));
+	CHECK(!slab_imgpack_image_name("jpe"));
+	CHECK(!slab_imgpack_image_name("jp"));
+	CHECK(!slab_imgpack_image_name("jpgs"));
+	CHECK(!slab_imgpack_image_name("xjpg"));
+	CHECK(!slab_imgpack_image_name("jpg.gz"));
+	CHECK(!slab_imgpack_image_name("png."));
+	CHECK(!slab_imgpack_image_name(""));
+	CHECK(!slab_imgpack_image_name(NULL));
+}
+
+/* The fitted size every format shares (slab_fit_size()): round half up, at least 1. */
+static void test_fit_size(void)
+{
+	uint32_t tw, th;
+
+	slab_fit_size(1000, 500, 100, &tw, &th);
+	CHECK(tw == 100 && th == 50);
+	slab_fit_size(3, 1000, 100, &tw, &th);
+	CHECK(tw == 1 && th == 100);            /* 0.3 rounds to 0: at least 1 */
+	slab_fit_size(300, 201, 200, &tw, &th);
+	CHECK(tw == 200 && th == 134);          /* 134.0 */
+	slab_fit_size(2000000000u, 3, 65535, &tw, &th);
+	CHECK(tw == 65535 && th == 1);
 }
 
 static struct blob read_corpus(const char *dir, const char *name)
@@ -543,6 +564,7 @@ int main(void)
 	test_unknown_subsampling(j);
 	test_fit(j);
 	test_field_names();
+	test_fit_size();
 	if (corpus && *corpus)
 		test_corpus(j, corpus);
 	slab_jpeg_free(j);

@@ -2,7 +2,7 @@
  * the bytes slab_get() gives, for several thread counts, batch sizes and rings; held batches,
  * a full ring, close mid-epoch, fields wanted and missing, a corrupt sample under both
  * policies, the transform hook, the same batches with 1 and 8 threads, and with a page cache
- * budget over the next epochs' plans. */
+ * budget over the next epochs' plans; labels parsed from a field, good and bad. */
 #include "slab.h"
 #include "crc32c.h"
 #include "unit.h"
@@ -951,6 +951,242 @@ static void test_hardening(void)
 #endif
 }
 
+/* Labels (label_field): l.slab's "cls" texts, good and bad, in a sequential plan. Good ones
+ * parse to what they say, in a page-aligned array per batch, with 1 and 4 threads alike; bad
+ * ones are bad samples whose message names the key, the field and the text; the field must be
+ * one of the wanted ones; options of the version before label_field still open. */
+static const struct {
+	const char *text;       /* NULL: the sample has no cls */
+	size_t len;
+	int64_t want;
+	const char *why;        /* NULL: a good label */
+} labels[] = {
+	{ "0", 1, 0, NULL },
+	{ "42\n", 3, 42, NULL },
+	{ " -7 ", 4, -7, NULL },
+	{ "+3", 2, 3, NULL },
+	{ "9223372036854775807", 19, INT64_MAX, NULL },
+	{ "-9223372036854775808", 20, INT64_MIN, NULL },
+	{ "abc", 3, 0, "field 'cls': not an integer: 'abc'" },
+	{ "", 0, 0, "field 'cls': not an integer: ''" },
+	{ "9223372036854775808", 19, 0,
+	  "field 'cls': integer out of the int64 range: '9223372036854775808'" },
+	{ "1 2", 3, 0, "field 'cls': not an integer: '1 2'" },
+	{ NULL, 0, 0, "no label field 'cls'" },
+	{ "\t\r\n 15 \n\v\f", 10, 15, NULL },
+	{ "-", 1, 0, "field 'cls': not an integer: '-'" },
+	{ "0x10", 4, 0, "field 'cls': not an integer: '0x10'" },
+	{ "12\0", 3, 0, "field 'cls': not an integer: '12\\x00'" },
+	{ "-9223372036854775809\n", 21, 0,
+	  "field 'cls': integer out of the int64 range: '-9223372036854775809\\n'" },
+	{ "0000000000000000000000000000000000000007", 40, 7, NULL },
+	{ "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 40, 0,
+	  "field 'cls': not an integer: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'" },
+	{ "99999999999999999999999x", 24, 0,
+	  "field 'cls': not an integer: '99999999999999999999999x'" },
+	{ "'\\'", 3, 0, "field 'cls': not an integer: '\\'\\\\\\''" },
+};
+#define NLABELS (sizeof(labels) / sizeof(labels[0]))
+
+static void make_labels(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = 4096 };
+
+	CHECK(fd >= 0 && w);
+	CHECK(slab_writer_open(w, fd, path, &o) == 0);
+	for (unsigned i = 0; i < NLABELS; i++) {
+		char key[16];
+		struct slab_writer_field f[2] = {
+			{ .name = "txt", .data = "t", .size = 1 },
+			{ .name = "cls", .data = labels[i].text, .size = labels[i].len },
+		};
+
+		snprintf(key, sizeof(key), "l%u", i);
+		CHECK(slab_writer_add(w, key, strlen(key), f, labels[i].text ? 2 : 1) == 0);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	CHECK(close(fd) == 0);
+}
+
+/* Every batch with skip: the good labels in order, the bad counted, the first one's error. */
+static void labels_run(struct slab_dataset *d, struct slab_plan *plan, unsigned threads,
+		       const char *const *fields, size_t nfields)
+{
+	struct slab_loader_options o = { .size = sizeof(o), .batch = 3, .threads = threads,
+					 .fields = fields, .nfields = nfields, .skip = 1,
+					 .label_field = "cls" };
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_batch *b;
+	size_t want = 0, bad = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	int rc;
+
+	for (size_t i = 0; i < NLABELS; i++)
+		bad += labels[i].why != NULL;
+	CHECK(slab_loader_open(l, d, plan, &o) == 0);
+	while ((rc = slab_loader_next(l, &b)) == 1) {
+		const int64_t *lab = slab_loader_batch_labels(b);
+
+		CHECK(lab != NULL && (uintptr_t)lab % page == 0);
+		CHECK(slab_loader_batch_out(b, 0) == NULL);
+		for (size_t j = 0; j < slab_loader_batch_count(b); j++) {
+			struct slab_loader_sample smp;
+
+			while (want < NLABELS && labels[want].why)
+				want++;
+			CHECK(slab_loader_batch_sample(b, j, &smp) == 0 && smp.index == want);
+			CHECK(want < NLABELS && lab[j] == labels[want].want);
+			want++;
+		}
+		slab_loader_release(l, b);
+	}
+	CHECK(rc == 0 && slab_loader_skipped(l) == bad);
+	CHECK_STR(slab_loader_error(l), "'l.slab': sample #6 'l6': field 'cls': not an integer: 'abc'");
+	slab_loader_close(l);
+}
+
+/* Labels with the image pipeline: li.slab, 7 samples of a small JPEG and cls "1000 i\n"; the
+ * labels are on a page of their own after the images. */
+static void labels_images(void)
+{
+	const char *paths[] = { "li.slab" }, *jpg[] = { "jpg" };
+	int fd = open("li.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options wo = { .page_size = 4096 };
+	tjhandle tj = tjInitCompress();
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan_params pp = { .size = sizeof(pp), .mode = SLAB_PLAN_SEQUENTIAL, .world = 1 };
+	struct slab_plan *plan = NULL;
+	struct slab_image_spec spec;
+	struct slab_loader *l = slab_loader_new();
+	struct slab_loader_batch *b;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), seen = 0;
+	int rc;
+
+	CHECK(fd >= 0 && w && tj);
+	CHECK(slab_writer_open(w, fd, "li.slab", &wo) == 0);
+	for (unsigned i = 0; i < 7; i++) {
+		unsigned char pix[20 * 16 * 3], *j = NULL;
+		unsigned long jlen = 0;
+		char key[8], cls[8];
+
+		for (size_t k = 0; k < sizeof(pix); k++)
+			pix[k] = (unsigned char)(k * 7 + i * 40);
+		CHECK(tjCompress2(tj, pix, 20, 0, 16, TJPF_RGB, &j, &jlen, TJSAMP_444, 90, 0) == 0);
+		snprintf(key, sizeof(key), "j%u", i);
+		snprintf(cls, sizeof(cls), "%u\n", i * 1000);
+		struct slab_writer_field f[2] = {
+			{ .name = "jpg", .data = j, .size = jlen },
+			{ .name = "cls", .data = cls, .size = strlen(cls) },
+		};
+		CHECK(slab_writer_add(w, key, strlen(key), f, 2) == 0);
+		tjFree(j);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	tjDestroy(tj);
+	CHECK(close(fd) == 0);
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	slab_image_spec_init(&spec, 9, 7);
+	spec.center_ratio = 0.875;
+	{
+		/* No fields named: every field, cls among them. */
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 3, .threads = 2,
+						 .transform_field = "jpg", .image = &spec,
+						 .label_field = "cls" };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		while ((rc = slab_loader_next(l, &b)) == 1) {
+			const int64_t *lab = slab_loader_batch_labels(b);
+			size_t n = slab_loader_batch_count(b);
+
+			CHECK(lab && (uintptr_t)lab % page == 0);
+			CHECK((const unsigned char *)lab >= slab_loader_batch_out(b, 0) + n * 9 * 7 * 3);
+			for (size_t j = 0; j < n; j++)
+				CHECK(lab[j] == (int64_t)(seen + j) * 1000);
+			seen += n;
+			slab_loader_release(l, b);
+		}
+		CHECK(rc == 0 && seen == 7);
+		slab_loader_close(l);
+		/* Only the wanted fields: the label field is one of them or refused. */
+		o.fields = jpg;
+		o.nfields = 1;
+		l = slab_loader_new();
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "label field 'cls' is not one of the wanted fields");
+		slab_loader_close(l);
+	}
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	unlink("li.slab");
+}
+
+static void test_labels(void)
+{
+	const char *paths[] = { "l.slab" }, *cls[] = { "cls" }, *txt[] = { "txt" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan_params pp = { .size = sizeof(pp), .mode = SLAB_PLAN_SEQUENTIAL, .world = 1 };
+	struct slab_plan *plan = NULL;
+	struct slab_loader *l;
+	struct slab_loader_batch *b;
+	int rc;
+
+	make_labels("l.slab");
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	labels_run(d, plan, 1, NULL, 0);
+	labels_run(d, plan, 4, cls, 1);
+	/* Each bad label fails its batch, named exactly, when not skipped: a plan from it on. */
+	for (size_t i = 0; i < NLABELS; i++) {
+		struct slab_plan_params one = pp;
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 1, .threads = 2,
+						 .label_field = "cls" };
+		struct slab_plan *p1 = NULL;
+		char want[256];
+
+		CHECK(slab_dataset_plan_make(d, &one, i, &p1) == 0);
+		l = slab_loader_new();
+		CHECK(slab_loader_open(l, d, p1, &o) == 0);
+		rc = slab_loader_next(l, &b);
+		if (labels[i].why) {
+			snprintf(want, sizeof(want), "'l.slab': sample #%zu 'l%zu': %s", i, i, labels[i].why);
+			CHECK(rc == SLAB_ERR_CORRUPT);
+			CHECK_STR(slab_loader_error(l), want);
+		} else {
+			CHECK(rc == 1 && slab_loader_batch_labels(b)[0] == labels[i].want);
+		}
+		slab_loader_close(l);
+		slab_plan_free(p1);
+	}
+	/* The label field must be wanted, and be somewhere. */
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 2, .fields = txt,
+						 .nfields = 1, .label_field = "cls" };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_loader_error(l), "label field 'cls' is not one of the wanted fields");
+		o.fields = NULL;
+		o.nfields = 0;
+		o.label_field = "nope";
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_NOTFOUND);
+		CHECK_STR(slab_loader_error(l), "no file has a field 'nope'");
+		/* The options' first version, without label_field: no labels. */
+		o.size = offsetof(struct slab_loader_options, label_field);
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_next(l, &b) == 1 && slab_loader_batch_labels(b) == NULL);
+	}
+	slab_loader_close(l);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	unlink("l.slab");
+	labels_images();
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/slab-loader-XXXXXX";
@@ -967,6 +1203,7 @@ int main(void)
 	test_transform();
 	test_images();
 	test_hardening();
+	test_labels();
 	unlink("a.slab");
 	unlink("b.slab");
 	unlink("c.slab");

@@ -1,7 +1,8 @@
 /* test_plan.c: epoch plans over synthetic datasets made with the writer: every mode gives a
  * permutation (or its exact drop-last / pad variant), rank shares are disjoint and complete,
  * the quasi window bounds the live pages, --start gives the tail, plans are deterministic and
- * random enough; and the plan file round-trips and refuses damage. */
+ * random enough; subset plans do all that over their subset; and the plan file round-trips
+ * and refuses damage. */
 #include "crc32c.h"
 #include "format.h"
 #include "plan.h"
@@ -190,10 +191,11 @@ static void check_shares(const struct ds *d, enum slab_plan_mode mode, unsigned 
 		CHECK(missing == d->total - per * world);
 		CHECK(missing < world);
 	}
-	/* each slice boundary splits at most one unit between two ranks (pad: one more where the
-	 * last rank wraps round) */
+	/* each slice boundary splits at most one unit between two ranks (pad: the last rank
+	 * wraps round onto the order's first units, one for each of its at most world - 1
+	 * repeated samples where those units are small) */
 	if (mode == SLAB_PLAN_QUASI)
-		CHECK(pairs <= nunits + world - 1 + (uint64_t)pad);
+		CHECK(pairs <= nunits + world - 1 + (pad ? per * world - d->total : 0));
 	free(seen);
 	free(unit);
 	free(in_rank);
@@ -737,6 +739,351 @@ static void test_file(void)
 	free(s1);
 }
 
+/* ---- subsets ----------------------------------------------------------------------------- */
+
+static struct slab_plan *make_sub(const struct ds *d, const uint64_t *sub, size_t n,
+				  enum slab_plan_mode mode, uint32_t rank, uint32_t world,
+				  unsigned flags, uint64_t window, uint64_t seed, uint64_t start)
+{
+	struct slab_plan_params p = { .size = sizeof(p), .mode = mode, .seed = seed, .epoch = 2,
+				      .rank = rank, .world = world, .window = window, .flags = flags };
+	struct slab_plan *plan = slab_plan_new();
+
+	CHECK(plan != NULL);
+	if (slab_plan_make_subset(plan, d->f, d->n, &p, sub, n, start) < 0) {
+		fprintf(stderr, "slab_plan_make_subset: %s\n", slab_plan_error(plan));
+		CHECK(0);
+	}
+	return plan;
+}
+
+/* About one sample in `every` of the dataset, from a small generator, in a scrambled order;
+ * *n of them. */
+static uint64_t *pick(const struct ds *d, unsigned every, unsigned seed, size_t *n)
+{
+	uint64_t *s = malloc((d->total ? d->total : 1) * sizeof(*s)), x = seed * 0x9e3779b97f4a7c15ull + 7;
+	size_t k = 0;
+
+	for (uint64_t g = 0; g < d->total; g++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if ((x >> 33) % every == 0)
+			s[k++] = g;
+	}
+	for (size_t i = k; i > 1; i--) {
+		uint64_t t;
+		size_t j;
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		j = (size_t)((x >> 33) % i);
+		t = s[i - 1];
+		s[i - 1] = s[j];
+		s[j] = t;
+	}
+	*n = k;
+	return s;
+}
+
+/* Every rank of a subset plan: the shares hold subset samples only, disjoint (drop-last) or
+ * repeating fewer than world (pad), missing fewer than world (drop-last) or none (pad); the
+ * header counts the subset. */
+static void check_subset_shares(const struct ds *d, const uint64_t *sub, size_t n,
+				enum slab_plan_mode mode, unsigned flags, uint32_t world)
+{
+	uint32_t *seen = calloc(d->total ? d->total : 1, sizeof(*seen));
+	char *in = calloc(d->total ? d->total : 1, 1);
+	int pad = !!(flags & SLAB_PLAN_PAD);
+	uint64_t per = n ? (pad ? (n + world - 1) / world : n / world) : 0, missing = 0, extra = 0;
+
+	for (size_t i = 0; i < n; i++)
+		in[sub[i]] = 1;
+	for (uint32_t r = 0; r < world; r++) {
+		struct slab_plan *p = make_sub(d, sub, n, mode, r, world, flags, 3, 7, 0);
+		CHECK(p->n == per && p->length == per && p->total == d->total);
+		CHECK(p->subset == n && slab_plan_subset_count(p) == n);
+		CHECK(p->p.flags == (flags | SLAB_PLAN_SUBSET));
+		for (uint64_t i = 0; i < p->n; i++) {
+			uint64_t g = global_index(d, p->entries[i]);
+			CHECK(in[g]);
+			seen[g]++;
+		}
+		slab_plan_free(p);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!seen[sub[i]])
+			missing++;
+		else
+			extra += seen[sub[i]] - 1;
+	}
+	if (pad)
+		CHECK(missing == 0 && extra == per * world - n && extra < world);
+	else
+		CHECK(extra == 0 && missing == n - per * world && missing < world);
+	free(seen);
+	free(in);
+}
+
+static void test_subset(void)
+{
+	uint64_t *s1 = sizes_mixed(300, 4096, 1, 1), *s2 = sizes_mixed(77, 4096, 2, 0);
+	uint64_t *mixed = sizes_mixed(600, 4096, 3, 0);
+	struct ds a = { 0 }, b = { 0 }, m = { 0 };
+	size_t na, nb, nm;
+	uint64_t *suba, *subb, *subm, all[600];
+
+	add_file(&a, s1, 300, 4096, 1);                 /* large samples among them */
+	add_file(&b, s2, 77, 8192, 2);                  /* three files, one empty, two page sizes */
+	add_file(&b, NULL, 0, 4096, 3);
+	add_file(&b, s1, 120, 4096, 4);
+	add_file(&m, mixed, 600, 4096, 5);              /* pages of one unit each */
+	suba = pick(&a, 3, 1, &na);
+	subb = pick(&b, 4, 2, &nb);
+	subm = pick(&m, 5, 3, &nm);
+	CHECK(na > 50 && nb > 30 && nm > 60);
+	for (int mode = SLAB_PLAN_SEQUENTIAL; mode <= SLAB_PLAN_QUASI; mode++)
+		for (uint32_t w = 1; w <= 5; w++)
+			for (unsigned flags = 0; flags <= SLAB_PLAN_PAD; flags += SLAB_PLAN_PAD) {
+				check_subset_shares(&a, suba, na, (enum slab_plan_mode)mode, flags, w);
+				check_subset_shares(&b, subb, nb, (enum slab_plan_mode)mode, flags, w);
+				check_subset_shares(&b, subb, 1, (enum slab_plan_mode)mode, flags, w);
+			}
+
+	for (int mode = SLAB_PLAN_SEQUENTIAL; mode <= SLAB_PLAN_QUASI; mode++) {
+		enum slab_plan_mode md = (enum slab_plan_mode)mode;
+		/* every sample as the subset, in any order: the plan without a subset */
+		for (uint64_t g = 0; g < b.total; g++)
+			all[g] = b.total - 1 - g;
+		for (uint32_t r = 0; r < 3; r++) {
+			struct slab_plan *full = make(&b, md, r, 3, SLAB_PLAN_PAD, 3, 7, 2, 0);
+			struct slab_plan *sub = make_sub(&b, all, b.total, md, r, 3, SLAB_PLAN_PAD, 3, 7, 0);
+			CHECK(full->n == sub->n && same_entries(full->entries, sub->entries, full->n));
+			slab_plan_free(full);
+			slab_plan_free(sub);
+		}
+		/* the set decides, not the order given; --start is the tail */
+		{
+			uint64_t *sorted = malloc(nb * sizeof(*sorted)), k = 0;
+			struct slab_plan *p1, *p2, *tail;
+			for (uint64_t g = 0; g < b.total; g++)
+				for (size_t i = 0; i < nb; i++)
+					if (subb[i] == g)
+						sorted[k++] = g;
+			p1 = make_sub(&b, subb, nb, md, 1, 2, 0, 4, 9, 0);
+			p2 = make_sub(&b, sorted, nb, md, 1, 2, 0, 4, 9, 0);
+			tail = make_sub(&b, subb, nb, md, 1, 2, 0, 4, 9, 5);
+			CHECK(p1->n == p2->n && same_entries(p1->entries, p2->entries, p1->n));
+			CHECK(p1->subset_crc == p2->subset_crc && p1->subset_crc != 0);
+			CHECK(tail->n == p1->n - 5 && same_entries(tail->entries, p1->entries + 5, tail->n));
+			slab_plan_free(p1);
+			slab_plan_free(p2);
+			slab_plan_free(tail);
+			free(sorted);
+		}
+		/* the empty subset: an empty plan */
+		{
+			struct slab_plan *p = make_sub(&b, NULL, 0, md, 0, 2, SLAB_PLAN_PAD, 4, 9, 0);
+			CHECK(p->n == 0 && p->length == 0 && p->subset == 0 && p->subset_crc == 0);
+			CHECK(p->p.flags & SLAB_PLAN_SUBSET);
+			slab_plan_free(p);
+		}
+	}
+	/* sequential over one rank: the subset in file order; its displacement is 0 */
+	{
+		struct slab_plan_stats st = { .size = sizeof(st) };
+		struct slab_plan *p = make_sub(&b, subb, nb, SLAB_PLAN_SEQUENTIAL, 0, 1, 0, 1, 0, 0);
+		for (uint64_t i = 1; i < p->n; i++)
+			CHECK(global_index(&b, p->entries[i - 1]) < global_index(&b, p->entries[i]));
+		CHECK(slab_plan_stats(p, b.f, b.n, &st) == 0);
+		CHECK(st.samples == nb && st.displacement == 0);
+		slab_plan_free(p);
+		p = make_sub(&b, subb, nb, SLAB_PLAN_RANDOM, 0, 1, 0, 1, 3, 0);
+		CHECK(slab_plan_stats(p, b.f, b.n, &st) == 0);
+		CHECK(st.displacement > 0.2);
+		slab_plan_free(p);
+	}
+	/* quasi over the subset's pages: the window bounds them, each page is read in one stay
+	 * with a window of one, and exactly the pages holding subset samples are read */
+	{
+		uint64_t nunits, *unit = units_of(&m, &nunits), held = 0;
+		char *mark = calloc(nunits, 1);
+		struct slab_plan_stats st = { .size = sizeof(st) };
+		for (size_t i = 0; i < nm; i++)
+			if (!mark[unit[subm[i]]]) {
+				mark[unit[subm[i]]] = 1;
+				held++;
+			}
+		for (uint64_t w = 1; w <= 9; w++) {
+			struct slab_plan *p = make_sub(&m, subm, nm, SLAB_PLAN_QUASI, 0, 1, 0, w, w, 0);
+			CHECK(p->n == nm);
+			CHECK(slab_plan_stats(p, m.f, m.n, &st) == 0);
+			CHECK(st.max_live_pages <= w && st.distinct_pages == held);
+			if (w == 1)
+				CHECK(st.page_switches + 1 == st.distinct_pages);
+			slab_plan_free(p);
+		}
+		/* the same over the whole dataset reads every page */
+		{
+			struct slab_plan *p = make(&m, SLAB_PLAN_QUASI, 0, 1, 0, 4, 4, 0, 0);
+			CHECK(slab_plan_stats(p, m.f, m.n, &st) == 0);
+			CHECK(st.distinct_pages == nunits && held < nunits);
+			slab_plan_free(p);
+		}
+		free(unit);
+		free(mark);
+	}
+	/* bad subsets and flags */
+	{
+		struct slab_plan_params p = { .size = sizeof(p), .mode = SLAB_PLAN_QUASI, .world = 1,
+					      .window = 4 };
+		struct slab_plan *plan = slab_plan_new();
+		uint64_t bad[4] = { 5, 9, b.total, 3 }, dup[4] = { 5, 9, 12, 9 };
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, bad, 4, 0) == SLAB_ERR_RANGE);
+		CHECK(strcmp(slab_plan_error(plan), "subset entry 2: sample 197 is out of range (the dataset has 197 samples)") == 0 ||
+		      b.total != 197);
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, dup, 4, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(plan), "subset entry 3: sample 9 is already entry 1");
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, NULL, 2, 0) == SLAB_ERR_INVAL);
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, dup, 3, 4) == SLAB_ERR_RANGE);
+		CHECK_STR(slab_plan_error(plan), "start 4 is past the end of the plan (3 entries)");
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, dup, 3, 3) == 0 && slab_plan_count(plan) == 0);
+		/* a subset plan's parameters, SLAB_PLAN_SUBSET and all, make the next epoch's */
+		p = *slab_plan_params(plan);
+		CHECK(p.flags == SLAB_PLAN_SUBSET);
+		p.epoch++;
+		CHECK(slab_plan_make_subset(plan, b.f, b.n, &p, dup, 3, 0) == 0 && slab_plan_count(plan) == 3);
+		CHECK(slab_plan_make(plan, b.f, b.n, &p, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(plan), "SLAB_PLAN_SUBSET needs the subset: make the plan with slab_plan_make_subset()");
+		p.flags = 0x8;
+		CHECK(slab_plan_make(plan, b.f, b.n, &p, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(plan), "unknown plan flags 0x8");
+		CHECK(slab_plan_count(plan) == 3 && slab_plan_subset_count(plan) == 3);
+		slab_plan_free(plan);
+	}
+	ds_free(&a);
+	ds_free(&b);
+	ds_free(&m);
+	free(s1);
+	free(s2);
+	free(mixed);
+	free(suba);
+	free(subb);
+	free(subm);
+}
+
+/* A header made right again after a change: both checksums. */
+static void reseal(unsigned char *b, size_t len)
+{
+	slab_put32(b + 92, slab_crc32c(0, b + 4096, len - 4096));
+	slab_put32(b + 96, 0);
+	slab_put32(b + 96, slab_crc32c(0, b, 4096));
+}
+
+static void test_subset_file(void)
+{
+	uint64_t *s1 = sizes_mixed(60, 4096, 9, 1), sub[12], sorted[12];
+	struct ds a = { 0 };
+	struct slab_plan *p, *q, *cat;
+	const struct slab_plan *two[2];
+	unsigned char *b, enc[4 * 12];
+	char path[64];
+	size_t len;
+
+	add_file(&a, s1, 30, 4096, 1);
+	add_file(&a, s1 + 30, 30, 4096, 2);
+	for (int i = 0; i < 12; i++)
+		sub[i] = (uint64_t)(59 - 5 * i);        /* 59, 54, ... 4 */
+	for (int i = 0; i < 12; i++)
+		sorted[i] = sub[11 - i];
+	for (int i = 0; i < 12; i++)
+		slab_put32(enc + 4 * i, (uint32_t)sorted[i]);
+	memfd_path(path, sizeof(path));
+	p = make_sub(&a, sub, 12, SLAB_PLAN_QUASI, 1, 3, SLAB_PLAN_PAD, 4, 5, 1);
+	CHECK(p->length == 4 && p->n == 3 && p->subset == 12);
+	CHECK(p->subset_crc == slab_crc32c(0, enc, sizeof(enc)));
+	CHECK(slab_plan_write(p, memfd) == 0);
+	q = slab_plan_new();
+	CHECK(q && slab_plan_read(q, path) == 0);
+	CHECK(q->p.flags == (SLAB_PLAN_PAD | SLAB_PLAN_SUBSET) && q->subset == 12 && q->total == 60);
+	CHECK(q->subset_crc == p->subset_crc && q->members == NULL);
+	CHECK(q->start == 1 && q->length == 4 && q->n == 3 && same_entries(p->entries, q->entries, 3));
+	CHECK(slab_plan_subset_count(q) == 12 && slab_plan_subset_crc(q) == p->subset_crc);
+	CHECK(slab_plan_match(q, a.f, a.n) == 0);
+	/* the layout: minor version 1, S at 104, the CRC at 112, the rest reserved */
+	b = slurp(&len);
+	CHECK(len == 4096 + 3 * 8);
+	CHECK(slab_le16(b + 8) == 1 && slab_le16(b + 10) == 1 && slab_le32(b + 20) == 5);
+	CHECK(slab_le64(b + 80) == 60 && slab_le64(b + 104) == 12 && slab_le32(b + 112) == p->subset_crc);
+	for (int k = 100; k < 128; k++)
+		if (k < 104 || k >= 116)
+			CHECK(b[k] == 0);
+	/* stats of a plan read back: the subset is not listed, displacement is over the dataset */
+	{
+		struct slab_plan_stats st = { .size = sizeof(st) };
+		CHECK(slab_plan_stats(q, a.f, a.n, &st) == 0 && st.samples == 3);
+	}
+	/* put together, the subset's size and CRC stay */
+	two[0] = p;
+	two[1] = q;
+	cat = slab_plan_new();
+	CHECK(slab_plan_concat(cat, two, 2) == 0 && slab_plan_count(cat) == 6);
+	CHECK(slab_plan_subset_count(cat) == 12 && slab_plan_subset_crc(cat) == p->subset_crc);
+	slab_plan_free(cat);
+	/* what the reader refuses: S above N, L not from S, subset fields without the flag, the
+	 * flag without... an S that fits (then it is a plan of S samples) */
+	{
+		unsigned char *c = malloc(len);
+		const struct { size_t off; int width; uint64_t v; } bad[] = {
+			{ 104, 8, 61 },                 /* S > N */
+			{ 104, 8, 15 },                 /* L = 5 with pad, not 4 */
+			{ 20, 4, 1 },                   /* no flag, but S and CRC set */
+			{ 20, 4, 0x9 },                 /* an unknown flag */
+		};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			memcpy(c, b, len);
+			if (bad[i].width == 8)
+				slab_put64(c + bad[i].off, bad[i].v);
+			else
+				slab_put32(c + bad[i].off, (uint32_t)bad[i].v);
+			reseal(c, len);
+			spit(c, len);
+			CHECK(slab_plan_read(q, path) == SLAB_ERR_CORRUPT);
+			CHECK(strstr(slab_plan_error(q), ": inconsistent plan header") != NULL);
+		}
+		/* S = 10, 11 or 12 all give L = 4 with pad over 3 ranks: read, not checked further */
+		memcpy(c, b, len);
+		slab_put64(c + 104, 10);
+		reseal(c, len);
+		spit(c, len);
+		CHECK(slab_plan_read(q, path) == 0 && q->subset == 10);
+		/* a plan without subset whose reserved bytes 104 .. 115 are not zero */
+		free(c);
+		slab_plan_free(p);
+		p = make(&a, SLAB_PLAN_RANDOM, 0, 1, 0, 4, 5, 0, 0);
+		CHECK(ftruncate(memfd, 0) == 0 && lseek(memfd, 0, SEEK_SET) == 0);
+		CHECK(slab_plan_write(p, memfd) == 0);
+		free(b);
+		b = slurp(&len);
+		CHECK(slab_le16(b + 10) == 0 && slab_le64(b + 104) == 0 && slab_le32(b + 112) == 0);
+		CHECK(slab_plan_read(q, path) == 0 && !(q->p.flags & SLAB_PLAN_SUBSET));
+		CHECK(slab_plan_subset_count(q) == 60 && slab_plan_subset_crc(q) == 0);
+		slab_put32(b + 112, 1);
+		reseal(b, len);
+		spit(b, len);
+		CHECK(slab_plan_read(q, path) == SLAB_ERR_CORRUPT);
+		CHECK(strstr(slab_plan_error(q), ": inconsistent plan header") != NULL);
+		/* the minor version is not checked */
+		slab_put32(b + 112, 0);
+		slab_put16(b + 10, 7);
+		reseal(b, len);
+		spit(b, len);
+		CHECK(slab_plan_read(q, path) == 0);
+	}
+	free(b);
+	close(memfd);
+	slab_plan_free(p);
+	slab_plan_free(q);
+	ds_free(&a);
+	free(s1);
+}
+
 int main(void)
 {
 	test_shares();
@@ -744,5 +1091,7 @@ int main(void)
 	test_window();
 	test_randomness();
 	test_file();
+	test_subset();
+	test_subset_file();
 	return UNIT_DONE();
 }
