@@ -516,7 +516,8 @@ SLAB_API void slab_writer_free(struct slab_writer *w);
 /* ---- Images: one image to a fixed-size crop ------------------------------------------- */
 
 /* The image pipeline for training samples: one image in (JPEG, PNG or WebP, found by its
- * first bytes), a crop of it resized to a fixed H x W out as uint8 RGB, HWC or CHW, decoding
+ * first bytes), a crop of it resized to a fixed H x W out as uint8 RGB (or grey, or RGBA:
+ * spec channels), HWC or CHW, decoding
  * no more of the image than the crop needs (JPEG: libjpeg-turbo's DCT-domain scaling, column
  * cropping, row skipping; WebP: libwebp's cropping and scaling; PNG: rows up to the crop's
  * last).
@@ -536,7 +537,7 @@ struct slab_image_spec {
 	double scale_min, scale_max;    /* random-resized: area fraction, default 0.08 .. 1 */
 	double ratio_min, ratio_max;    /* random-resized: w/h, default 3/4 .. 4/3 */
 	int flip;                       /* nonzero: horizontal flip with probability 1/2 */
-	int chw;                        /* nonzero: planar output (3 x H x W), else H x W x 3 */
+	int chw;                        /* nonzero: planar output (C x H x W), else H x W x C */
 	int exact;                      /* nonzero: decode the whole image at full size, then
 					 * crop (the reference the faster paths are held to) */
 	/* center: the largest centred box of the output's aspect, each side scaled by this,
@@ -545,6 +546,36 @@ struct slab_image_spec {
 	 * dimension is floor(side * ratio + 1/2), the other side follows from the output's
 	 * aspect as at ratio 1; centred at the floor of half the margin. Default 1. */
 	double center_ratio;
+	/* The members below were added after center_ratio; each is 0 for the behaviour before
+	 * them (RGB, alpha dropped, bilinear). */
+	/* Output channels: 0 or 3 RGB; 1 grey; 4 RGBA. Grey is PIL's convert("L") of the RGB,
+	 * L = (R 19595 + G 38470 + B 7471 + 32768) >> 16, so a grey image's values come
+	 * through unchanged; a palette PNG gives its palette indices instead (what
+	 * numpy.array(Image.open(f)) gives for PIL's mode "P": a segmentation mask's labels).
+	 * RGBA keeps the alpha channel as decoded (255 where the format has none). */
+	unsigned channels;
+	int alpha;                      /* enum slab_image_alpha: with 1 or 3 channels */
+	uint8_t background[3];          /* RGB under SLAB_IMAGE_ALPHA_COMPOSITE:
+					 * slab_image_spec_init() sets white (255, 255, 255),
+					 * a spec zeroed by hand has black */
+	int resize;                     /* enum slab_image_resize */
+};
+
+/* What becomes of an image's alpha channel with 1 or 3 output channels (4 keep it). */
+enum slab_image_alpha {
+	SLAB_IMAGE_ALPHA_DROP = 0,      /* the colour as stored, as PIL's convert("RGB") */
+	SLAB_IMAGE_ALPHA_COMPOSITE = 1, /* over background, as PIL's alpha_composite() onto
+					 * an opaque background, at full size, before the
+					 * resize (and before grey) */
+};
+
+/* How the crop is brought to out_w x out_h. */
+enum slab_image_resize {
+	SLAB_IMAGE_RESIZE_BILINEAR = 0, /* PIL's BILINEAR with reducing (antialiased); 4
+					 * channels premultiplied by alpha, as PIL resizes RGBA */
+	SLAB_IMAGE_RESIZE_NEAREST = 1,  /* PIL's NEAREST: output pixel x of a crop w wide takes
+					 * source column floor((x + 1/2) w / out_w) (rows alike),
+					 * so label values stay exact; no decoder scaling */
 };
 
 /* One image's crop rectangle, in source pixels, and whether it is flipped. */
@@ -565,7 +596,7 @@ struct slab_image_stats {
 struct slab_image_decoder;
 
 /* Fill *spec: out_w x out_h, centre crop (center_ratio 1), scale 0.08 .. 1, ratio 3/4 .. 4/3,
- * no flip, HWC. */
+ * no flip, HWC, RGB (alpha dropped), background white, bilinear. */
 SLAB_API void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w,
 				   uint32_t out_h);
 
@@ -601,10 +632,14 @@ SLAB_API int slab_image_size(struct slab_image_decoder *d, const void *jpeg, siz
 			     uint32_t *w, uint32_t *h);
 
 /* Decode the image, crop p's rectangle, flip if p says so, resize to spec's out_w x out_h
- * with an antialiased bilinear filter (PIL's BILINEAR resample), and write exactly
- * out_h * out_w * 3 bytes to out. p must have been made for this image's size (a rectangle
- * outside the image is SLAB_ERR_INVAL). Grey, YCbCr, RGB, CMYK and YCCK JPEGs, every PNG
- * colour type and bit depth, and WebP come out RGB (alpha dropped, as PIL's convert("RGB")).
+ * with an antialiased bilinear filter (PIL's BILINEAR resample; or PIL's NEAREST with
+ * SLAB_IMAGE_RESIZE_NEAREST), and write exactly out_h * out_w * C bytes to out, C the spec's
+ * channels (3 when 0; CHW: C planes). p must have been made for this image's size (a
+ * rectangle outside the image is SLAB_ERR_INVAL). Grey, YCbCr, RGB, CMYK and YCCK JPEGs,
+ * every PNG colour type and bit depth, and WebP come out RGB (alpha dropped, as PIL's
+ * convert("RGB"), or composited as spec->alpha says), grey or RGBA as spec->channels says.
+ * A spec the pipeline refuses (channels other than 0, 1, 3, 4; alpha or resize out of their
+ * enums; SLAB_IMAGE_ALPHA_COMPOSITE with 4 channels) is SLAB_ERR_INVAL.
  * stats may be NULL. 0, or SLAB_ERR_CORRUPT (corrupt, truncated or unsupported image: "corrupt
  * JPEG: ...", "corrupt PNG: ...", "corrupt WebP: ..."; libjpeg's warnings count too),
  * SLAB_ERR_NOMEM, SLAB_ERR_INVAL,
@@ -740,8 +775,9 @@ struct slab_loader_options {
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
 	size_t out_size;        /* bytes it writes per sample */
 	/* The image pipeline, run by the workers instead of a transform: each sample's
-	 * transform_field (a JPEG) cropped, flipped and resized as *image says (copied at
-	 * open) into its output, image->out_h x out_w x 3 bytes (out_size is set so); crop
+	 * transform_field (a JPEG, PNG or WebP) cropped, flipped and resized as *image says
+	 * (copied at open) into its output, image->out_h x out_w x C bytes, C its channels
+	 * (3 for 0; out_size is set so); crop
 	 * and flip from (seed, epoch, the sample's global index in the dataset) only, so the
 	 * same plan, seed and epoch give the same bytes with any number of threads, and a
 	 * plan resumed with --start gives the same tail. A JPEG that does not decode is a bad
@@ -837,7 +873,7 @@ SLAB_API int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j
 				     const unsigned char **data, uint64_t *size);
 /* Sample j's out_size bytes of transform output; NULL without a transform or past count.
  * With the image pipeline the images are back to back (no padding between them), so
- * slab_loader_batch_out(b, 0) is one count x H x W x 3 array. */
+ * slab_loader_batch_out(b, 0) is one count x H x W x C array (count x C x H x W with chw). */
 SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j);
 /* With label_field: the batch's count labels, one int64 per sample in sample order, in the
  * ring's memory (page aligned, valid until the batch is released); NULL without labels. */

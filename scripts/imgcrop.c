@@ -1,8 +1,10 @@
-/* imgcrop: run the image pipeline (lib/dataset/image.c) on one JPEG file and write the raw
- * uint8 RGB output, for tests that compare it with other decoders. Prints the crop taken and
- * the decode path on stdout: "crop WxH+X+Y flip F scale 1/D region R". --max-pixels and
- * --max-scans set the decoder's limits (slab_image_decoder_limits(); "none": no limit);
- * --center-ratio the centre crop's (struct slab_image_spec center_ratio). */
+/* imgcrop: run the image pipeline (lib/dataset/image.c) on one image file and write the raw
+ * uint8 output (RGB; grey or RGBA with --channels), for tests that compare it with other
+ * decoders. Prints the crop taken and the decode path on stdout: "crop WxH+X+Y flip F scale
+ * 1/D region R". --max-pixels and --max-scans set the decoder's limits
+ * (slab_image_decoder_limits(); "none": no limit); --center-ratio the centre crop's (struct
+ * slab_image_spec center_ratio); --channels, --alpha, --background and --resize as prefetch
+ * --emit-format frames takes them (prefetch(1)), with the same usage errors. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -10,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "slab.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: imgcrop [--size WxH] [--crop center|random-resized|none] [--flip]\n"
 		   "               [--center-ratio R] [--seed N] [--epoch N] [--index N] [--chw]\n"
-		   "               [--exact] [--max-pixels N|none] [--max-scans N|none] IN.jpg OUT.rgb\n");
+		   "               [--channels 1|3|4] [--alpha drop|composite|keep]\n"
+		   "               [--background R,G,B] [--resize bilinear|nearest]\n"
+		   "               [--exact] [--max-pixels N|none] [--max-scans N|none] IN OUT.raw\n");
 }
 
 /* A limit: a number, or "none" (none_value); -1 when it is neither. */
@@ -65,7 +70,10 @@ static unsigned char *slurp(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "alpha", required_argument, NULL, 'A' },
+		{ "background", required_argument, NULL, 'B' },
 		{ "center-ratio", required_argument, NULL, 'R' },
+		{ "channels", required_argument, NULL, 'K' },
 		{ "chw",   no_argument,       NULL, 'c' },
 		{ "crop",  required_argument, NULL, 'C' },
 		{ "epoch", required_argument, NULL, 'e' },
@@ -75,6 +83,7 @@ int main(int argc, char **argv)
 		{ "index", required_argument, NULL, 'i' },
 		{ "max-pixels", required_argument, NULL, 'P' },
 		{ "max-scans", required_argument, NULL, 'N' },
+		{ "resize", required_argument, NULL, 'Z' },
 		{ "seed",  required_argument, NULL, 's' },
 		{ "size",  required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
@@ -86,6 +95,11 @@ int main(int argc, char **argv)
 	unsigned long long seed = 0, epoch = 0, index = 0, max_pixels = 0, max_scans = 0;
 	unsigned ow = 224, oh = 224;
 	int crop = SLAB_IMAGE_CROP_CENTER, flip = 0, chw = 0, exact = 0, c, ret;
+	/* alpha: -1 not given, 0 drop, 1 composite, 2 keep */
+	int alpha = -1, resize = SLAB_IMAGE_RESIZE_BILINEAR, background_set = 0;
+	unsigned channels = 0;
+	uint8_t bg[3] = { 255, 255, 255 };
+	const char *alpha_arg = NULL;
 	double ratio = 1.0;
 	char *end;
 	unsigned char *jpeg, *out;
@@ -95,6 +109,43 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'A':
+			alpha = strcmp(optarg, "drop") == 0 ? 0 : strcmp(optarg, "composite") == 0 ? 1 :
+				strcmp(optarg, "keep") == 0 ? 2 : -2;
+			if (alpha == -2) {
+				fprintf(stderr, "imgcrop: invalid --alpha '%s' (drop, composite or keep)\n",
+					optarg);
+				return 2;
+			}
+			alpha_arg = optarg;
+			break;
+		case 'B':
+			if (cli_parse_rgb(optarg, bg) < 0) {
+				fprintf(stderr, "imgcrop: invalid --background '%s' (R,G,B, each from 0 "
+					"to 255)\n", optarg);
+				return 2;
+			}
+			background_set = 1;
+			break;
+		case 'K':
+			if (strcmp(optarg, "1") && strcmp(optarg, "3") && strcmp(optarg, "4")) {
+				fprintf(stderr, "imgcrop: invalid --channels '%s' (1 grey, 3 RGB or 4 "
+					"RGBA)\n", optarg);
+				return 2;
+			}
+			channels = (unsigned)(*optarg - '0');
+			break;
+		case 'Z':
+			if (strcmp(optarg, "bilinear") == 0)
+				resize = SLAB_IMAGE_RESIZE_BILINEAR;
+			else if (strcmp(optarg, "nearest") == 0)
+				resize = SLAB_IMAGE_RESIZE_NEAREST;
+			else {
+				fprintf(stderr, "imgcrop: invalid --resize '%s' (bilinear or nearest)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'c': chw = 1; break;
 		case 'R':
 			ratio = strtod(optarg, &end);
@@ -143,19 +194,38 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (alpha == 2 && channels != 0 && channels != 4) {
+		fprintf(stderr, "imgcrop: --alpha keep goes with --channels 4, not %u\n", channels);
+		return 2;
+	}
+	if (alpha == 2)
+		channels = 4;
+	if ((alpha == 0 || alpha == 1) && channels == 4) {
+		fprintf(stderr, "imgcrop: --alpha %s does not go with --channels 4 (RGBA keeps the "
+			"alpha)\n", alpha_arg);
+		return 2;
+	}
+	if (background_set && alpha != 1) {
+		fprintf(stderr, "imgcrop: --background goes with --alpha composite\n");
+		return 2;
+	}
 	slab_image_spec_init(&spec, ow, oh);
 	spec.crop = crop;
 	spec.flip = flip;
 	spec.chw = chw;
 	spec.exact = exact;
 	spec.center_ratio = ratio;
+	spec.channels = channels;
+	spec.alpha = alpha == 1 ? SLAB_IMAGE_ALPHA_COMPOSITE : SLAB_IMAGE_ALPHA_DROP;
+	memcpy(spec.background, bg, sizeof(bg));
+	spec.resize = resize;
 	jpeg = slurp(argv[optind], &len);
 	if (!jpeg) {
 		fprintf(stderr, "imgcrop: '%s': cannot read\n", argv[optind]);
 		return 1;
 	}
 	d = slab_image_decoder_new();
-	n = (size_t)ow * oh * 3;
+	n = (size_t)ow * oh * (channels ? channels : 3);
 	out = malloc(n);
 	if (!d || !out) {
 		fprintf(stderr, "imgcrop: out of memory\n");

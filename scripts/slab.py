@@ -1000,7 +1000,9 @@ class _CImageSpec(ctypes.Structure):
                 ("scale_min", ctypes.c_double), ("scale_max", ctypes.c_double),
                 ("ratio_min", ctypes.c_double), ("ratio_max", ctypes.c_double),
                 ("flip", ctypes.c_int), ("chw", ctypes.c_int), ("exact", ctypes.c_int),
-                ("center_ratio", ctypes.c_double)]
+                ("center_ratio", ctypes.c_double), ("channels", ctypes.c_uint),
+                ("alpha", ctypes.c_int), ("background", ctypes.c_uint8 * 3),
+                ("resize", ctypes.c_int)]
 
 
 class _CPlanParams(ctypes.Structure):
@@ -1032,6 +1034,8 @@ class _CLoaderStats(ctypes.Structure):
 
 
 _CROPS = {None: 0, "none": 0, "center": 1, "random-resized": 2}
+_ALPHAS = {"drop": 0, "composite": 1, "keep": 0}
+_RESIZES = {"bilinear": 0, "nearest": 1}
 _POLICIES = {"belady": 0, "fixed": 1}
 
 
@@ -1100,6 +1104,43 @@ def _center_ratio(v):
     if r is None or not 0 < r <= 1:     # NaN fails too
         raise ValueError("center_ratio must be a number with 0 < center_ratio <= 1, not %r" % (v,))
     return r
+
+
+def _channels(channels, alpha, background, resize):
+    """(channels, alpha, background, resize) checked and resolved: channels 1, 3 or 4 (None:
+    4 with alpha="keep", else 3); alpha "drop", "composite" or "keep" (None: "keep" with 4
+    channels, else "drop"); background (r, g, b) for "composite" alone (None: white)."""
+    if channels is not None and (isinstance(channels, bool) or channels not in (1, 3, 4)):
+        raise ValueError("channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not %r" % (channels,))
+    if alpha is not None and (not isinstance(alpha, str) or alpha not in _ALPHAS):
+        raise ValueError("alpha must be 'drop', 'composite' or 'keep', not %r" % (alpha,))
+    if not isinstance(resize, str) or resize not in _RESIZES:
+        raise ValueError("resize must be 'bilinear' or 'nearest', not %r" % (resize,))
+    if alpha == "keep" and channels not in (None, 4):
+        raise ValueError("alpha='keep' needs channels=4, not channels=%r" % (channels,))
+    if channels == 4 and alpha not in (None, "keep"):
+        raise ValueError("channels=4 keeps the alpha: alpha must be 'keep' or None, not %r"
+                         % (alpha,))
+    if channels is None:
+        channels = 4 if alpha == "keep" else 3
+    if alpha is None:
+        alpha = "keep" if channels == 4 else "drop"
+    if background is not None:
+        bg = None
+        if not isinstance(background, (str, bytes)):
+            try:
+                items = tuple(background)
+                if not any(isinstance(v, bool) for v in items):
+                    bg = tuple(operator.index(v) for v in items)
+            except TypeError:
+                pass
+        if bg is None or len(bg) != 3 or not all(0 <= v <= 255 for v in bg):
+            raise ValueError("background must be (r, g, b), each an integer from 0 to 255, "
+                             "not %r" % (background,))
+        if alpha != "composite":
+            raise ValueError("background needs alpha='composite', not alpha=%r" % (alpha,))
+        background = bg
+    return channels, alpha, background or (255, 255, 255), resize
 
 
 def _loader_lib():
@@ -1207,8 +1248,9 @@ class Batch:
     one sample: with on_error="skip", a batch whose every sample was skipped is not handed
     out (its samples count in loader.skipped), so an epoch may have fewer than len(loader).
 
-      b.images      image mode: a memoryview of shape (n, H, W, 3) (or (n, 3, H, W) with
-                    chw=True), format "B", writable: numpy.asarray(b.images) and
+      b.images      image mode: a memoryview of shape (n, H, W, C) (or (n, C, H, W) with
+                    chw=True; C the Loader's channels, 1 too), format "B", writable:
+                    numpy.asarray(b.images) and
                     torch.from_numpy(...) wrap it without a copy. None in raw mode.
                     b.image(j): sample j's alone, flat.
       b.labels      with labels=FIELD: a memoryview of shape (n,), format "q" (int64), the
@@ -1263,7 +1305,7 @@ class Batch:
         return self._n
 
     def image(self, j):
-        """Sample j's image as a flat memoryview of H x W x 3 bytes (memoryview cannot index
+        """Sample j's image as a flat memoryview of H x W x C bytes (memoryview cannot index
         a sub-array of b.images; numpy.asarray(b.images)[j] can)."""
         if not 0 <= j < self._n or self._flat is None:
             raise IndexError(j)
@@ -1404,7 +1446,8 @@ class Loader:
     fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
       out zero-copy.
     image: an image field to decode in C (JPEG, PNG or WebP, found by their bytes; PNG
-      and WebP alpha dropped, 16-bit PNG samples rounded to 8 bits): cropped (crop "random-resized" with scale and ratio as
+      and WebP alpha dropped unless alpha says otherwise, 16-bit PNG samples rounded to 8
+      bits): cropped (crop "random-resized" with scale and ratio as
       torchvision's RandomResizedCrop, "center", or None for the whole image), flipped
       horizontally with probability 1/2 (flip=True), resized to size=(H, W) with an
       antialiased bilinear filter, uint8 RGB, HWC or CHW (chw=True). Crop and flip depend on
@@ -1424,6 +1467,18 @@ class Loader:
       box (it rounds the resized size and the crop's offset) is within 0.75 source pixel
       of it on the short side, and that plus one resized pixel (min(W, H) / 256 source
       pixels) on the long side.
+    channels, alpha, background, resize: what the pixels become (ValueError for anything
+      else). channels=3 (RGB; the default), 1 (grey: PIL's convert("L"), so a grey image's
+      values come through unchanged; a palette PNG gives its palette indices, as
+      numpy.array(Image.open(f)) does for mode "P", the labels of a segmentation mask) or 4
+      (RGBA, alpha 255 where the image has none); b.images is then (n, H, W, C), or
+      (n, C, H, W) with chw, (n, H, W, 1) for grey. alpha="drop" (default with 1 or 3
+      channels: the colour as stored), "composite" (over background=(r, g, b), default
+      white (255, 255, 255), as PIL's alpha_composite at full size before the resize) or
+      "keep" (the same as channels=4, and its default). resize="bilinear" (default; 4
+      channels are resized premultiplied by alpha, as PIL resizes RGBA) or "nearest" (PIL's
+      NEAREST: each output pixel is one source pixel, so label values stay exact; the image
+      is then decoded at full scale). A segmentation mask: channels=1, resize="nearest".
     labels: a field (such as "cls") parsed in C as an ASCII decimal integer (blanks around
       it, newline included, and a sign allowed; within int64) into b.labels, one int64 per
       sample; loaded whether or not it is among fields (added to them). A sample that lacks
@@ -1465,7 +1520,8 @@ class Loader:
                  ahead=16, release=False, verify=False, on_error="raise", ring=None,
                  order="sequential", window=64, rank=0, world_size=1, start=0, subset=None,
                  memory=0, next_plans=(), cache_policy="belady",
-                 max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0):
+                 max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0,
+                 channels=None, alpha=None, background=None, resize="bilinear"):
         self._owner = None
         self._closed = True
         lib = self._lib = _loader_lib()
@@ -1501,6 +1557,7 @@ class Loader:
         max_pixels = _U64 if max_pixels is None else _int("max_pixels", max_pixels, 1, _U64)
         max_scans = _U32 if max_scans is None else _int("max_scans", max_scans, 1, _U32)
         center_ratio = _center_ratio(center_ratio)
+        channels, alpha, background, resize = _channels(channels, alpha, background, resize)
         if image is not None and center_ratio != 1.0 and crop != "center":
             raise ValueError("center_ratio needs crop='center', not crop=%r" % (crop,))
         if labels is not None and (not isinstance(labels, str) or not labels):
@@ -1576,11 +1633,13 @@ class Loader:
         self._image_shape = None
         if image is not None:
             self._spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
-                                     bool(flip), bool(chw), 0, center_ratio)
+                                     bool(flip), bool(chw), 0, center_ratio, channels,
+                                     _ALPHAS[alpha], (ctypes.c_uint8 * 3)(*background),
+                                     _RESIZES[resize])
             self._image_field = image.encode()
             o.image, o.transform_field = ctypes.pointer(self._spec), self._image_field
-            self._image_shape = (3, h, w) if chw else (h, w, 3)
-            self._image_bytes = h * w * 3
+            self._image_shape = (channels, h, w) if chw else (h, w, channels)
+            self._image_bytes = h * w * channels
         own.loader = lib.slab_loader_new()
         if not own.loader:
             raise MemoryError("slab.Loader: out of memory")

@@ -68,7 +68,15 @@ static const char help_text[] =
 "      --flip               flip horizontally, each image with probability 1/2\n"
 "      --seed N             seed of the crops and flips (default: the plan's)\n"
 "      --epoch N            epoch of the crops and flips (default: the plan's)\n"
-"      --chw                planar pixels (3 x H x W), not H x W x 3\n"
+"      --chw                planar pixels (C x H x W), not H x W x C\n"
+"      --channels N         3: RGB (default); 1: grey (a palette PNG's indices);\n"
+"                           4: RGBA\n"
+"      --alpha MODE         drop (default): the colour as stored; composite: over\n"
+"                           --background; keep: RGBA (--channels 4)\n"
+"      --background R,G,B   what --alpha composite puts under the image (default\n"
+"                           255,255,255)\n"
+"      --resize MODE        bilinear (default), or nearest (label masks: values\n"
+"                           kept exact)\n"
 "      --fields LIST        the other fields each record carries, comma-separated\n"
 "                           (default: every field but the image)\n"
 "  -j, --threads N          decoding threads, 1 to 1024 (default 2)\n"
@@ -85,8 +93,11 @@ static const char help_text[] =
 
 enum {
 	OPT_AHEAD = CHAR_MAX + 1,
+	OPT_ALPHA,
+	OPT_BACKGROUND,
 	OPT_CACHE_POLICY,
 	OPT_CENTER_RATIO,
+	OPT_CHANNELS,
 	OPT_CHW,
 	OPT_CROP,
 	OPT_DIRECT,
@@ -103,6 +114,7 @@ enum {
 	OPT_ON_ERROR,
 	OPT_PLAN,
 	OPT_RELEASE,
+	OPT_RESIZE,
 	OPT_SEED,
 	OPT_SIZE,
 	OPT_STATUS,
@@ -111,8 +123,11 @@ enum {
 
 static const struct option longopts[] = {
 	{ "ahead",       required_argument, NULL, OPT_AHEAD },
+	{ "alpha",       required_argument, NULL, OPT_ALPHA },
+	{ "background",  required_argument, NULL, OPT_BACKGROUND },
 	{ "cache-policy", required_argument, NULL, OPT_CACHE_POLICY },
 	{ "center-ratio", required_argument, NULL, OPT_CENTER_RATIO },
+	{ "channels",    required_argument, NULL, OPT_CHANNELS },
 	{ "chw",         no_argument,       NULL, OPT_CHW },
 	{ "crop",        required_argument, NULL, OPT_CROP },
 	{ "direct",      no_argument,       NULL, OPT_DIRECT },
@@ -131,6 +146,7 @@ static const struct option longopts[] = {
 	{ "plan",        required_argument, NULL, OPT_PLAN },
 	{ "quiet",       no_argument,       NULL, 'q' },
 	{ "release",     no_argument,       NULL, OPT_RELEASE },
+	{ "resize",      required_argument, NULL, OPT_RESIZE },
 	{ "seed",        required_argument, NULL, OPT_SEED },
 	{ "size",        required_argument, NULL, OPT_SIZE },
 	{ "status",      no_argument,       NULL, OPT_STATUS },
@@ -792,7 +808,8 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	const char **want = NULL;       /* the loader's fields, when --fields is given */
 	const char **names = NULL;      /* the name of each field a record carries */
 	unsigned nf;
-	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h * 3, dataset = 0;
+	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h *
+			       (fr->spec.channels ? fr->spec.channels : 3), dataset = 0;
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, wr = 0;
 	int per_epoch = po->nplans > 1 || po->fo.memory;
 	struct epoch_mark mark, now;
@@ -899,6 +916,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			fp.width = fr->spec.out_w;
 			fp.height = fr->spec.out_h;
 			fp.chw = fr->spec.chw;
+			fp.channels = fr->spec.channels ? fr->spec.channels : 3;
 			fp.crop = fr->spec.crop;
 			fp.flip = fr->spec.flip;
 			fp.seed = lo.seed;
@@ -979,7 +997,10 @@ out:
 static const char *frames_option(int c)
 {
 	switch (c) {
+	case OPT_ALPHA:         return "--alpha";
+	case OPT_BACKGROUND:    return "--background";
 	case OPT_CENTER_RATIO:  return "--center-ratio";
+	case OPT_CHANNELS:      return "--channels";
 	case OPT_CHW:           return "--chw";
 	case OPT_CROP:          return "--crop";
 	case OPT_EPOCH:         return "--epoch";
@@ -989,10 +1010,36 @@ static const char *frames_option(int c)
 	case OPT_MAX_PIXELS:    return "--max-pixels";
 	case 'j':               return "--threads";
 	case OPT_ON_ERROR:      return "--on-error";
+	case OPT_RESIZE:        return "--resize";
 	case OPT_SEED:          return "--seed";
 	case OPT_SIZE:          return "--size";
 	default:                return NULL;
 	}
+}
+
+/* --alpha keep: RGBA, --channels 4 (the spec has no such alpha value: 4 channels keep it). */
+#define ALPHA_KEEP 2
+
+/* --channels, --alpha (-1 not given; its argument as given) and --background together into
+ * spec: 0, or the usage error's exit status. keep means 4 channels; 4 channels keep the alpha,
+ * so drop and composite do not go with them; a background is for composite alone. */
+static int image_channels(struct slab_image_spec *spec, int alpha, const char *alpha_arg,
+			  int background_set)
+{
+	if (alpha == ALPHA_KEEP) {
+		if (spec->channels != 0 && spec->channels != 4)
+			return cli_usage_error("--alpha keep goes with --channels 4, not %u",
+					       spec->channels);
+		spec->channels = 4;
+	} else if (alpha >= 0 && spec->channels == 4) {
+		return cli_usage_error("--alpha %s does not go with --channels 4 (RGBA keeps the "
+				       "alpha)", alpha_arg);
+	} else if (alpha >= 0) {
+		spec->alpha = alpha;
+	}
+	if (background_set && spec->alpha != SLAB_IMAGE_ALPHA_COMPOSITE)
+		return cli_usage_error("--background goes with --alpha composite");
+	return 0;
 }
 
 /* A number in (0, 1], in decimal: 0, or -1. */
@@ -1034,6 +1081,9 @@ int main(int argc, char **argv)
 	};
 	const char *emit_format = NULL, *frames_opt = NULL;
 	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, nmodes = 0, c, ret;
+	/* --alpha: -1 not given, else enum slab_image_alpha, or ALPHA_KEEP */
+	int alpha = -1, background_set = 0;
+	const char *alpha_arg = NULL;
 	uint64_t v;
 
 	cli_init(argv[0]);
@@ -1051,11 +1101,35 @@ int main(int argc, char **argv)
 			po.fo.ahead = v;
 			ahead_set = 1;
 			break;
+		case OPT_ALPHA:
+			if (strcmp(optarg, "drop") == 0)
+				alpha = SLAB_IMAGE_ALPHA_DROP;
+			else if (strcmp(optarg, "composite") == 0)
+				alpha = SLAB_IMAGE_ALPHA_COMPOSITE;
+			else if (strcmp(optarg, "keep") == 0)
+				alpha = ALPHA_KEEP;
+			else
+				return cli_usage_error("invalid --alpha '%s' (drop, composite or keep)",
+						       optarg);
+			alpha_arg = optarg;
+			break;
+		case OPT_BACKGROUND:
+			if (cli_parse_rgb(optarg, po.fr.spec.background) < 0)
+				return cli_usage_error("invalid --background '%s' (R,G,B, each from 0 to 255)",
+						       optarg);
+			background_set = 1;
+			break;
 		case OPT_CENTER_RATIO:
 			if (parse_ratio(optarg, &po.fr.spec.center_ratio) < 0)
 				return cli_usage_error("invalid --center-ratio '%s' (a number, 0 < R <= 1)",
 						       optarg);
 			ratio_set = 1;
+			break;
+		case OPT_CHANNELS:
+			if (strcmp(optarg, "1") && strcmp(optarg, "3") && strcmp(optarg, "4"))
+				return cli_usage_error("invalid --channels '%s' (1 grey, 3 RGB or 4 RGBA)",
+						       optarg);
+			po.fr.spec.channels = (unsigned)(*optarg - '0');
 			break;
 		case OPT_CHW:
 			po.fr.spec.chw = 1;
@@ -1157,6 +1231,14 @@ int main(int argc, char **argv)
 		case OPT_RELEASE:
 			po.fo.release = 1;
 			break;
+		case OPT_RESIZE:
+			if (strcmp(optarg, "bilinear") == 0)
+				po.fr.spec.resize = SLAB_IMAGE_RESIZE_BILINEAR;
+			else if (strcmp(optarg, "nearest") == 0)
+				po.fr.spec.resize = SLAB_IMAGE_RESIZE_NEAREST;
+			else
+				return cli_usage_error("invalid --resize '%s' (bilinear or nearest)", optarg);
+			break;
 		case OPT_SEED:
 			if (cli_parse_u64(optarg, 0, UINT64_MAX, &po.fr.seed) < 0)
 				return cli_usage_error("invalid --seed '%s' (a number from 0)", optarg);
@@ -1198,6 +1280,8 @@ int main(int argc, char **argv)
 			return cli_usage_error("--direct does not go with --emit-format frames");
 		if (ratio_set && po.fr.spec.crop != SLAB_IMAGE_CROP_CENTER)
 			return cli_usage_error("--center-ratio goes with --crop center");
+		if ((c = image_channels(&po.fr.spec, alpha, alpha_arg, background_set)) != 0)
+			return c;
 		for (size_t a = 0; a < po.fr.nfields; a++)
 			for (size_t b = a + 1; b < po.fr.nfields; b++)
 				if (strcmp(po.fr.fields[a], po.fr.fields[b]) == 0)

@@ -55,6 +55,7 @@ struct slab_frameout *slab_frameout_new(void)
 int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameout_params *p)
 {
 	uint64_t size = SLAB_FRAMES_FIXED;
+	unsigned ch = p->channels ? p->channels : 3;
 	unsigned char *h, *at;
 	int rc;
 
@@ -65,6 +66,8 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	if (p->width == 0 || p->height == 0 || p->width > 65535 || p->height > 65535)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "image size %ux%u", p->width,
 				 p->height);
+	if (ch != 1 && ch != 3 && ch != 4)
+		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "%u channels: 1, 3 or 4", ch);
 	for (unsigned f = 0; f < p->nfields; f++) {
 		size_t len = strlen(p->fields[f]);
 
@@ -83,15 +86,15 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	w->out.fd = fd;
 	w->opened = 1;
 	w->nfields = p->nfields;
-	w->image_bytes = (uint64_t)p->width * p->height * 3;
+	w->image_bytes = (uint64_t)p->width * p->height * ch;
 	w->image_block = round8(w->image_bytes);
 	memcpy(h, SLAB_FRAMES_MAGIC, 8);
-	slab_put32(h + 8, SLAB_FRAMES_VERSION);
+	slab_put32(h + 8, ch == 3 ? SLAB_FRAMES_VERSION : SLAB_FRAMES_VERSION_CHANNELS);
 	slab_put32(h + 12, (uint32_t)size);
 	slab_put64(h + 16, p->count);
 	slab_put32(h + 24, p->width);
 	slab_put32(h + 28, p->height);
-	slab_put32(h + 32, 3);
+	slab_put32(h + 32, ch);
 	slab_put32(h + 36, p->chw ? 1 : 0);
 	slab_put64(h + 40, w->image_bytes);
 	slab_put64(h + 48, w->image_block);

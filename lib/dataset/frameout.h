@@ -15,14 +15,15 @@ struct slab;
  *
  * Header, header_size bytes (a multiple of 8):
  *   0   8  magic "SLABFRMS"
- *   8   4  version (1)
+ *   8   4  version: 1 for 3 channels, 2 for 1 or 4 (a reader of version 1 refuses those
+ *          rather than misread their images as RGB); the layout is the same
  *   12  4  header_size
  *   16  8  count: the entries of the plan, or of all the plans (the most records that follow)
  *   24  4  width W
  *   28  4  height H
- *   32  4  channels (3)
- *   36  4  layout: 0 HWC (H x W x 3), 1 CHW (3 x H x W)
- *   40  8  image_bytes: W * H * 3
+ *   32  4  channels C: 3 (RGB); version 2: 1 (grey) or 4 (RGBA)
+ *   36  4  layout: 0 HWC (H x W x C), 1 CHW (C x H x W)
+ *   40  8  image_bytes: W * H * C
  *   48  8  image_block: image_bytes rounded up to a multiple of 8
  *   56  8  seed
  *   64  8  epoch
@@ -52,7 +53,8 @@ struct slab;
 #define SLAB_FRAMES_MAGIC       "SLABFRMS"
 #define SLAB_FRAMES_RECORD_MAGIC "FRAM"
 #define SLAB_FRAMES_END_MAGIC   "DONE"
-#define SLAB_FRAMES_VERSION     1
+#define SLAB_FRAMES_VERSION     1       /* 3 channels */
+#define SLAB_FRAMES_VERSION_CHANNELS 2  /* 1 or 4 channels */
 #define SLAB_FRAMES_FIXED       88u     /* the header before the field names */
 #define SLAB_FRAMES_HEAD        40u     /* a record's head, and the end record */
 #define SLAB_FRAMES_ABSENT      UINT64_MAX
@@ -64,6 +66,7 @@ struct slab_frameout_params {
 	uint64_t count;
 	uint32_t width, height;         /* each 1 .. 65535 */
 	int chw;
+	unsigned channels;              /* 1, 3 or 4; 0 is 3 */
 	int crop;                       /* enum slab_image_crop */
 	int flip;
 	uint64_t seed, epoch;
@@ -87,7 +90,7 @@ struct slab_frameout *slab_frameout_new(void);
 int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameout_params *p);
 
 /* Append a record: file, index and plan position of the sample, its key, its image (exactly
- * width * height * 3 bytes) and its other fields (nfields of them, in the header's order).
+ * width * height * channels bytes) and its other fields (nfields of them, in the header's order).
  * Key and fields point into src's mapping, read under a SIGBUS guard: a file truncated under
  * the stream is SLAB_ERR_IO naming it (slab_frameout_errno() 0: not the output's failure).
  * 0, SLAB_ERR_IO (slab_frameout_errno() says why, EPIPE when the reader has gone) or

@@ -1,7 +1,8 @@
-/* image.c: one image to a fixed-size uint8 RGB crop: the crop parameters, the format found
- * by the image's first bytes and its decoder (imgfmt.h: image_jpeg.c, ...) asked for only
- * what the crop needs, then the resize, PIL's BILINEAR resample with reducing (a triangle
- * filter widened by the downscale factor, separable, 22-bit fixed-point weights). */
+/* image.c: one image to a fixed-size uint8 crop (RGB, grey or RGBA): the crop parameters, the
+ * format found by the image's first bytes and its decoder (imgfmt.h: image_jpeg.c, ...) asked
+ * for only what the crop needs, alpha composited or the pixels made grey as the spec says,
+ * then the resize: PIL's BILINEAR resample with reducing (a triangle filter widened by the
+ * downscale factor, separable, 22-bit fixed-point weights), or PIL's NEAREST. */
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -69,11 +70,26 @@ void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w, uint32_t
 	spec->ratio_min = 3.0 / 4.0;
 	spec->ratio_max = 4.0 / 3.0;
 	spec->center_ratio = 1.0;
+	spec->background[0] = spec->background[1] = spec->background[2] = 255;
+}
+
+/* The output's channels: 3 for 0. */
+static unsigned out_channels(const struct slab_image_spec *s)
+{
+	return s->channels == 0 ? 3 : s->channels;
 }
 
 static int spec_ok(const struct slab_image_spec *s)
 {
 	if (s->out_w < 1 || s->out_w > 65535 || s->out_h < 1 || s->out_h > 65535)
+		return 0;
+	if (s->channels != 0 && s->channels != 1 && s->channels != 3 && s->channels != 4)
+		return 0;
+	if (s->alpha != SLAB_IMAGE_ALPHA_DROP && s->alpha != SLAB_IMAGE_ALPHA_COMPOSITE)
+		return 0;
+	if (s->alpha == SLAB_IMAGE_ALPHA_COMPOSITE && s->channels == 4)
+		return 0;
+	if (s->resize != SLAB_IMAGE_RESIZE_BILINEAR && s->resize != SLAB_IMAGE_RESIZE_NEAREST)
 		return 0;
 	if (s->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED) {
 		if (!(s->scale_min > 0 && s->scale_min <= s->scale_max && s->scale_max <= 1.0))
@@ -208,6 +224,7 @@ struct slab_image_decoder {
 	struct slab_scratch acc;         /* int32_t sums of one output row, vertical pass */
 	struct slab_scratch xk16, yk16;  /* the weights as int16 pairs (SSE2) */
 	struct slab_scratch line;        /* one output row before flip or reordering */
+	struct slab_scratch nx;          /* nearest: each output column's source byte offset */
 };
 
 struct slab_image_decoder *slab_image_decoder_new(void)
@@ -242,6 +259,7 @@ void slab_image_decoder_free(struct slab_image_decoder *d)
 	slab_scratch_free(&d->xk16);
 	slab_scratch_free(&d->yk16);
 	slab_scratch_free(&d->line);
+	slab_scratch_free(&d->nx);
 	free(d);
 }
 
@@ -505,7 +523,37 @@ static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const in
 		memcpy(t + 3 * (size_t)x, &px, 4);
 	}
 }
-#else
+/* The same for RGBA: 4 W bytes out, each pixel's 4 channels. */
+static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		   const __m128i *kv, int pairs)
+{
+	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (H16_BITS - 1));
+
+	for (uint32_t x = 0; x < W; x++, kv += pairs) {
+		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
+		int n = xb[2 * x + 1], i = 0;
+		__m128i acc = half, p;
+		uint32_t px;
+
+		for (; i + 1 < n; i += 2, sp += 8) {
+			p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)sp), zero);
+			p = _mm_unpacklo_epi16(p, _mm_srli_si128(p, 8));
+			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
+		}
+		if (i < n) {
+			memcpy(&px, sp, 4);
+			p = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)px), zero);
+			p = _mm_unpacklo_epi16(p, zero);
+			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
+		}
+		acc = _mm_srai_epi32(acc, H16_BITS);
+		acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
+		px = (uint32_t)_mm_cvtsi128_si32(acc);
+		memcpy(t + 4 * (size_t)x, &px, 4);
+	}
+}
+#endif
+
 /* Sums fit in 32 bits: the weights of one output pixel add up to 1 << PRECISION_BITS and are
  * never negative (a triangle), so a sum is at most 255 << 22 plus the rounding half. */
 static unsigned char clip8(int32_t v)
@@ -514,6 +562,23 @@ static unsigned char clip8(int32_t v)
 	return v < 0 ? 0 : v > 255 ? 255 : (unsigned char)v;
 }
 
+/* The horizontal pass for one channel (grey, or a palette PNG's indices): W bytes out. */
+static void hpass1(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		   const int32_t *xk, int kx)
+{
+	for (uint32_t x = 0; x < W; x++) {
+		const int32_t *k = xk + (size_t)x * kx;
+		const unsigned char *sp = s + xb[2 * x];
+		int32_t s0 = 1 << (PRECISION_BITS - 1);
+		int n = xb[2 * x + 1];
+
+		for (int i = 0; i < n; i++)
+			s0 += sp[i] * k[i];
+		t[x] = clip8(s0);
+	}
+}
+
+#ifndef HAVE_SSE2
 /* acc[j] += t[j] * w: the vertical pass's inner loop without SSE2 (the Makefile builds this
  * file with the vectoriser's dynamic cost model, and restrict tells it acc and t never
  * overlap). */
@@ -542,9 +607,179 @@ static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const in
 		t[3 * x + 2] = clip8(s2);
 	}
 }
+
+static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		   const int32_t *xk, int kx)
+{
+	for (uint32_t x = 0; x < W; x++) {
+		const int32_t *k = xk + (size_t)x * kx;
+		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
+		int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0, s3 = s0;
+		int n = xb[2 * x + 1];
+
+		for (int i = 0; i < n; i++, sp += 4) {
+			s0 += sp[0] * k[i];
+			s1 += sp[1] * k[i];
+			s2 += sp[2] * k[i];
+			s3 += sp[3] * k[i];
+		}
+		t[4 * x] = clip8(s0);
+		t[4 * x + 1] = clip8(s1);
+		t[4 * x + 2] = clip8(s2);
+		t[4 * x + 3] = clip8(s3);
+	}
+}
 #endif
 
-/* r->px (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp. */
+/* ---- channels: alpha, grey ------------------------------------------------------------ */
+
+/* (((a >> 8) + a) >> 8): a / 255 for the sums below, as PIL's SHIFTFORDIV255. */
+static uint32_t div255(uint32_t a)
+{
+	return ((a >> 8) + a) >> 8;
+}
+
+/* n RGBA pixels over an opaque background bg, in place, alpha made 255: PIL's
+ * alpha_composite(background, image) to the bit (its 7-bit fixed point, which for an opaque
+ * background is colour = (128 (c a + bg (255 - a)) + 0x4000) / 255 >> 7, div255() for
+ * the / 255). Alpha 0 is bg, 255 the colour itself. */
+static void composite(unsigned char *px, size_t n, const uint8_t bg[3])
+{
+	for (size_t i = 0; i < n; i++, px += 4) {
+		uint32_t a = px[3];
+
+		if (a == 255)
+			continue;
+		for (int c = 0; c < 3; c++) {
+			uint32_t t = 128 * (px[c] * a + bg[c] * (255 - a)) + (0x80 << 7);
+
+			px[c] = (unsigned char)(div255(t) >> 7);
+		}
+		px[3] = 255;
+	}
+}
+
+/* n RGBA pixels to grey, one byte each, in place from the front: PIL's convert("L"),
+ * (R 19595 + G 38470 + B 7471 + 0x8000) >> 16 (ITU-R 601-2 luma), which gives a grey pixel
+ * (R = G = B) back unchanged since the weights add up to 65536. */
+static void to_grey(unsigned char *px, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p = px + 4 * i;
+
+		px[i] = (unsigned char)((p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u) >> 16);
+	}
+}
+
+/* RGBA to colour premultiplied by alpha, in place, as PIL's RGBA -> RGBa (which its resize of
+ * RGBA goes through): c a / 255 rounded, as MULDIV255. */
+static void premultiply(unsigned char *px, size_t n)
+{
+	for (size_t i = 0; i < n; i++, px += 4) {
+		uint32_t a = px[3];
+
+		if (a == 255)
+			continue;
+		for (int c = 0; c < 3; c++)
+			px[c] = (unsigned char)div255(px[c] * a + 128);
+	}
+}
+
+/* And back, as PIL's RGBa -> RGBA: 255 c / a, floored and clipped; alpha 0 and 255 as they
+ * are. */
+static void unpremultiply(unsigned char *px, size_t n)
+{
+	for (size_t i = 0; i < n; i++, px += 4) {
+		uint32_t a = px[3];
+
+		if (a == 255 || a == 0)
+			continue;
+		for (int c = 0; c < 3; c++) {
+			uint32_t v = 255u * px[c] / a;
+
+			px[c] = (unsigned char)(v > 255 ? 255 : v);
+		}
+	}
+}
+
+/* Whether the crop box is whole pixels of the region and the output's size: the bilinear
+ * resize is then a copy (its one tap weighs 1), as PIL's resize to an image's own size is. */
+static int identity(const struct slab_image_region *r, const struct slab_image_spec *spec)
+{
+	return r->x1 - r->x0 == spec->out_w && r->y1 - r->y0 == spec->out_h &&
+	       r->x0 == floor(r->x0) && r->y0 == floor(r->y0);
+}
+
+/* The decoded region as the resize takes it: composited over the background, or made grey
+ * (one byte a pixel), or premultiplied for the bilinear resize of RGBA (1 then: the resize
+ * divides it out again), unless that resize is a copy (PIL copies too, and the round trip
+ * would lose colour under low alpha). In place: the region's buffer is the decoder's
+ * scratch. */
+static int prepare(struct slab_image_region *r, const struct slab_image_spec *spec)
+{
+	size_t n = (size_t)r->bw * r->bh;
+	unsigned C = out_channels(spec);
+
+	if (r->pixel != 4)
+		return 0;
+	if (spec->alpha == SLAB_IMAGE_ALPHA_COMPOSITE && C != 4)
+		composite(r->px, n, spec->background);
+	if (C == 1) {
+		to_grey(r->px, n);
+		r->pixel = 1;
+	} else if (C == 4 && spec->resize == SLAB_IMAGE_RESIZE_BILINEAR && !identity(r, spec)) {
+		premultiply(r->px, n);
+		return 1;
+	}
+	return 0;
+}
+
+/* One output row ln of W pixels of C bytes to its place in out: row y, mirrored with flip,
+ * planar with chw. */
+static void put_row(unsigned char *out, const unsigned char *ln, uint32_t W, uint32_t H,
+		    uint32_t y, unsigned C, int flip, int chw)
+{
+	size_t plane = (size_t)W * H;
+	unsigned char *o = out + (size_t)y * W * C;
+
+	if (chw && C == 3) {
+		for (uint32_t x = 0; x < W; x++) {
+			size_t to = (size_t)y * W + (flip ? W - 1 - x : x);
+
+			out[to] = ln[3 * x];
+			out[plane + to] = ln[3 * x + 1];
+			out[2 * plane + to] = ln[3 * x + 2];
+		}
+	} else if (chw && C > 1) {
+		for (uint32_t x = 0; x < W; x++) {
+			size_t to = (size_t)y * W + (flip ? W - 1 - x : x);
+
+			for (unsigned c = 0; c < C; c++)
+				out[c * plane + to] = ln[C * x + c];
+		}
+	} else if (flip && C == 3) {
+		for (uint32_t x = 0; x < W; x++) {
+			size_t to = (size_t)(W - 1 - x) * 3;
+
+			o[to] = ln[3 * x];
+			o[to + 1] = ln[3 * x + 1];
+			o[to + 2] = ln[3 * x + 2];
+		}
+	} else if (flip) {
+		for (uint32_t x = 0; x < W; x++) {
+			size_t to = (size_t)(W - 1 - x) * C;
+
+			for (unsigned c = 0; c < C; c++)
+				o[to + c] = ln[C * x + c];
+		}
+	} else if (ln != o) {
+		memcpy(o, ln, (size_t)W * C);
+	}
+}
+
+/* r->px (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp: RGB, the
+ * default and benchmarked path, kept apart from resize_c() below so that the other channel
+ * counts cost it nothing. */
 static int resize(struct slab_image_decoder *d, const struct slab_image_region *r,
 		  const struct slab_image_spec *spec, int flip, unsigned char *out)
 {
@@ -637,6 +872,147 @@ static int resize(struct slab_image_decoder *d, const struct slab_image_region *
 	return 0;
 }
 
+
+/* The same for 1 and 4 channels: r->px of r->pixel bytes a pixel (1, or 4 for RGBA) -> out,
+ * C channels; premultiplied: RGBA whose colour prepare() multiplied by alpha, divided out of
+ * each output row. */
+static int resize_c(struct slab_image_decoder *d, const struct slab_image_region *r,
+		  const struct slab_image_spec *spec, int flip, int premultiplied,
+		  unsigned char *out)
+{
+	uint32_t W = spec->out_w, H = spec->out_h;
+	unsigned C = out_channels(spec);
+	int kx = coeffs(&d->xb, &d->xk, r->x0, r->x1, r->bw, W);
+	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
+	const int32_t *xb, *xk, *yb, *yk;
+	const unsigned char *src = r->px;
+	unsigned char *tmp, *line;
+	uint32_t ylo, yhi;
+	size_t row = (size_t)W * C, srow = (size_t)r->bw * r->pixel;
+
+	if (kx < 0 || ky < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	xb = d->xb.p;
+	xk = d->xk.p;
+	yb = d->yb.p;
+	yk = d->yk.p;
+	ylo = (uint32_t)yb[0];
+	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
+	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row) < 0 ||
+	    slab_scratch_reserve(&d->line, row) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	tmp = d->tmp.p;
+	line = d->line.p;
+#ifdef HAVE_SSE2
+	/* One channel's horizontal pass is scalar, on the 22-bit weights: no pairs for it. */
+	int pairs = C == 1 ? 0 : coeffs16(&d->xk16, xk, kx, W);
+	int ypairs = coeffs16(&d->yk16, yk, ky, H);
+	const __m128i *kv = aligned16(d->xk16.p), *yv = aligned16(d->yk16.p);
+
+	if (pairs < 0 || ypairs < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+#else
+	int32_t *acc;
+
+	if (slab_scratch_reserve(&d->acc, row * sizeof(int32_t)) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	acc = d->acc.p;
+#endif
+
+	/* Horizontal pass, rows ylo .. yhi - 1 only, rounded to 8 bits as PIL does. */
+	for (uint32_t y = ylo; y < yhi; y++) {
+		const unsigned char *s = src + (size_t)y * srow;
+		unsigned char *t = tmp + (size_t)(y - ylo) * row;
+
+		if (C == 1)
+			hpass1(s, t, W, xb, xk, kx);
+		else
+#ifdef HAVE_SSE2
+			hpass4(s, t, W, xb, kv, pairs);
+#else
+			hpass4(s, t, W, xb, xk, kx);
+#endif
+	}
+	/* Vertical pass, one output row at a time into line (the output row itself when it
+	 * needs no flip or reordering), then flip and layout on the way out. */
+	for (uint32_t y = 0; y < H; y++) {
+		const unsigned char *t = tmp + (size_t)(yb[2 * y] - ylo) * row;
+		int n = yb[2 * y + 1];
+		unsigned char *o = out + (size_t)y * row;
+		unsigned char *ln = flip || spec->chw ? line : o;
+
+#ifdef HAVE_SSE2
+		vpass(t, row, n, yv + (size_t)y * ypairs, yk + (size_t)y * ky, ln);
+#else
+		const int32_t *k = yk + (size_t)y * ky;
+
+		for (size_t j = 0; j < row; j++)
+			acc[j] = 1 << (PRECISION_BITS - 1);
+		for (int i = 0; i < n; i++, t += row)
+			add_row(acc, t, row, k[i]);
+		for (size_t j = 0; j < row; j++)
+			ln[j] = clip8(acc[j]);
+#endif
+		if (premultiplied)
+			unpremultiply(ln, W);
+		put_row(out, ln, W, H, y, C, flip, spec->chw);
+	}
+	return 0;
+}
+
+/*
+ * PIL's NEAREST resize of the crop, as crop(box).resize((W, H), NEAREST) computes it
+ * (ImagingScaleAffine): output column x takes crop column (int)(a/2 + x a) with a = crop
+ * width / W, the sum built up one a at a time as PIL adds it (so that the float rounding is
+ * PIL's too), rows alike; clamped to the crop (PIL would leave a pixel that rounding put
+ * past it black; it never does for sizes up to 65535). The decoders decode at full scale
+ * for it, so the crop box is whole pixels of the region. C bytes of each source pixel.
+ */
+static int nearest(struct slab_image_decoder *d, const struct slab_image_region *r,
+		   const struct slab_image_spec *spec, int flip, unsigned char *out)
+{
+	uint32_t W = spec->out_w, H = spec->out_h;
+	unsigned C = out_channels(spec), ps = r->pixel;
+	uint32_t bx = (uint32_t)floor(r->x0), by = (uint32_t)floor(r->y0);
+	uint32_t cw = (uint32_t)(r->x1 - r->x0), ch = (uint32_t)(r->y1 - r->y0);
+	double ax = (r->x1 - r->x0) / W, ay = (r->y1 - r->y0) / H, xo = ax * 0.5, yo = ay * 0.5;
+	size_t *nx;
+	unsigned char *line;
+
+	if (slab_scratch_reserve(&d->nx, (size_t)W * sizeof(size_t)) < 0 ||
+	    slab_scratch_reserve(&d->line, (size_t)W * C) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
+	nx = d->nx.p;
+	line = d->line.p;
+	if (cw < 1)
+		cw = 1;
+	if (ch < 1)
+		ch = 1;
+	for (uint32_t x = 0; x < W; x++, xo += ax) {
+		uint32_t xi = (uint32_t)xo;
+
+		xi = bx + (xi < cw ? xi : cw - 1);
+		nx[x] = (size_t)(xi < r->bw ? xi : r->bw - 1) * ps;
+	}
+	for (uint32_t y = 0; y < H; y++, yo += ay) {
+		uint32_t yi = (uint32_t)yo;
+		const unsigned char *s;
+		unsigned char *ln = flip || spec->chw ? line : out + (size_t)y * W * C;
+
+		yi = by + (yi < ch ? yi : ch - 1);
+		s = r->px + (size_t)(yi < r->bh ? yi : r->bh - 1) * r->bw * ps;
+		if (C == 1) {
+			for (uint32_t x = 0; x < W; x++)
+				ln[x] = s[nx[x]];
+		} else {
+			for (uint32_t x = 0; x < W; x++)
+				memcpy(ln + (size_t)x * C, s + nx[x], C);
+		}
+		put_row(out, ln, W, H, y, C, flip, spec->chw);
+	}
+	return 0;
+}
+
 int slab_image_decode(struct slab_image_decoder *d, const void *data, size_t len,
 		      const struct slab_image_spec *spec, const struct slab_image_params *p,
 		      void *out, struct slab_image_stats *stats)
@@ -653,10 +1029,20 @@ int slab_image_decode(struct slab_image_decoder *d, const void *data, size_t len
 	if ((ret = find_format(d, data, len, &k)) < 0)
 		return ret;
 	st.scale_denom = 1;
+	memset(&r, 0, sizeof(r));
+	r.pixel = 4;
 	ret = formats[k]->decode(d->state[k], &d->lim, data, len, spec, p, &d->pix, &r, &st,
 				 &d->err);
-	if (ret == 0)
-		ret = resize(d, &r, spec, p->flip, out);
+	if (ret == 0) {
+		int premultiplied = prepare(&r, spec);
+
+		if (spec->resize == SLAB_IMAGE_RESIZE_NEAREST)
+			ret = nearest(d, &r, spec, p->flip, out);
+		else if (out_channels(spec) == 3)
+			ret = resize(d, &r, spec, p->flip, out);
+		else
+			ret = resize_c(d, &r, spec, p->flip, premultiplied, out);
+	}
 	slab_scratch_trim(&d->pix);
 	slab_scratch_trim(&d->tmp);
 	if (stats)

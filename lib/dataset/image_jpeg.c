@@ -243,7 +243,7 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 		jpeg_abort_decompress(c);
 		return ret;
 	}
-	for (unsigned s = max_scale(c); s > 1 && !spec->exact; s /= 2) {
+	for (unsigned s = max_scale(c); s > 1 && slab_image_may_scale(spec); s /= 2) {
 		if (p->w >= (uint64_t)spec->out_w * s && p->h >= (uint64_t)spec->out_h * s) {
 			denom = s;
 			break;
@@ -251,10 +251,12 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 	}
 	c->scale_num = 1;
 	c->scale_denom = denom;
-	/* Four bytes a pixel whatever the source (RGBX, or CMYK converted in place below), so
-	 * that the horizontal pass reads whole pixels as 32-bit words. */
+	/* Four bytes a pixel whatever the source (RGBA, or CMYK converted in place below), so
+	 * that the horizontal pass reads whole pixels as 32-bit words. JCS_EXT_RGBA, not RGBX:
+	 * libjpeg-turbo documents its fourth byte as 0xFF (opaque), the pipeline's alpha for
+	 * an image without one, and decodes it as fast. */
 	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
-			     JCS_CMYK : JCS_EXT_RGBX;
+			     JCS_CMYK : JCS_EXT_RGBA;
 	jpeg_start_decompress(c);
 	ow = c->output_width;
 	oh = c->output_height;
@@ -291,7 +293,8 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 	}
 
 	/* CMYK as libjpeg gives it (Adobe's inverted form when the Adobe marker says so) to RGB,
-	 * in place (the fourth byte left as it is), as PIL does: R = (255 - C)(255 - K) / 255. */
+	 * in place, as PIL does: R = (255 - C)(255 - K) / 255; the fourth byte, K, made the
+	 * opaque alpha. */
 	if (c->out_color_space == JCS_CMYK) {
 		unsigned char *px = pix->p;
 		size_t n = (size_t)c->output_width * (iy1 - iy0);
@@ -306,6 +309,7 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 
 				px[4 * i + ch] = (unsigned char)((t + (t >> 8)) >> 8);
 			}
+			px[4 * i + 3] = 255;
 		}
 	}
 

@@ -210,21 +210,60 @@ static void reduce16(unsigned char *dst, const unsigned char *src, size_t n)
 	}
 }
 
+/* Columns [x0, x0 + n) of a row of palette indices packed at `depth` bits (1, 2, 4 or 8, the
+ * first pixel in the high bits, as PNG stores them) to one byte each at dst. */
+static void unpack(unsigned char *dst, const unsigned char *src, uint32_t x0, uint32_t n,
+		   int depth)
+{
+	unsigned mask = (1u << depth) - 1;
+
+	if (depth == 8) {
+		memcpy(dst, src + x0, n);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		size_t bit = (size_t)(x0 + i) * (unsigned)depth;
+
+		dst[i] = (unsigned char)(src[bit / 8] >> (8 - depth - bit % 8) & mask);
+	}
+}
+
 /* Adam7 spreads every row over the whole stream: the whole image, in pix; the box stays in
- * the image's coordinates. 0, or libspng's rc (SPNG_EMEM for pix). */
+ * the image's coordinates. idx: palette indices, through s->row (packed as stored) into one
+ * byte a pixel. 0, or libspng's rc (SPNG_EMEM for pix). */
 static int decode_whole(struct pdec *s, const struct spng_ihdr *ih, int fmt, size_t bpp,
-			struct slab_scratch *pix, struct slab_image_region *r,
+			int idx, struct slab_scratch *pix, struct slab_image_region *r,
 			struct slab_image_stats *st)
 {
 	uint64_t n = (uint64_t)ih->width * ih->height;
+	size_t len, rowlen = ((size_t)ih->width * ih->bit_depth + 7) / 8;
 	int rc;
 
-	if (n > SIZE_MAX / bpp || slab_scratch_reserve(pix, (size_t)n * bpp) < 0)
-		return SPNG_EMEM;
-	if ((rc = spng_decode_image(s->ctx, pix->p, (size_t)n * bpp, fmt, SPNG_DECODE_TRNS)) != 0)
-		return rc;
-	if (bpp == 8)
-		reduce16(pix->p, pix->p, (size_t)n);
+	if (idx) {
+		if ((rc = spng_decoded_image_size(s->ctx, fmt, &len)) != 0)
+			return rc;
+		if ((size_t)n != n || slab_scratch_reserve(pix, (size_t)n) < 0 ||
+		    slab_scratch_reserve(&s->row, len) < 0)
+			return SPNG_EMEM;
+		/* libspng deinterlaces samples under 8 bits by OR-ing their bits into place:
+		 * the buffer must start zeroed. */
+		memset(s->row.p, 0, len);
+		if ((rc = spng_decode_image(s->ctx, s->row.p, len, fmt, 0)) != 0)
+			return rc;
+		for (uint32_t y = 0; y < ih->height; y++)
+			unpack((unsigned char *)pix->p + (size_t)y * ih->width,
+			       (const unsigned char *)s->row.p + (size_t)y * rowlen, 0, ih->width,
+			       ih->bit_depth);
+		r->pixel = 1;
+	} else {
+		if (n > SIZE_MAX / bpp || slab_scratch_reserve(pix, (size_t)n * bpp) < 0)
+			return SPNG_EMEM;
+		if ((rc = spng_decode_image(s->ctx, pix->p, (size_t)n * bpp, fmt,
+					    SPNG_DECODE_TRNS)) != 0)
+			return rc;
+		if (bpp == 8)
+			reduce16(pix->p, pix->p, (size_t)n);
+	}
 	r->px = pix->p;
 	r->bw = ih->width;
 	r->bh = ih->height;
@@ -235,22 +274,25 @@ static int decode_whole(struct pdec *s, const struct spng_ihdr *ih, int fmt, siz
 }
 
 /* Row by row, rows [0, iy1) and no further, keeping rows [iy0, iy1) and columns [ix0, ix1)
- * in pix. An 8-bit row that is kept whole goes straight to its place in pix (a row before
- * the crop to the first one, which its own row overwrites later); any other through s->row.
- * 0, or libspng's rc (SPNG_EMEM for the buffers). */
+ * in pix (idx: palette indices, one byte a pixel). An 8-bit row that is kept whole goes
+ * straight to its place in pix (a row before the crop to the first one, which its own row
+ * overwrites later); any other through s->row. 0, or libspng's rc (SPNG_EMEM for the
+ * buffers). */
 static int decode_rows(struct pdec *s, const struct spng_ihdr *ih, int fmt, size_t bpp,
-		       uint32_t ix0, uint32_t ix1, uint32_t iy0, uint32_t iy1,
+		       int idx, uint32_t ix0, uint32_t ix1, uint32_t iy0, uint32_t iy1,
 		       struct slab_scratch *pix, struct slab_image_region *r,
 		       struct slab_image_stats *st)
 {
 	uint32_t w = ih->width, bw = ix1 - ix0, bh = iy1 - iy0;
-	size_t stride = (size_t)bw * 4, rowlen = (size_t)w * bpp;
-	int direct = bpp == 4 && bw == w, rc;
+	size_t stride = (size_t)bw * (idx ? 1 : 4);
+	size_t rowlen = idx ? ((size_t)w * ih->bit_depth + 7) / 8 : (size_t)w * bpp;
+	int direct = (idx ? ih->bit_depth == 8 : bpp == 4) && bw == w, rc;
 
 	if ((uint64_t)stride * bh > SIZE_MAX || slab_scratch_reserve(pix, stride * bh) < 0 ||
 	    (!direct && slab_scratch_reserve(&s->row, rowlen) < 0))
 		return SPNG_EMEM;
-	rc = spng_decode_image(s->ctx, NULL, 0, fmt, SPNG_DECODE_TRNS | SPNG_DECODE_PROGRESSIVE);
+	rc = spng_decode_image(s->ctx, NULL, 0, fmt,
+			       (idx ? 0 : SPNG_DECODE_TRNS) | SPNG_DECODE_PROGRESSIVE);
 	if (rc != 0)
 		return rc;
 	for (uint32_t y = 0; y < iy1; y++) {
@@ -262,11 +304,14 @@ static int decode_rows(struct pdec *s, const struct spng_ihdr *ih, int fmt, size
 			return rc;
 		if (direct || y < iy0)
 			continue;
-		if (bpp == 8)
+		if (idx)
+			unpack(to, got, ix0, bw, ih->bit_depth);
+		else if (bpp == 8)
 			reduce16(to, got + (size_t)ix0 * 8, bw);
 		else
 			memcpy(to, got + (size_t)ix0 * 4, stride);
 	}
+	r->pixel = idx ? 1 : 4;
 	r->px = pix->p;
 	r->bw = bw;
 	r->bh = bh;
@@ -285,9 +330,12 @@ static int decode_rows(struct pdec *s, const struct spng_ihdr *ih, int fmt, size
 
 /*
  * Output: 4 bytes a pixel, R G B as PIL's convert("RGB") makes them and the pixel's alpha
- * (tRNS applied; convert("RGB") drops it, so does the resize). libspng's RGBA8 widens 1, 2
- * and 4-bit grey by repeating the bits, as PIL does; gamma (gAMA), sBIT and iCCP are left
- * alone, as PIL leaves them. 16-bit samples: to8().
+ * (tRNS applied; convert("RGB") drops it, so does the resize unless the spec keeps or
+ * composites it). libspng's RGBA8 widens 1, 2 and 4-bit grey by repeating the bits, as PIL
+ * does; gamma (gAMA), sBIT and iCCP are left alone, as PIL leaves them. 16-bit samples:
+ * to8(). A palette PNG with spec->channels 1: its indices, one byte a pixel, as numpy.array()
+ * of PIL's mode "P" image gives them (a segmentation mask's labels; tRNS and the palette's
+ * colours play no part, an index past the palette is itself).
  */
 static int decode(void *st, const struct slab_image_limits *lim, const unsigned char *data,
 		  size_t len, const struct slab_image_spec *spec, const struct slab_image_params *p,
@@ -297,7 +345,7 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 	struct pdec *s = st;
 	struct spng_ihdr ih;
 	uint32_t ix0, ix1, iy0, iy1;
-	int fmt, rc, ret;
+	int fmt, idx, rc, ret;
 	size_t bpp;
 
 	if ((ret = start(s, lim, data, len, &ih, err)) < 0)
@@ -307,12 +355,13 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 		return ret;
 	}
 	slab_image_box(p, 1, ih.width, ih.height, spec->exact, reg, &ix0, &ix1, &iy0, &iy1);
-	fmt = ih.bit_depth == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
+	idx = ih.color_type == SPNG_COLOR_TYPE_INDEXED && spec->channels == 1;
+	fmt = idx ? SPNG_FMT_PNG : ih.bit_depth == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
 	bpp = ih.bit_depth == 16 ? 8 : 4;
 	stats->scale_denom = 1;
-	if ((rc = fill_palette(s->ctx, &ih)) == 0)
-		rc = ih.interlace_method ? decode_whole(s, &ih, fmt, bpp, pix, reg, stats) :
-		     decode_rows(s, &ih, fmt, bpp, ix0, ix1, iy0, iy1, pix, reg, stats);
+	if ((rc = idx ? 0 : fill_palette(s->ctx, &ih)) == 0)
+		rc = ih.interlace_method ? decode_whole(s, &ih, fmt, bpp, idx, pix, reg, stats) :
+		     decode_rows(s, &ih, fmt, bpp, idx, ix0, ix1, iy0, iy1, pix, reg, stats);
 	if (rc != 0)
 		return spng_failed(s, rc, &ih, lim, data, len, err);
 	end(s);

@@ -153,10 +153,14 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 		span(p->y, p->y + p->h, H, lossy, &y0, &y1);
 		sw = scaled_side(spec->out_w, x1 - x0, p->w);
 		sh = scaled_side(spec->out_h, y1 - y0, p->h);
-		/* Lossless with alpha: libwebp's rescaler premultiplies the colour by alpha and
+		/* Cropped only, not scaled: for the nearest resize (one source pixel each); for
+		 * lossless with alpha, whose rescaler premultiplies the colour by alpha and
 		 * divides it out again, which changes (zeroes, under alpha 0) the colour that
-		 * dropping alpha shows: cropped only. Lossy rescales colour and alpha apart. */
-		if (!lossy && c->input.has_alpha) {
+		 * dropping alpha shows; and for any alpha the output uses (kept or composited),
+		 * which lossy rescales apart from the colour, where the pipeline's own resize
+		 * weighs the colour by it (or composites at full size first). */
+		if (!slab_image_may_scale(spec) ||
+		    (c->input.has_alpha && (!lossy || slab_image_wants_alpha(spec)))) {
 			sw = x1 - x0;
 			sh = y1 - y0;
 		}
@@ -177,8 +181,8 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 	if (slab_scratch_reserve(pix, need) < 0)
 		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a %ux%u WebP "
 				 "region", sw, sh);
-	/* Into the pipeline's buffer, 4 bytes a pixel: R, G, B and alpha not premultiplied,
-	 * which the resize ignores. */
+	/* Into the pipeline's buffer, 4 bytes a pixel: R, G, B and alpha not premultiplied
+	 * (255 without alpha), which the resize ignores unless the spec wants it. */
 	c->output.colorspace = MODE_RGBA;
 	c->output.is_external_memory = 1;
 	c->output.u.RGBA.rgba = pix->p;

@@ -18,14 +18,31 @@ struct slab_image_limits {
 	unsigned max_scans;
 };
 
-/* What a format's decode leaves for the resize: bw x bh pixels of 4 bytes (R, G, B and one
- * byte of anything) at px, rows back to back, and the crop box in that buffer's coordinates
- * (fractional where the format decoded at a reduced scale). */
+/* What a format's decode leaves for the resize: bw x bh pixels of `pixel` bytes at px, rows
+ * back to back, and the crop box in that buffer's coordinates (fractional where the format
+ * decoded at a reduced scale). pixel is 4 (the pipeline's default: R, G, B and alpha, 255
+ * where the image has none), or 1 when the format hands out the output's one channel itself
+ * (a palette PNG's indices with spec->channels 1). */
 struct slab_image_region {
-	const unsigned char *px;
+	unsigned char *px;
 	uint32_t bw, bh;
 	double x0, y0, x1, y1;
+	unsigned pixel;
 };
+
+/* Whether a decoder may decode at a reduced scale (JPEG's DCT scaling, libwebp's scaling):
+ * not with exact (the whole image at full size), nor with the nearest resize (each output
+ * pixel is one source pixel, as PIL's NEAREST picks it). */
+static inline int slab_image_may_scale(const struct slab_image_spec *spec)
+{
+	return !spec->exact && spec->resize != SLAB_IMAGE_RESIZE_NEAREST;
+}
+
+/* Whether the output depends on alpha (RGBA kept, or composited). */
+static inline int slab_image_wants_alpha(const struct slab_image_spec *spec)
+{
+	return spec->channels == 4 || spec->alpha == SLAB_IMAGE_ALPHA_COMPOSITE;
+}
 
 struct slab_image_format {
 	const char *name;               /* "JPEG": messages say "corrupt JPEG: ..." */
@@ -40,8 +57,8 @@ struct slab_image_format {
 	int (*size)(void *st, const struct slab_image_limits *lim, const unsigned char *data,
 		    size_t len, uint32_t *w, uint32_t *h, struct slab_err *err);
 	/* Decode what crop p of spec needs (never less; less than the whole image where the
-	 * format allows: a reduced scale, the crop's rows and columns) into pix, described by
-	 * *reg; stats: the scale (1/scale_denom of the full size in each direction, 1 when not
+	 * format allows: a reduced scale where slab_image_may_scale(), the crop's rows and
+	 * columns) into pix, described by *reg (reg->pixel is 4 on entry); stats: the scale (1/scale_denom of the full size in each direction, 1 when not
 	 * a power of two), whether only part was decoded, the pixels produced. spec->exact asks
 	 * for the whole image at full size. Errors as size(), and SLAB_ERR_INVAL for a crop
 	 * outside the image (slab_image_crop_check()). */

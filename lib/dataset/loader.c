@@ -880,6 +880,18 @@ static int check_spec(struct slab_loader *l)
 	    !(sp->center_ratio > 0 && sp->center_ratio <= 1))
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 				 "image center ratio %g: wanted 0 < ratio <= 1", sp->center_ratio);
+	if (sp->channels != 0 && sp->channels != 1 && sp->channels != 3 && sp->channels != 4)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image channels %u: wanted 1 (grey), 3 (RGB) or 4 (RGBA)", sp->channels);
+	if (sp->alpha != SLAB_IMAGE_ALPHA_DROP && sp->alpha != SLAB_IMAGE_ALPHA_COMPOSITE)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image alpha %d: wanted 0 (drop) or 1 (composite)", sp->alpha);
+	if (sp->alpha == SLAB_IMAGE_ALPHA_COMPOSITE && sp->channels == 4)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image alpha composite with 4 channels: RGBA keeps the alpha");
+	if (sp->resize != SLAB_IMAGE_RESIZE_BILINEAR && sp->resize != SLAB_IMAGE_RESIZE_NEAREST)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "image resize %d: wanted 0 (bilinear) or 1 (nearest)", sp->resize);
 	/* Anything else the pipeline would refuse for every image. */
 	if (slab_image_params(sp, 1, 1, 0, 0, 0, &p) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image spec refused by the pipeline");
@@ -926,7 +938,8 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 					 l->o.image->out_w, l->o.image->out_h);
 		l->image = *l->o.image;
 		l->o.image = &l->image;
-		l->o.out_size = (size_t)l->image.out_w * l->image.out_h * 3;
+		l->o.out_size = (size_t)l->image.out_w * l->image.out_h *
+				(l->image.channels ? l->image.channels : 3);
 		if ((rc = check_spec(l)) < 0)
 			return rc;
 	}

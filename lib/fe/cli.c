@@ -330,6 +330,28 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int cli_parse_rgb(const char *s, uint8_t rgb[3])
+{
+	uint64_t v[3];
+	char part[8];
+
+	for (int i = 0; i < 3; i++) {
+		const char *comma = i < 2 ? strchr(s, ',') : s + strlen(s);
+		size_t n = comma ? (size_t)(comma - s) : 0;
+
+		if (!comma || n == 0 || n >= sizeof(part))
+			return -1;
+		memcpy(part, s, n);
+		part[n] = '\0';
+		if (cli_parse_u64(part, 0, 255, &v[i]) < 0)
+			return -1;
+		s = comma + (i < 2);
+	}
+	for (int i = 0; i < 3; i++)
+		rgb[i] = (uint8_t)v[i];
+	return 0;
+}
+
 const char *cli_human_size(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

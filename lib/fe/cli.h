@@ -54,6 +54,9 @@ int cli_split_list(const char *list, char ***items, size_t *n);
  * status for main to return (usage error, out of memory). */
 int cli_fields_option(const char *arg, char ***items, size_t *n);
 
+/* "R,G,B", each a decimal from 0 to 255 (a colour such as --background's): 0, or -1. */
+int cli_parse_rgb(const char *s, uint8_t rgb[3]);
+
 /* Human size: "1.5 MiB" into buf. */
 const char *cli_human_size(uint64_t n, char *buf, size_t len);
 

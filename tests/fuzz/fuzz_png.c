@@ -1,10 +1,11 @@
 /* fuzz_png.c: libFuzzer target for PNG in the image pipeline (lib/dataset/image_png.c over
  * libspng). The input's first 8 bytes choose what to make (crop mode, flip, CHW, the exact
- * path, the output size, the seed, and bit 5 of byte 0: recompute every chunk's CRC, so that
+ * path, the channels, the nearest resize, alpha composite, the output size, the seed, and
+ * bit 5 of byte 0: recompute every chunk's CRC, so that
  * mutations get past the checksums to the chunk and image data behind them); the rest is a
  * PNG without its 8-byte signature, which is put back in front, so no time goes on finding
  * it. slab_image_size(), slab_image_params() and slab_image_decode() must return one of their
- * documented codes, write exactly out_h x out_w x 3 bytes, and leave the decoder usable:
+ * documented codes, write exactly out_h x out_w x C bytes, and leave the decoder usable:
  * after every failure, a small valid PNG made at start-up decodes again. */
 #include "slab.h"
 
@@ -127,6 +128,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec.flip = data[0] >> 2 & 1;
 	spec.chw = data[0] >> 3 & 1;
 	spec.exact = data[0] >> 4 & 1;
+	/* The spare bits: channels (RGB, grey, RGBA, RGB), the nearest resize, composite. */
+	spec.channels = (unsigned)"\3\1\4\3"[data[0] >> 6];
+	spec.resize = data[1] >> 7;
+	spec.alpha = spec.channels != 4 ? data[2] >> 7 : 0;
 	for (int i = 3; i < CONTROL; i++)
 		seed = seed << 8 | data[i];
 	len = sizeof(signature) + size - CONTROL;
@@ -143,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();               /* past the pixel limit */
 	if (w == 0 || h == 0 || slab_image_params(&spec, w, h, seed, seed >> 8, seed >> 16, &p) != 0)
 		__builtin_trap();
-	out = malloc((size_t)spec.out_w * spec.out_h * 3);
+	out = malloc((size_t)spec.out_w * spec.out_h * spec.channels);
 	if (!out)
 		__builtin_trap();
 	rc = slab_image_decode(dec, png, len, &spec, &p, out, &st);

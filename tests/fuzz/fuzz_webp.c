@@ -1,9 +1,10 @@
 /* fuzz_webp.c: libFuzzer target for the image pipeline's WebP decoder (lib/dataset/
  * image_webp.c, through lib/dataset/image.c): the input's first 8 bytes choose what to make
- * (crop mode, flip, CHW, the exact path, the output size and the seed), the rest is the WebP;
+ * (crop mode, flip, CHW, the exact path, the channels, the nearest resize, alpha composite,
+ * the output size and the seed), the rest is the WebP;
  * inputs that do not start as a WebP ("RIFF" ... "WEBP") are passed over, so that every run
  * reaches libwebp. slab_image_size(), slab_image_params() and slab_image_decode() must return
- * one of their documented codes, write exactly out_h x out_w x 3 bytes (the output buffer is
+ * one of their documented codes, write exactly out_h x out_w x C bytes (the output buffer is
  * that size, so ASan sees a byte past it), report no more pixels decoded than the image has,
  * and leave the decoder usable: after every failure, a small valid WebP made at start-up
  * decodes again. */
@@ -67,6 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec.flip = data[0] >> 2 & 1;
 	spec.chw = data[0] >> 3 & 1;
 	spec.exact = data[0] >> 4 & 1;
+	/* The spare bits: channels (RGB, grey, RGBA, RGB), the nearest resize, composite. */
+	spec.channels = (unsigned)"\3\1\4\3"[data[0] >> 6];
+	spec.resize = data[1] >> 7;
+	spec.alpha = spec.channels != 4 ? data[2] >> 7 : 0;
 	for (int i = 3; i < CONTROL; i++)
 		seed = seed << 8 | data[i];
 	data += CONTROL;
@@ -83,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	if (p.w == 0 || p.h == 0 || p.x + (uint64_t)p.w > w || p.y + (uint64_t)p.h > h)
 		__builtin_trap();
-	out = malloc((size_t)spec.out_w * spec.out_h * 3);
+	out = malloc((size_t)spec.out_w * spec.out_h * spec.channels);
 	if (!out)
 		__builtin_trap();
 	rc = slab_image_decode(dec, data, size, &spec, &p, out, &st);

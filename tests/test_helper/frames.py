@@ -21,13 +21,17 @@ def read_frames(path):
         return None, [], None
     magic, version, hsize = struct.unpack_from("<8sII", data, 0)
     assert magic == b"SLABFRMS", magic
-    assert version == 1, version
+    assert version in (1, 2), version
     assert hsize % 8 == 0 and hsize >= 88, hsize
     if len(data) < hsize:
         return None, [], None
     (count, width, height, channels, layout, image_bytes, image_block, seed, epoch, crop, flip,
      nfields, zero) = struct.unpack_from("<QIIIIQQQQIIII", data, 16)
     assert zero == 0
+    # version 1: RGB; 2: grey or RGBA, the same layout
+    assert (version, channels) in ((1, 3), (2, 1), (2, 4)), (version, channels)
+    assert image_bytes == width * height * channels, (image_bytes, width, height, channels)
+    assert image_block == (image_bytes + 7) // 8 * 8, image_block
     names, at = [], 88
     for _ in range(nfields):
         (n,) = struct.unpack_from("<H", data, at)

@@ -967,6 +967,224 @@ static void test_webp(struct slab_image_decoder *d)
 	free(px);
 }
 
+/* An 8-bit RGBA PNG of the w x h pixels rgba, in *b (spng's buffer: free()). */
+static void png_rgba(struct blob *b, const unsigned char *rgba, uint32_t w, uint32_t h)
+{
+	struct spng_ihdr ih = { .width = w, .height = h, .bit_depth = 8, .color_type = 6 };
+	spng_ctx *c = spng_ctx_new(SPNG_CTX_ENCODER);
+	int err = 0;
+
+	CHECK(c != NULL);
+	CHECK(spng_set_option(c, SPNG_ENCODE_TO_BUFFER, 1) == 0);
+	CHECK(spng_set_ihdr(c, &ih) == 0);
+	CHECK(spng_encode_image(c, rgba, (size_t)w * h * 4, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE) == 0);
+	b->p = spng_get_png_buffer(c, &b->len, &err);
+	CHECK(b->p && err == 0);
+	spng_ctx_free(c);
+}
+
+/* Decode all of b (w x h) to w x h with spec s as given (crop none). */
+static int decode_whole(struct slab_image_decoder *d, const struct blob *b, uint32_t w, uint32_t h,
+			struct slab_image_spec s, unsigned char *out)
+{
+	struct slab_image_params p;
+
+	s.crop = SLAB_IMAGE_CROP_NONE;
+	if (slab_image_params(&s, w, h, 0, 0, 0, &p) < 0)
+		return SLAB_ERR_INVAL;
+	return slab_image_decode(d, b->p, b->len, &s, &p, out, NULL);
+}
+
+/* The spec's channels, alpha, background and resize (image.c): the checks; a palette PNG's
+ * indices with one channel at every bit depth, interlaced or not, and the row path equal to
+ * the exact one; grey from RGB by PIL's formula and grey PNGs unchanged; JPEG's alpha 255
+ * (RGB, grey, CMYK); the composite's ends (alpha 0: the background, 255: the colour);
+ * RGBA resized premultiplied (colour under alpha 0 does not bleed); the nearest resize picks
+ * source pixels, and flip and CHW for 1 and 4 channels are the mirror and the transpose. */
+static void test_channels(struct slab_image_decoder *d)
+{
+	const uint32_t w = 45, h = 37;
+	struct slab_image_spec s, x;
+	struct slab_image_params p;
+	unsigned char *want = malloc((size_t)w * h * 3), *got = malloc((size_t)w * h * 4);
+	unsigned char *px = malloc((size_t)w * h * 4);
+	unsigned char a[24 * 16 * 4], f[24 * 16 * 4], c[24 * 16 * 4];
+	struct blob b;
+
+	CHECK(want && got && px);
+	if (!want || !got || !px)
+		return;
+
+	/* The checks, and what slab_image_spec_init() sets. */
+	slab_image_spec_init(&s, 24, 16);
+	CHECK(s.channels == 0 && s.alpha == SLAB_IMAGE_ALPHA_DROP &&
+	      s.resize == SLAB_IMAGE_RESIZE_BILINEAR);
+	CHECK(s.background[0] == 255 && s.background[1] == 255 && s.background[2] == 255);
+	x = s;
+	x.channels = 2;
+	CHECK(slab_image_params(&x, w, h, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	x = s;
+	x.alpha = 2;
+	CHECK(slab_image_params(&x, w, h, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	x = s;
+	x.resize = -1;
+	CHECK(slab_image_params(&x, w, h, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	x = s;
+	x.channels = 4;
+	x.alpha = SLAB_IMAGE_ALPHA_COMPOSITE;
+	CHECK(slab_image_params(&x, w, h, 0, 0, 0, &p) == SLAB_ERR_INVAL);
+	png_make(&b, want, w, h, 2, 8, 0);
+	CHECK(slab_image_params(&s, w, h, 0, 0, 0, &p) == 0);
+	CHECK(slab_image_decode(d, b.p, b.len, &x, &p, got, NULL) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_image_error(d), "bad image spec or parameters");
+
+	/* Grey from RGB: PIL's convert("L"), exactly. */
+	slab_image_spec_init(&s, w, h);
+	s.channels = 1;
+	CHECK(decode_whole(d, &b, w, h, s, got) == 0);
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		const unsigned char *q = want + 3 * i;
+
+		CHECK(got[i] == (q[0] * 19595u + q[1] * 38470u + q[2] * 7471u + 0x8000u) >> 16);
+	}
+	free(b.p);
+	/* A grey PNG unchanged. */
+	png_make(&b, want, w, h, 0, 8, 1);
+	CHECK(decode_whole(d, &b, w, h, s, got) == 0);
+	for (size_t i = 0; i < (size_t)w * h; i++)
+		CHECK(got[i] == want[3 * i]);
+	free(b.p);
+
+	/* A palette PNG's indices, at each depth, interlaced or not; the crops of the row path
+	 * (nearest and bilinear) those of the exact path, and nearest gives indices only. */
+	for (int depth = 1; depth <= 8; depth *= 2) {
+		for (int il = 0; il < 2; il++) {
+			png_make(&b, want, w, h, 3, depth, il);
+			slab_image_spec_init(&s, w, h);
+			s.channels = 1;
+			CHECK(decode_whole(d, &b, w, h, s, got) == 0);
+			for (uint32_t y = 0; y < h; y++)
+				for (uint32_t xx = 0; xx < w; xx++)
+					CHECK(got[y * w + xx] == png_sample(depth, xx, y, 0));
+			slab_image_spec_init(&s, 24, 16);
+			s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+			s.flip = 1;
+			s.channels = 1;
+			for (int r = 0; r < 2; r++) {
+				s.resize = r;
+				x = s;
+				x.exact = 1;
+				for (uint64_t i = 0; i < 6; i++) {
+					CHECK(slab_image_params(&s, w, h, 3, 0, i, &p) == 0);
+					CHECK(slab_image_decode(d, b.p, b.len, &s, &p, a, NULL) == 0);
+					CHECK(slab_image_decode(d, b.p, b.len, &x, &p, f, NULL) == 0);
+					CHECK(memcmp(a, f, 24 * 16) == 0);
+					for (int k = 0; k < 24 * 16 && r == SLAB_IMAGE_RESIZE_NEAREST; k++)
+						CHECK(a[k] < (1u << depth));
+				}
+			}
+			free(b.p);
+		}
+	}
+
+	/* JPEG: alpha 255 in every colour space, the colour that of 3 channels. */
+	{
+		static const int pfs[] = { TJPF_RGB, TJPF_GRAY, TJPF_CMYK };
+
+		for (size_t k = 0; k < sizeof(pfs) / sizeof(pfs[0]); k++) {
+			struct blob j = encode(w, h, pfs[k], pfs[k] == TJPF_GRAY ? TJSAMP_GRAY : TJSAMP_420);
+
+			slab_image_spec_init(&s, w, h);
+			CHECK(decode_whole(d, &j, w, h, s, want) == 0);
+			s.channels = 4;
+			CHECK(decode_whole(d, &j, w, h, s, got) == 0);
+			for (size_t i = 0; i < (size_t)w * h; i++) {
+				CHECK(got[4 * i + 3] == 255);
+				CHECK(memcmp(got + 4 * i, want + 3 * i, 3) == 0);
+			}
+			free(j.p);
+		}
+	}
+
+	/* RGBA: the left third transparent red, the rest opaque blue, a band of half alpha. */
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t xx = 0; xx < w; xx++) {
+			unsigned char *q = px + 4 * ((size_t)y * w + xx);
+
+			q[0] = xx < w / 3 ? 255 : 0;
+			q[1] = (unsigned char)(y * 5);
+			q[2] = xx < w / 3 ? 0 : 255;
+			q[3] = xx < w / 3 ? 0 : xx < w / 2 ? 128 : 255;
+		}
+	}
+	png_rgba(&b, px, w, h);
+	slab_image_spec_init(&s, w, h);
+	s.channels = 4;
+	CHECK(decode_whole(d, &b, w, h, s, got) == 0);
+	CHECK(memcmp(got, px, (size_t)w * h * 4) == 0);         /* the identity: a copy */
+	/* Composite: alpha 0 the background, 255 the colour, 128 between them. */
+	slab_image_spec_init(&s, w, h);
+	s.alpha = SLAB_IMAGE_ALPHA_COMPOSITE;
+	s.background[0] = 10;
+	s.background[1] = 20;
+	s.background[2] = 30;
+	CHECK(decode_whole(d, &b, w, h, s, got) == 0);
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		const unsigned char *q = px + 4 * i, *o = got + 3 * i;
+
+		for (int k = 0; k < 3; k++) {
+			double v = (q[k] * q[3] + s.background[k] * (255.0 - q[3])) / 255.0;
+
+			if (q[3] == 0)
+				CHECK(o[k] == s.background[k]);
+			else if (q[3] == 255)
+				CHECK(o[k] == q[k]);
+			else
+				CHECK(fabs(o[k] - v) <= 1.0);
+		}
+	}
+	/* Premultiplied: downscaled, the red under alpha 0 does not reach any visible pixel. */
+	slab_image_spec_init(&s, 24, 16);
+	s.channels = 4;
+	CHECK(decode_whole(d, &b, w, h, s, a) == 0);
+	for (int k = 0; k < 24 * 16; k++)
+		CHECK(a[4 * k + 3] == 0 || a[4 * k] == 0);
+	/* Nearest: each output pixel one of the source's; flip mirrors, CHW transposes. */
+	s.resize = SLAB_IMAGE_RESIZE_NEAREST;
+	s.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	for (unsigned ch = 1; ch <= 4; ch += 3) {
+		s.channels = ch;
+		for (uint64_t i = 0; i < 4; i++) {
+			CHECK(slab_image_params(&s, w, h, 1, 0, i, &p) == 0);
+			p.flip = 0;
+			s.chw = 0;
+			CHECK(slab_image_decode(d, b.p, b.len, &s, &p, a, NULL) == 0);
+			p.flip = 1;
+			CHECK(slab_image_decode(d, b.p, b.len, &s, &p, f, NULL) == 0);
+			p.flip = 0;
+			s.chw = 1;
+			CHECK(slab_image_decode(d, b.p, b.len, &s, &p, c, NULL) == 0);
+			s.chw = 0;
+			for (int y = 0; y < 16; y++) {
+				for (int xx = 0; xx < 24; xx++) {
+					const unsigned char *o = a + (y * 24 + xx) * ch;
+
+					for (unsigned k = 0; k < ch; k++) {
+						CHECK(o[k] == f[(y * 24 + 23 - xx) * ch + k]);
+						CHECK(o[k] == c[k * 24 * 16 + y * 24 + xx]);
+					}
+					if (ch == 4)
+						CHECK(o[3] == 0 || o[3] == 128 || o[3] == 255);
+				}
+			}
+		}
+	}
+	free(b.p);
+	free(want);
+	free(got);
+	free(px);
+}
+
 int main(void)
 {
 	struct slab_image_decoder *d = slab_image_decoder_new();
@@ -988,6 +1206,7 @@ int main(void)
 	test_png(d);
 	test_webp(d);
 	test_center_ratio();
+	test_channels(d);
 	printf("MAE with corpus: scaled <= %.3f (hard edges %.3f), region-only <= %.3f, "
 	       "reference <= %.3f\n", worst_scaled, worst_hard, worst_region, worst_ref);
 	slab_image_decoder_free(d);
