@@ -170,3 +170,14 @@ jpeg_tar() {
 	run -1 inspect --get monkey12 --field jpg j.slab
 	run -0 inspect --get testorig --field jpg j.slab
 }
+
+@test "corpus jpeg/monkey12.jpg: the image pipeline says a 12-bit JPEG is unsupported; arithmetic coding decodes" {
+	need_corpus
+	run -1 --separate-stderr imgcrop "$CORPUS/jpeg/monkey12.jpg" out.rgb
+	assert_equal "$stderr" "imgcrop: '$CORPUS/jpeg/monkey12.jpg': unsupported JPEG: 12-bit samples, only 8-bit JPEGs can be decoded"
+	run -0 imgcrop --size 32x32 "$CORPUS/jpeg/testimgari.jpg" ari.rgb
+	run -0 imgcrop --size 32x32 "$CORPUS/jpeg/testimgint.jpg" int.rgb
+	# the same picture, arithmetic-coded and Huffman-coded: the same pixels
+	[ "$(stat -c %s ari.rgb)" -eq $((32 * 32 * 3)) ]
+	cmp ari.rgb int.rgb
+}

@@ -154,6 +154,9 @@ static int jpeg_failed(struct jdec *j, struct slab_err *err)
 	if (code == JERR_NO_BACKING_STORE)
 		return slab_fail(err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_MEMORY_TEXT, w, h,
 				 (long long)j->cinfo.mem->max_memory_to_use);
+	if (code == JERR_BAD_PRECISION)
+		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "unsupported JPEG: %d-bit samples, only "
+				 "8-bit JPEGs can be decoded", j->jerr.pub.msg_parm.i[0]);
 	if (code == JERR_OUT_OF_MEMORY)
 		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG: %s", msg);
 	return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: %s", msg);
