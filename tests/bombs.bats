@@ -218,13 +218,13 @@ PY
 	[ "$rc" -eq 0 ]
 	[ "$rss" -lt "$RSS_MAX_KB" ]
 	run cat loader.out
-	assert_line --index 0 "'all.slab': sample #0 'a': $PIXELS_A"
+	assert_line --index 0 "'all.slab': sample #0 'a': field 'jpg': $PIXELS_A"
 	assert_line --index 1 "[(0, 1)] 3"
-	assert_line --index 2 "'all.slab': sample #0 'a': $PIXELS_A"
+	assert_line --index 2 "'all.slab': sample #0 'a': field 'jpg': $PIXELS_A"
 	run -1 --separate-stderr prefetch --plan all.plan --emit --emit-format frames --image jpg --size 32x32 all.slab
-	assert_equal "$stderr" "prefetch: 'all.slab': sample #0 'a': $PIXELS_A"
+	assert_equal "$stderr" "prefetch: 'all.slab': sample #0 'a': field 'jpg': $PIXELS_A"
 	prefetch --plan all.plan --emit --emit-format frames --image jpg --size 32x32 \
 		--on-error skip all.slab > frames.out 2> frames.err
 	run cat frames.err
-	assert_line --index 0 "prefetch: 'all.slab': sample #0 'a': $PIXELS_A (skipped)"
+	assert_line --index 0 "prefetch: 'all.slab': sample #0 'a': field 'jpg': $PIXELS_A (skipped)"
 }

@@ -153,7 +153,7 @@ PY
 @test "frames: a JPEG that does not decode fails naming the key, or is skipped and counted" {
 	bad_dataset
 	run -1 --separate-stderr bash -c "prefetch -q --plan c.plan ${FRAMES[*]} --size 16x16 c.slab > f.frames"
-	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 	frames_py f.frames <<'PY'
 import sys
 from frames import read_frames
@@ -161,7 +161,7 @@ h, recs, end = read_frames(sys.argv[1])
 assert end is None, "an end record after a failure"
 PY
 	run -0 --separate-stderr bash -c "prefetch --plan c.plan ${FRAMES[*]} --size 16x16 --on-error skip c.slab > s.frames"
-	assert_equal "${stderr_lines[0]}" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file (skipped)"
+	assert_equal "${stderr_lines[0]}" "prefetch: 'c.slab': sample #2 'sample000002': field 'jpg': corrupt JPEG: Premature end of JPEG file (skipped)"
 	assert_regex "${stderr_lines[1]}" "^prefetch: 'c.plan': 5 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ MB/s, 1 skipped$"
 	assert_equal "${#stderr_lines[@]}" 2
 	frames_py s.frames <<'PY'
@@ -174,7 +174,7 @@ assert [r.pos for r in recs] == [0, 1, 3, 4, 5]
 PY
 	# -q: the warning stays, the summary goes; the same bytes
 	run -0 --separate-stderr bash -c "prefetch -q --plan c.plan ${FRAMES[*]} --size 16x16 --on-error skip -j 1 c.slab > q.frames"
-	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file (skipped)"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': field 'jpg': corrupt JPEG: Premature end of JPEG file (skipped)"
 	cmp s.frames q.frames
 }
 
@@ -385,7 +385,7 @@ PY
 		prefetch --plan $p.plan "${opts[@]}" c.slab > $p.frames 2> /dev/null
 	done
 	run -0 --separate-stderr bash -c "prefetch --plan c.plan --plan r.plan ${opts[*]} c.slab > all.frames"
-	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file (skipped)"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': field 'jpg': corrupt JPEG: Premature end of JPEG file (skipped)"
 	concat_check all.frames c.frames r.frames
 	frames_py all.frames <<'PY'
 import sys
@@ -395,7 +395,7 @@ assert h["count"] == 12 and end == (10, 2), (h["count"], end)
 PY
 	# without skip, the first bad sample ends the stream, without an end record
 	run -1 --separate-stderr bash -c "prefetch -q --plan r.plan --plan c.plan ${FRAMES[*]} --size 16x16 c.slab > f.frames"
-	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': corrupt JPEG: Premature end of JPEG file"
+	assert_equal "$stderr" "prefetch: 'c.slab': sample #2 'sample000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 	frames_py f.frames <<'PY'
 import sys
 from frames import read_frames

@@ -234,7 +234,7 @@ print(len(ld), got, ld.skipped, ld.stats()["batches"])
 print(ld.error)
 PY
 	assert_line --index 0 "4 [(0, 2, (2, 16, 16, 3)), (2, 2, (2, 16, 16, 3)), (3, 2, (2, 16, 16, 3))] 2 3"
-	assert_line --index 1 "'cut.slab': sample #2 'a000002': corrupt JPEG: Premature end of JPEG file"
+	assert_line --index 1 "'cut.slab': sample #2 'a000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 }
 
 @test "Loader: crop ranges that fit no image are refused at construction, never 'no error' per sample" {

@@ -176,9 +176,9 @@ with slab.Loader(["cut.slab"], batch_size=4, image="jpg", size=(8, 8), on_error=
     print(got, ld.skipped)
     print(ld.error)
 PY
-	assert_line --index 0 "'cut.slab': sample #2 'a000002': corrupt JPEG: Premature end of JPEG file"
+	assert_line --index 0 "'cut.slab': sample #2 'a000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 	assert_line --index 1 "[(3, 1, ['a000000', 'a000001', 'a000003']), (2, 0, ['a000004', 'a000005'])] 1"
-	assert_line --index 2 "'cut.slab': sample #2 'a000002': corrupt JPEG: Premature end of JPEG file"
+	assert_line --index 2 "'cut.slab': sample #2 'a000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 }
 
 @test "Loader: bad arguments, files and plans are clear errors" {

@@ -303,24 +303,32 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		const struct fref *t = &fr[l->tf];
 		struct slab_image_params ip;
 		struct slab_image_stats is;
-		uint32_t iw, ih;
+		uint32_t iw = 0, ih = 0;
 		uint64_t g = 0;
+		int crop = 0;
 
-		if (!t->data)
-			return sample_fail(b, SLAB_ERR_NOTFOUND, path, en->sample, &smp,
-					   "no image field");
+		if (!t->data) {
+			snprintf(why, sizeof(why), "no image field '%s'", l->names[l->tf]);
+			return sample_fail(b, SLAB_ERR_NOTFOUND, path, en->sample, &smp, why);
+		}
 		slab_dataset_global(l->d, en->file, en->sample, &g);
 		/* Out of memory here is this image's demand (the pixel limit lets through what the
 		 * machine may still not hold): the sample's failure, skipped with skip. */
-		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0)
-			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
-		if (slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g, &ip) < 0) {
-			snprintf(why, sizeof(why), "no crop of a %ux%u image", iw, ih);
-			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+		if ((rc = slab_image_size(w->dec, t->data, (size_t)t->size, &iw, &ih)) < 0 ||
+		    (crop = 1, rc = slab_image_params(&l->image, iw, ih, l->o.seed, l->o.epoch, g,
+						      &ip)) < 0 ||
+		    (crop = 0, rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image,
+						      &ip, b->out + j * l->out_stride, &is)) < 0) {
+			/* The field, then the decoder's words (which name the format). */
+			if (crop)
+				snprintf(why, sizeof(why), "field '%s': no crop of a %ux%u image",
+					 l->names[l->tf], iw, ih);
+			else
+				snprintf(why, sizeof(why), "field '%s': %s", l->names[l->tf],
+					 slab_image_error(w->dec));
+			return sample_fail(b, crop ? SLAB_ERR_CORRUPT : rc, path, en->sample, &smp,
+					   why);
 		}
-		if ((rc = slab_image_decode(w->dec, t->data, (size_t)t->size, &l->image, &ip,
-					    b->out + j * l->out_stride, &is)) < 0)
-			return sample_fail(b, rc, path, en->sample, &smp, slab_image_error(w->dec));
 		b->st.images++;
 		b->st.scaled[is.scale_denom == 8 ? 3 : is.scale_denom == 4 ? 2 : is.scale_denom == 2]++;
 		b->st.region += is.region != 0;
