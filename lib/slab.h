@@ -827,9 +827,9 @@ SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigne
 /* The next batch in plan order, waiting until a worker has filled it: 1 and *b, 0 after the
  * last one, or a negative error. A sample that failed fails its batch (unless skip): the
  * error, naming the file, the sample and its key (an image's, the field too), is in
- * slab_loader_error(), and every later call returns it again. With skip, a batch whose every sample was skipped is not handed out
- * (its samples count in slab_loader_skipped()), so an epoch may have fewer batches than
- * slab_loader_batches(). SLAB_ERR_IO when a file could not be read through its mapping (it
+ * slab_loader_error(), and every later call returns it again. With skip, a batch whose every
+ * sample was skipped is not handed out (its samples count in slab_loader_skipped()), so an
+ * epoch may have fewer batches than slab_loader_batches(). SLAB_ERR_IO when a file could not be read through its mapping (it
  * was truncated while in use, or the device failed): the workers read under a SIGBUS guard
  * (the loader installs a SIGBUS handler at open, chaining the one in place), the error names
  * the file and the offset, and no batch is handed out after it, since batches filled before
