@@ -495,8 +495,13 @@ static void vpass(const unsigned char *t, size_t row, int n, const __m128i *kv,
 	}
 }
 
-static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		  const __m128i *kv, int pairs)
+/* The horizontal pass of one row: each output pixel's four channels summed with its
+ * weights, bpp bytes of it kept (3: RGB, 4: RGBA; with 3, the fourth byte written is
+ * overwritten by the next pixel, hence the byte of room after a row). Always inlined with bpp
+ * a constant, so each caller's loop is as if written for its bpp alone. */
+static inline __attribute__((always_inline)) void
+hpass_bpp(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+	  const __m128i *kv, int pairs, size_t bpp)
 {
 	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (H16_BITS - 1));
 
@@ -520,37 +525,21 @@ static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const in
 		acc = _mm_srai_epi32(acc, H16_BITS);
 		acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
 		px = (uint32_t)_mm_cvtsi128_si32(acc);
-		memcpy(t + 3 * (size_t)x, &px, 4);
+		memcpy(t + bpp * x, &px, 4);
 	}
 }
+
+static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		  const __m128i *kv, int pairs)
+{
+	hpass_bpp(s, t, W, xb, kv, pairs, 3);
+}
+
 /* The same for RGBA: 4 W bytes out, each pixel's 4 channels. */
 static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
 		   const __m128i *kv, int pairs)
 {
-	const __m128i zero = _mm_setzero_si128(), half = _mm_set1_epi32(1 << (H16_BITS - 1));
-
-	for (uint32_t x = 0; x < W; x++, kv += pairs) {
-		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
-		int n = xb[2 * x + 1], i = 0;
-		__m128i acc = half, p;
-		uint32_t px;
-
-		for (; i + 1 < n; i += 2, sp += 8) {
-			p = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)sp), zero);
-			p = _mm_unpacklo_epi16(p, _mm_srli_si128(p, 8));
-			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
-		}
-		if (i < n) {
-			memcpy(&px, sp, 4);
-			p = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)px), zero);
-			p = _mm_unpacklo_epi16(p, zero);
-			acc = _mm_add_epi32(acc, _mm_madd_epi16(p, _mm_load_si128(kv + i / 2)));
-		}
-		acc = _mm_srai_epi32(acc, H16_BITS);
-		acc = _mm_packus_epi16(_mm_packs_epi32(acc, acc), acc);
-		px = (uint32_t)_mm_cvtsi128_si32(acc);
-		memcpy(t + 4 * (size_t)x, &px, 4);
-	}
+	hpass_bpp(s, t, W, xb, kv, pairs, 4);
 }
 #endif
 
@@ -588,28 +577,11 @@ static void add_row(int32_t *restrict acc, const unsigned char *restrict t, size
 		acc[j] += t[j] * w;
 }
 
-static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		  const int32_t *xk, int kx)
-{
-	for (uint32_t x = 0; x < W; x++) {
-		const int32_t *k = xk + (size_t)x * kx;
-		const unsigned char *sp = s + (size_t)xb[2 * x] * 4;
-		int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0;
-		int n = xb[2 * x + 1];
-
-		for (int i = 0; i < n; i++, sp += 4) {
-			s0 += sp[0] * k[i];
-			s1 += sp[1] * k[i];
-			s2 += sp[2] * k[i];
-		}
-		t[3 * x] = clip8(s0);
-		t[3 * x + 1] = clip8(s1);
-		t[3 * x + 2] = clip8(s2);
-	}
-}
-
-static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		   const int32_t *xk, int kx)
+/* The horizontal pass of one row without SSE2: bpp channels (3 or 4) of each 4-byte pixel,
+ * always inlined with bpp a constant (with 3 the fourth sum is never made). */
+static inline __attribute__((always_inline)) void
+hpass_bpp(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+	  const int32_t *xk, int kx, size_t bpp)
 {
 	for (uint32_t x = 0; x < W; x++) {
 		const int32_t *k = xk + (size_t)x * kx;
@@ -621,13 +593,27 @@ static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const i
 			s0 += sp[0] * k[i];
 			s1 += sp[1] * k[i];
 			s2 += sp[2] * k[i];
-			s3 += sp[3] * k[i];
+			if (bpp == 4)
+				s3 += sp[3] * k[i];
 		}
-		t[4 * x] = clip8(s0);
-		t[4 * x + 1] = clip8(s1);
-		t[4 * x + 2] = clip8(s2);
-		t[4 * x + 3] = clip8(s3);
+		t[bpp * x] = clip8(s0);
+		t[bpp * x + 1] = clip8(s1);
+		t[bpp * x + 2] = clip8(s2);
+		if (bpp == 4)
+			t[bpp * x + 3] = clip8(s3);
 	}
+}
+
+static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		  const int32_t *xk, int kx)
+{
+	hpass_bpp(s, t, W, xb, xk, kx, 3);
+}
+
+static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
+		   const int32_t *xk, int kx)
+{
+	hpass_bpp(s, t, W, xb, xk, kx, 4);
 }
 #endif
 
