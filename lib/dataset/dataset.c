@@ -171,8 +171,9 @@ static int plan_fail(struct slab_dataset *d, struct slab_plan *plan, int rc)
 	return rc;
 }
 
-int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
-			   uint64_t start, struct slab_plan **out)
+/* A plan over the dataset's files, of the whole dataset (subset NULL) or of a subset. */
+static int plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
+		     const uint64_t *subset, size_t n, uint64_t start, struct slab_plan **out)
 {
 	struct slab_plan *plan;
 	int rc;
@@ -182,30 +183,28 @@ int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params
 	plan = slab_plan_new();
 	if (!plan)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
-	rc = slab_plan_make(plan, d->files, (uint32_t)d->n, p, start);
+	rc = subset ? slab_plan_make_subset(plan, d->files, (uint32_t)d->n, p, subset, n, start)
+		    : slab_plan_make(plan, d->files, (uint32_t)d->n, p, start);
 	if (rc < 0)
 		return plan_fail(d, plan, rc);
 	*out = plan;
 	return 0;
 }
 
+int slab_dataset_plan_make(struct slab_dataset *d, const struct slab_plan_params *p,
+			   uint64_t start, struct slab_plan **out)
+{
+	return plan_make(d, p, NULL, 0, start, out);
+}
+
 int slab_dataset_plan_make_subset(struct slab_dataset *d, const struct slab_plan_params *p,
 				  const uint64_t *subset, size_t n, uint64_t start,
 				  struct slab_plan **out)
 {
-	struct slab_plan *plan;
-	int rc;
+	/* An empty subset is a subset still: a plan of no entries. */
+	static const uint64_t none[1];
 
-	if (d->n == 0)
-		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "no files open");
-	plan = slab_plan_new();
-	if (!plan)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
-	rc = slab_plan_make_subset(plan, d->files, (uint32_t)d->n, p, subset, n, start);
-	if (rc < 0)
-		return plan_fail(d, plan, rc);
-	*out = plan;
-	return 0;
+	return plan_make(d, p, subset ? subset : none, n, start, out);
 }
 
 int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab_plan **out)
