@@ -763,111 +763,16 @@ static void put_row(unsigned char *out, const unsigned char *ln, uint32_t W, uin
 	}
 }
 
-/* r->px (r->bw x r->bh pixels of 4 bytes, RGB first) -> out, through d->tmp: RGB, the
- * default and benchmarked path, kept apart from resize_c() below so that the other channel
- * counts cost it nothing. */
-static int resize(struct slab_image_decoder *d, const struct slab_image_region *r,
-		  const struct slab_image_spec *spec, int flip, unsigned char *out)
+/* r->px (r->bw x r->bh pixels of r->pixel bytes: 4, or 1 for grey) -> out, C channels,
+ * through d->tmp; premultiplied: RGBA whose colour prepare() multiplied by alpha, divided out
+ * of each output row. Always inlined with C a constant, so that the RGB path (the default,
+ * benchmarked one) is compiled for 3 channels alone and the others cost it nothing. */
+static inline __attribute__((always_inline)) int
+resize_n(struct slab_image_decoder *d, const struct slab_image_region *r,
+	 const struct slab_image_spec *spec, int flip, int premultiplied, unsigned char *out,
+	 unsigned C)
 {
 	uint32_t W = spec->out_w, H = spec->out_h;
-	int kx = coeffs(&d->xb, &d->xk, r->x0, r->x1, r->bw, W);
-	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
-	const int32_t *xb, *xk, *yb, *yk;
-	const unsigned char *src = r->px;
-	unsigned char *tmp, *line;
-	uint32_t ylo, yhi;
-	size_t plane = (size_t)W * H, row = (size_t)W * 3;
-
-	if (kx < 0 || ky < 0)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
-	xb = d->xb.p;
-	xk = d->xk.p;
-	yb = d->yb.p;
-	yk = d->yk.p;
-	ylo = (uint32_t)yb[0];
-	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
-	/* One byte of room after the last row: hpass() stores pixels as 32-bit words. */
-	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row + 1) < 0 ||
-	    slab_scratch_reserve(&d->line, row) < 0)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
-	tmp = d->tmp.p;
-	line = d->line.p;
-#ifdef HAVE_SSE2
-	int pairs = coeffs16(&d->xk16, xk, kx, W), ypairs = coeffs16(&d->yk16, yk, ky, H);
-	const __m128i *kv = aligned16(d->xk16.p), *yv = aligned16(d->yk16.p);
-
-	if (pairs < 0 || ypairs < 0)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
-#else
-	int32_t *acc;
-
-	if (slab_scratch_reserve(&d->acc, row * sizeof(int32_t)) < 0)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
-	acc = d->acc.p;
-#endif
-
-	/* Horizontal pass, rows ylo .. yhi - 1 only, rounded to 8 bits as PIL does. */
-	for (uint32_t y = ylo; y < yhi; y++) {
-		const unsigned char *s = src + (size_t)y * r->bw * 4;
-		unsigned char *t = tmp + (size_t)(y - ylo) * row;
-
-#ifdef HAVE_SSE2
-		hpass(s, t, W, xb, kv, pairs);
-#else
-		hpass(s, t, W, xb, xk, kx);
-#endif
-	}
-	/* Vertical pass, one output row at a time into line (the output row itself when it
-	 * needs no flip or reordering), then flip and layout on the way out. */
-	for (uint32_t y = 0; y < H; y++) {
-		const unsigned char *t = tmp + (size_t)(yb[2 * y] - ylo) * row;
-		int n = yb[2 * y + 1];
-		unsigned char *o = out + (size_t)y * row;
-		unsigned char *ln = flip || spec->chw ? line : o;
-
-#ifdef HAVE_SSE2
-		vpass(t, row, n, yv + (size_t)y * ypairs, yk + (size_t)y * ky, ln);
-#else
-		const int32_t *k = yk + (size_t)y * ky;
-
-		for (size_t j = 0; j < row; j++)
-			acc[j] = 1 << (PRECISION_BITS - 1);
-		for (int i = 0; i < n; i++, t += row)
-			add_row(acc, t, row, k[i]);
-		for (size_t j = 0; j < row; j++)
-			ln[j] = clip8(acc[j]);
-#endif
-		if (spec->chw) {
-			for (uint32_t x = 0; x < W; x++) {
-				size_t to = (size_t)y * W + (flip ? W - 1 - x : x);
-
-				out[to] = ln[3 * x];
-				out[plane + to] = ln[3 * x + 1];
-				out[2 * plane + to] = ln[3 * x + 2];
-			}
-		} else if (flip) {
-			for (uint32_t x = 0; x < W; x++) {
-				size_t to = (size_t)(W - 1 - x) * 3;
-
-				o[to] = ln[3 * x];
-				o[to + 1] = ln[3 * x + 1];
-				o[to + 2] = ln[3 * x + 2];
-			}
-		}
-	}
-	return 0;
-}
-
-
-/* The same for 1 and 4 channels: r->px of r->pixel bytes a pixel (1, or 4 for RGBA) -> out,
- * C channels; premultiplied: RGBA whose colour prepare() multiplied by alpha, divided out of
- * each output row. */
-static int resize_c(struct slab_image_decoder *d, const struct slab_image_region *r,
-		  const struct slab_image_spec *spec, int flip, int premultiplied,
-		  unsigned char *out)
-{
-	uint32_t W = spec->out_w, H = spec->out_h;
-	unsigned C = out_channels(spec);
 	int kx = coeffs(&d->xb, &d->xk, r->x0, r->x1, r->bw, W);
 	int ky = coeffs(&d->yb, &d->yk, r->y0, r->y1, r->bh, H);
 	const int32_t *xb, *xk, *yb, *yk;
@@ -884,7 +789,8 @@ static int resize_c(struct slab_image_decoder *d, const struct slab_image_region
 	yk = d->yk.p;
 	ylo = (uint32_t)yb[0];
 	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
-	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row) < 0 ||
+	/* One byte of room after the last row: hpass() stores RGB pixels as 32-bit words. */
+	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row + 1) < 0 ||
 	    slab_scratch_reserve(&d->line, row) < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
 	tmp = d->tmp.p;
@@ -912,10 +818,15 @@ static int resize_c(struct slab_image_decoder *d, const struct slab_image_region
 
 		if (C == 1)
 			hpass1(s, t, W, xb, xk, kx);
-		else
 #ifdef HAVE_SSE2
+		else if (C == 3)
+			hpass(s, t, W, xb, kv, pairs);
+		else
 			hpass4(s, t, W, xb, kv, pairs);
 #else
+		else if (C == 3)
+			hpass(s, t, W, xb, xk, kx);
+		else
 			hpass4(s, t, W, xb, xk, kx);
 #endif
 	}
@@ -944,6 +855,22 @@ static int resize_c(struct slab_image_decoder *d, const struct slab_image_region
 		put_row(out, ln, W, H, y, C, flip, spec->chw);
 	}
 	return 0;
+}
+
+static int resize(struct slab_image_decoder *d, const struct slab_image_region *r,
+		  const struct slab_image_spec *spec, int flip, unsigned char *out)
+{
+	return resize_n(d, r, spec, flip, 0, out, 3);
+}
+
+/* The same for 1 and 4 channels. */
+static int resize_c(struct slab_image_decoder *d, const struct slab_image_region *r,
+		    const struct slab_image_spec *spec, int flip, int premultiplied,
+		    unsigned char *out)
+{
+	if (out_channels(spec) == 1)
+		return resize_n(d, r, spec, flip, premultiplied, out, 1);
+	return resize_n(d, r, spec, flip, premultiplied, out, 4);
 }
 
 /*
