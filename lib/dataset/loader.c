@@ -120,8 +120,9 @@ struct slab_loader {
 	struct slab_err err;
 };
 
-/* The first version ended before label_field. */
-#define LOADER_OPTIONS_FIRST offsetof(struct slab_loader_options, label_field)
+/* The first version (0.1.0) ended with nnext: max_pixels, max_scans and label_field came
+ * after it. */
+#define LOADER_OPTIONS_FIRST offsetof(struct slab_loader_options, max_pixels)
 #define LOADER_STATS_FIRST sizeof(struct slab_loader_stats)
 
 struct slab_loader *slab_loader_new(void)

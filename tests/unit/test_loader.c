@@ -847,6 +847,22 @@ static void test_hardening(void)
 	}
 	l = slab_loader_new();
 	{
+		/* Options of the first version's size (0.1.0: up to nnext) are taken, the fields
+		 * after it default; smaller ones are no version. */
+		struct slab_loader_options o = { .size = offsetof(struct slab_loader_options,
+								  max_pixels),
+						 .batch = 8, .max_pixels = 1 };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == 0);
+		CHECK(slab_loader_next(l, &b) == 1 && slab_loader_batch_count(b) == 8);
+		slab_loader_close(l);
+		l = slab_loader_new();
+		o.size = offsetof(struct slab_loader_options, nnext);
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		slab_loader_close(l);
+	}
+	l = slab_loader_new();
+	{
 		struct slab_loader_options o = { .size = sizeof(o), .batch = (size_t)1 << 40,
 						 .threads = 2 };
 
