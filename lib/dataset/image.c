@@ -528,19 +528,6 @@ hpass_bpp(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *x
 		memcpy(t + bpp * x, &px, 4);
 	}
 }
-
-static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		  const __m128i *kv, int pairs)
-{
-	hpass_bpp(s, t, W, xb, kv, pairs, 3);
-}
-
-/* The same for RGBA: 4 W bytes out, each pixel's 4 channels. */
-static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		   const __m128i *kv, int pairs)
-{
-	hpass_bpp(s, t, W, xb, kv, pairs, 4);
-}
 #endif
 
 /* Sums fit in 32 bits: the weights of one output pixel add up to 1 << PRECISION_BITS and are
@@ -602,18 +589,6 @@ hpass_bpp(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *x
 		if (bpp == 4)
 			t[bpp * x + 3] = clip8(s3);
 	}
-}
-
-static void hpass(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		  const int32_t *xk, int kx)
-{
-	hpass_bpp(s, t, W, xb, xk, kx, 3);
-}
-
-static void hpass4(const unsigned char *s, unsigned char *t, uint32_t W, const int32_t *xb,
-		   const int32_t *xk, int kx)
-{
-	hpass_bpp(s, t, W, xb, xk, kx, 4);
 }
 #endif
 
@@ -789,7 +764,7 @@ resize_n(struct slab_image_decoder *d, const struct slab_image_region *r,
 	yk = d->yk.p;
 	ylo = (uint32_t)yb[0];
 	yhi = (uint32_t)(yb[2 * (H - 1)] + yb[2 * (H - 1) + 1]);
-	/* One byte of room after the last row: hpass() stores RGB pixels as 32-bit words. */
+	/* One byte of room after the last row: hpass_bpp() stores RGB pixels as 32-bit words. */
 	if (slab_scratch_reserve(&d->tmp, (size_t)(yhi - ylo) * row + 1) < 0 ||
 	    slab_scratch_reserve(&d->line, row) < 0)
 		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing");
@@ -818,16 +793,11 @@ resize_n(struct slab_image_decoder *d, const struct slab_image_region *r,
 
 		if (C == 1)
 			hpass1(s, t, W, xb, xk, kx);
+		else
 #ifdef HAVE_SSE2
-		else if (C == 3)
-			hpass(s, t, W, xb, kv, pairs);
-		else
-			hpass4(s, t, W, xb, kv, pairs);
+			hpass_bpp(s, t, W, xb, kv, pairs, C);
 #else
-		else if (C == 3)
-			hpass(s, t, W, xb, xk, kx);
-		else
-			hpass4(s, t, W, xb, xk, kx);
+			hpass_bpp(s, t, W, xb, xk, kx, C);
 #endif
 	}
 	/* Vertical pass, one output row at a time into line (the output row itself when it
