@@ -50,7 +50,7 @@ VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -pthread
-LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -lwebp -lm -pthread
+LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -lwebp -lcurl -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # Include paths per layer (see the top of this file).
