@@ -80,6 +80,8 @@ enum {
 	SLAB_ERR_DUPFIELD = -9,  /* writer: a field name given twice for one sample */
 	SLAB_ERR_LIMIT = -10,    /* an input asks for more than a set limit allows (an image's
 				  * pixels or progressive scans): refused before allocating */
+	SLAB_ERR_CHANGED = -11,  /* a remote object changed (another ETag or size) while in use,
+				  * or since its local cache was filled */
 };
 
 /* ---- Reading ---------------------------------------------------------------------------- */
@@ -170,6 +172,11 @@ SLAB_API int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out);
  * negative error (SLAB_ERR_RANGE, SLAB_ERR_CORRUPT when the record points outside the data). */
 SLAB_API int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
 
+/* slab_get() without the bytes: the record (offset, size, CRC, image size, flags) only.
+ * For a file at a URL nothing is fetched, and data points into the mapping where the bytes
+ * may not be yet: read them through slab_get(). For a local file the same as slab_get(). */
+SLAB_API int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
+
 /* The index of the sample with this key through the stored hash index: 0 and *index, or
  * SLAB_ERR_NOTFOUND. */
 SLAB_API int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
@@ -201,6 +208,76 @@ SLAB_API int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_
  * The count, or a negative error in slab_error(). */
 SLAB_API int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes,
 				unsigned *ids, struct slab_field *fl);
+
+/* ---- Remote files: .slab files at a URL, read through a local cache ------------------------
+ *
+ * Every call that takes a .slab path takes a URL as well: http://host/path, https://...,
+ * s3://bucket/key. The file is mirrored into a sparse local file at the same offsets (the
+ * cache, see remote(7) in slab(5)'s "REMOTE FILES"): the header, the table and the trailer
+ * are fetched when it opens, a sample's pages when a call first needs its bytes (slab_get,
+ * slab_sample_fields, slab_verify, plan walks, loaders), and a plan walk asks for the pages
+ * of its window ahead of use. A page is used only after its bytes arrived whole and matched
+ * their CRC-32C. The mapping is the cache file's, so pointers into it (struct slab_field)
+ * behave as for a local file. Messages name the URL.
+ */
+
+/* How URLs are reached. Zero fields are the defaults: the environment (SLAB_CACHE_DIR,
+ * XDG_CACHE_HOME; AWS_ENDPOINT_URL, AWS_PROFILE, AWS_REGION, AWS_ACCESS_KEY_ID, ...) and
+ * ~/.aws/credentials, ~/.aws/config. */
+struct slab_remote_options {
+	size_t size;            /* sizeof(struct slab_remote_options), or 0 */
+	const char *cache_dir;  /* NULL: $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab, else
+				 * ~/.cache/slab */
+	const char *s3_endpoint;        /* NULL: $AWS_ENDPOINT_URL, else AWS's */
+	const char *profile;    /* NULL: $AWS_PROFILE, else "default" */
+	const char *region;     /* NULL: $AWS_REGION, the profile's, else us-east-1 */
+	int addressing;         /* 0 auto (virtual-host on AWS, path-style elsewhere), 1 path,
+				 * 2 virtual-host */
+	int anonymous;          /* send requests unsigned (public buckets) */
+	unsigned connections;   /* requests in flight per dataset; 0: 16 */
+	int retries;            /* retries of a failed request; 0: 8, negative: none */
+	double timeout;         /* seconds a request may take, retries included; 0: 300 */
+	/* One line per request (never a credential), from any thread; NULL: none. */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+/* Is name a URL (http://, https://, s3://) rather than a path? */
+SLAB_API int slab_is_url(const char *name);
+
+/* slab_open() of a path or a URL, with these options (NULL: the defaults). */
+SLAB_API int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o);
+
+/* The local file whose mapping a reader reads: the cache file for a URL, the path itself
+ * otherwise. */
+SLAB_API const char *slab_local_path(const struct slab *s);
+
+struct slab_remote_stats {
+	size_t size;            /* sizeof(struct slab_remote_stats), or 0 */
+	uint64_t pages;         /* .slab pages of the file */
+	uint64_t pages_cached;  /* of which in the local cache now */
+	uint64_t bytes_cached;  /* their bytes */
+	uint64_t fetched_bytes; /* sample bytes this reader fetched (its own and its fetchers') */
+	uint64_t fetches;       /* page groups it fetched */
+	uint64_t refetches;     /* groups fetched again: their bytes failed their CRC-32C */
+	uint64_t dropped;       /* pages it dropped from the cache */
+	uint64_t requests;      /* HTTP requests, retries included */
+	uint64_t retries;
+};
+
+/* 1 and *st for a reader of a URL; 0 for a local file (st untouched). */
+SLAB_API int slab_remote_stats(const struct slab *s, struct slab_remote_stats *st);
+
+/* Make bytes [off, off + len) of the file present in the local cache (len 0: to the end):
+ * fetched and checked where they are not. 0 at once for a local file; or an error. */
+SLAB_API int slab_fetch(struct slab *s, uint64_t off, uint64_t len);
+/* Ask for them in the background and return at once (nothing for a local file). */
+SLAB_API void slab_fetch_ahead(struct slab *s, uint64_t off, uint64_t len);
+/* Are they all present? 1 for a local file. */
+SLAB_API int slab_fetched(const struct slab *s, uint64_t off, uint64_t len);
+/* Drop the whole .slab pages inside [off, off + len) from the local cache (len 0: to the
+ * end); 0 for a local file. Bytes of those pages handed out before must not be read after. */
+SLAB_API int slab_uncache(struct slab *s, uint64_t off, uint64_t len);
 
 /* What ties a plan to its files: their content, not their names. */
 struct slab_file_id {
@@ -380,6 +457,11 @@ struct slab_follow_options {
 	/* With slab_follow_open_plans(): hand out the entries of the first `walked` plans
 	 * only; the later ones are the known future the policy and the window look at. 0: all. */
 	size_t walked;
+	/* A local cache budget for files at a URL (slab_open_ex): bytes of them the local cache
+	 * may hold, the window included, kept and dropped by `policy` as `memory` does for the
+	 * page cache (a dropped page leaves the cache file: fallocate(PUNCH_HOLE)). Not with
+	 * memory. 0: none (the cache keeps every page fetched). */
+	uint64_t disk;
 };
 
 /* One step of the walk. */
@@ -661,6 +743,10 @@ SLAB_API struct slab_dataset *slab_dataset_new(void);
 /* Open paths[0 .. n) (n >= 1), each as slab_open() does. On failure nothing stays open and
  * slab_dataset_error() says why, naming the file. */
 SLAB_API int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n);
+/* The same with URLs among the paths, reached with these options (NULL: the defaults); the
+ * dataset's remote files share one pool of background fetchers. */
+SLAB_API int slab_dataset_open_ex(struct slab_dataset *d, const char *const *paths, size_t n,
+				  const struct slab_remote_options *o);
 /* Closes every file and frees; accepts NULL. */
 SLAB_API void slab_dataset_close(struct slab_dataset *d);
 /* The last error's text ("" when none). */
@@ -804,6 +890,9 @@ struct slab_loader_options {
 	 * its error naming the field and the text: "field 'cls': not an integer: 'abc'". In raw
 	 * and image mode alike. NULL: none. */
 	const char *label_field;
+	/* The local cache budget of a dataset at URLs (slab_follow_options.disk), used as
+	 * memory is; not with memory. 0: none. */
+	uint64_t disk;
 };
 
 /* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */

@@ -4,6 +4,7 @@
 #include "slab.h"
 #include "error.h"
 #include "plan.h"
+#include "reader.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -46,6 +47,13 @@ static void dataset_clear(struct slab_dataset *d)
 
 int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n)
 {
+	return slab_dataset_open_ex(d, paths, n, NULL);
+}
+
+int slab_dataset_open_ex(struct slab_dataset *d, const char *const *paths, size_t n,
+			 const struct slab_remote_options *o)
+{
+	size_t first_url = SIZE_MAX;
 	int rc;
 
 	dataset_clear(d);
@@ -69,10 +77,17 @@ int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n
 			rc = slab_fail(&d->err, SLAB_ERR_NOMEM, paths[f], "out of memory");
 			goto undo;
 		}
-		rc = slab_open(d->files[f], paths[f]);
+		rc = slab_open_ex(d->files[f], paths[f], o);
 		if (rc < 0) {
 			file_fail(d, f, rc);
 			goto undo;
+		}
+		/* One pool of background fetchers for all the dataset's URLs. */
+		if (slab_is_url(paths[f])) {
+			if (first_url == SIZE_MAX)
+				first_url = f;
+			else
+				slab_share_fetcher(d->files[f], d->files[first_url]);
 		}
 		d->first[f + 1] = d->first[f] + slab_count(d->files[f]);
 	}

@@ -118,12 +118,17 @@ struct slab_follow {
 	uint64_t kept_bytes, win_bytes, fixed_bytes, fixed_cap;
 	unsigned char *fixed;   /* SLAB_CACHE_FIXED: the page is one of the set */
 
+	/* URLs: remote[i] when file i is read through the local cache; punch: the budget is
+	 * the local cache's (options.disk), and a page dropped leaves it. */
+	unsigned char *remote;
+	int punch;
+
 	struct slab_follow_stats st;
 	struct slab_err err;
 };
 
 /* The sizes of the first versions of the caller's structs (sized.h). */
-#define FOLLOW_OPTIONS_FIRST sizeof(struct slab_follow_options)
+#define FOLLOW_OPTIONS_FIRST offsetof(struct slab_follow_options, disk)
 #define FOLLOW_STATS_FIRST sizeof(struct slab_follow_stats)
 
 /* Where entry e is: its sample, and the global pages [*g, *g + *k) its bytes lie in (none
@@ -511,6 +516,10 @@ static int close_run(struct slab_follow *f)
 		return extent_new(f);
 	pc = f->pcs[f->run_file];
 	f->st.advised++;
+	if (f->remote[f->run_file]) {
+		slab_fetch_ahead(f->files[f->run_file], f->run_lo, f->run_hi - f->run_lo);
+		return 0;
+	}
 	if (slab_pagecache_advise(pc, f->run_lo, f->run_hi - f->run_lo, SLAB_PAGECACHE_WILLNEED) < 0)
 		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
 	return 0;
@@ -578,6 +587,8 @@ static int release(struct slab_follow *f, uint64_t g)
 			      (size_t)(ahi - alo), MADV_DONTNEED);
 	if (slab_pagecache_advise(pc, lo, hi - lo, SLAB_PAGECACHE_DONTNEED) < 0)
 		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
+	if (f->punch && f->remote[file] && slab_uncache(f->files[file], lo, hi - lo) < 0)
+		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_error(f->files[file]));
 	f->whole[g] = 0;        /* read whole again when it comes back */
 	f->st.released++;
 	return 0;
@@ -803,7 +814,9 @@ static int enter(struct slab_follow *f, uint64_t e)
 			f->whole[g] = 1;
 			f->st.advised++;
 			f->st.whole_pages++;
-			if (slab_pagecache_advise(f->pcs[pf], plo, phi - plo, SLAB_PAGECACHE_WILLNEED) < 0)
+			if (f->remote[pf])
+				slab_fetch_ahead(f->files[pf], plo, phi - plo);
+			else if (slab_pagecache_advise(f->pcs[pf], plo, phi - plo, SLAB_PAGECACHE_WILLNEED) < 0)
 				return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(f->pcs[pf]));
 		}
 		if (f->whole[g])
@@ -918,10 +931,18 @@ static int adopt_resident(struct slab_follow *f)
 		if (f->use_off[g + 1] == f->use_off[g])
 			continue;
 		page_range(f, g, &file, &lo, &hi);
-		if (slab_pagecache_residency(f->pcs[file], lo, hi - lo, SLAB_PAGECACHE_AUTO, &res) < 0)
-			return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(f->pcs[file]));
-		if (res.pages == 0 || res.resident * 2 < res.pages)
-			continue;
+		if (f->punch && f->remote[file]) {
+			/* The local cache's budget: what the cache holds. */
+			if (!slab_fetched(f->files[file], lo, hi - lo))
+				continue;
+		} else {
+			if (slab_pagecache_residency(f->pcs[file], lo, hi - lo, SLAB_PAGECACHE_AUTO,
+						     &res) < 0)
+				return slab_fail_from(&f->err, SLAB_ERR_IO,
+						      slab_pagecache_error(f->pcs[file]));
+			if (res.pages == 0 || res.resident * 2 < res.pages)
+				continue;
+		}
 		b = hi - lo;
 		if (f->o.policy == SLAB_CACHE_FIXED && !fixed_take(f, g, b))
 			continue;
@@ -990,6 +1011,13 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 				 "walk options of %zu bytes: no such version", opt->size);
 	if (nplans == 0)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "no plan to walk");
+	if (f->o.memory && f->o.disk)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
+				 "a page cache budget and a local cache budget together: give one");
+	/* The local cache's budget works as the page cache's does, pages dropped leaving the
+	 * local cache too (and only files at a URL have one). */
+	if (f->o.disk)
+		f->o.memory = f->o.disk;
 	if (f->o.memory && f->o.direct)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
 				 "a page cache budget with O_DIRECT, which does not use the cache");
@@ -1028,7 +1056,8 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		f->o.ahead = 1;
 	f->pcs = calloc(nfiles ? nfiles : 1, sizeof(*f->pcs));
 	f->page_base = calloc((size_t)nfiles + 1, sizeof(*f->page_base));
-	if (!f->pcs || !f->page_base)
+	f->remote = calloc(nfiles ? nfiles : 1, 1);
+	if (!f->pcs || !f->page_base || !f->remote)
 		goto nomem;
 	for (uint32_t i = 0; i < nfiles; i++) {
 		struct slab *s = files[i];
@@ -1037,7 +1066,16 @@ int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		f->pcs[i] = slab_pagecache_new();
 		if (!f->pcs[i])
 			goto nomem;
-		if ((ret = slab_pagecache_open(f->pcs[i], paths[i])) < 0) {
+		/* A URL's pages are in its local cache file: advice and residency go there. */
+		f->remote[i] = (unsigned char)slab_is_url(slab_path(s));
+		if (f->remote[i] && o->direct) {
+			ret = slab_fail(&f->err, SLAB_ERR_INVAL, paths[i],
+					"O_DIRECT reads of a URL: its pages come through the local cache");
+			goto out;
+		}
+		if (f->remote[i])
+			f->punch = o->disk != 0;
+		if ((ret = slab_pagecache_open(f->pcs[i], slab_local_path(s))) < 0) {
 			slab_fail_from(&f->err, ret, slab_pagecache_error(f->pcs[i]));
 			goto out;
 		}
@@ -1195,7 +1233,11 @@ static int follow_next(struct slab_follow *f, struct slab_follow_item *it)
 	if ((r = locate(f, f->cur, &it->sample, &g, &k)) < 0)
 		return r;
 	if (!f->o.direct) {
-		it->bytes = slab_base(f->files[en->file]) + it->sample.offset;
+		struct slab *s = f->files[en->file];
+
+		if (f->remote[en->file] && (r = slab_fetch(s, it->sample.offset, it->sample.size)) < 0)
+			return slab_fail_from(&f->err, r, slab_error(s));
+		it->bytes = slab_base(s) + it->sample.offset;
 	} else if (f->ext_of[f->cur] == NO_EXTENT) {
 		static const unsigned char empty[1];
 		it->bytes = empty;

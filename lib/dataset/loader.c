@@ -481,7 +481,7 @@ static void *worker_main(void *arg)
  * dropped only once nothing handed out points into it (and not before a worker read it). */
 static uint64_t walk_gate(const struct slab_loader *l)
 {
-	uint64_t k = l->o.release || l->o.memory ? l->released_upto : l->next_claim;
+	uint64_t k = l->o.release || l->o.memory || l->o.disk ? l->released_upto : l->next_claim;
 
 	return k >= l->nbatches ? l->plan->n : k * l->o.batch;
 }
@@ -743,7 +743,7 @@ static uint64_t window_pages(const struct slab_loader *l)
 {
 	uint64_t data = 0, samples = 0, page = 4096, per;
 
-	if (!l->o.release && !l->o.memory)
+	if (!l->o.release && !l->o.memory && !l->o.disk)
 		return l->o.ahead;
 	for (uint32_t i = 0; i < l->nfiles; i++) {
 		const struct slab *s = slab_dataset_file(l->d, i);
@@ -781,6 +781,7 @@ static int start_threads(struct slab_loader *l)
 					   slab_dataset_path(l->d, i));
 			if (rc < 0)
 				return slab_fail_from(&l->err, rc, slab_error(w->rd[i]));
+			slab_share_remote(w->rd[i], s);
 		}
 	}
 	for (unsigned t = 0; t < l->o.threads; t++) {
@@ -930,7 +931,7 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 	if (l->o.ring > MAX_RING)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "ring of %u batches: at most %u",
 				 l->o.ring, MAX_RING);
-	if ((l->o.release || l->o.memory) && l->o.ahead == 0)
+	if ((l->o.release || l->o.memory || l->o.disk) && l->o.ahead == 0)
 		l->o.ahead = 1;
 	if (l->o.nnext && !l->o.next_plans)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%zu next plans, none given", l->o.nnext);
@@ -976,7 +977,7 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 		goto fail;
 	if (l->o.ahead) {
 		struct slab_follow_options fo = { .size = sizeof(fo), .ahead = window_pages(l),
-						  .release = l->o.release, .memory = l->o.memory,
+						  .release = l->o.release, .memory = l->o.memory, .disk = l->o.disk,
 						  .policy = l->o.cache_policy, .walked = 1 };
 		const struct slab_plan **plans = calloc(l->o.nnext + 1, sizeof(*plans));
 

@@ -6,6 +6,9 @@
 #include "error.h"
 #include "keyset.h"
 #include "reader.h"
+#include "remote.h"
+#include "net.h"
+#include "sized.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +38,10 @@ struct slab {
 	char **names;
 	char options[SLAB_HEADER_SIZE];
 	uint64_t verify_key_steps;      /* hash table work of the last slab_verify */
+	/* A URL's reader: the bytes come through the local cache, fetched before first use.
+	 * Readers sharing another's mapping (slab_share_remote) do not own it. */
+	struct slab_remote *remote;
+	int remote_owned;
 };
 
 /* What messages name: the file, once there is one. */
@@ -57,7 +64,7 @@ int slab_shrunk(const struct slab *s, uint64_t *now)
 {
 	struct stat st;
 
-	if (!s->mapped || stat(s->name, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
+	if (!s->mapped || s->remote || stat(s->name, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
 	    (uint64_t)st.st_size >= s->size)
 		return 0;
 	*now = (uint64_t)st.st_size;
@@ -232,19 +239,13 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 	return parse(s);
 }
 
-int slab_open(struct slab *s, const char *path)
+/* Map the local file path and check it; messages name s->name. */
+static int map_open(struct slab *s, const char *path)
 {
 	struct stat st;
 	void *p;
 	int fd, ret;
 
-	if (s->base)
-		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
-	free(s->name);
-	s->name = strdup(path);
-	if (!s->name) {
-		return slab_fail(&s->err, SLAB_ERR_NOMEM, path, "out of memory");
-	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "%s", strerror(errno));
@@ -284,12 +285,125 @@ int slab_open(struct slab *s, const char *path)
 	return ret;
 }
 
+static int fetch(struct slab *s, uint64_t off, uint64_t len);
+
+/* The first version of struct slab_remote_options: all of it so far. */
+#define REMOTE_OPTIONS_FIRST sizeof(struct slab_remote_options)
+
+int slab_is_url(const char *name)
+{
+	return slab_net_is_url(name);
+}
+
+int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o)
+{
+	struct slab_remote_options opt;
+	struct slab_err e;
+	const char *local;
+	int ret;
+
+	if (s->base)
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
+	free(s->name);
+	s->name = strdup(name);
+	if (!s->name)
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, name, "out of memory");
+	if (!slab_net_is_url(name))
+		return map_open(s, name);
+	memset(&opt, 0, sizeof(opt));
+	if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
+		return slab_fail(&s->err, SLAB_ERR_INVAL, name,
+				 "remote options of %zu bytes: no such version", o->size);
+	ret = slab_remote_open(&s->remote, name, &opt, &local, &e);
+	if (ret < 0)
+		return slab_fail_from(&s->err, ret, e.text);
+	s->remote_owned = 1;
+	if ((ret = map_open(s, local)) < 0 || (ret = slab_remote_bind(s->remote, s, &e)) < 0) {
+		if (!s->err.text[0] || ret == SLAB_ERR_NOMEM)
+			slab_fail_from(&s->err, ret, e.text);
+		return ret;
+	}
+	return 0;
+}
+
+int slab_open(struct slab *s, const char *path)
+{
+	return slab_open_ex(s, path, NULL);
+}
+
+const char *slab_local_path(const struct slab *s)
+{
+	return s->remote ? slab_remote_local(s->remote) : who(s);
+}
+
+void slab_share_remote(struct slab *dst, const struct slab *src)
+{
+	dst->remote = src->remote;
+	dst->remote_owned = 0;
+}
+
+void slab_share_fetcher(struct slab *dst, const struct slab *src)
+{
+	if (dst->remote && src->remote)
+		slab_remote_share_fetcher(dst->remote, src->remote);
+}
+
+int slab_remote_stats(const struct slab *s, struct slab_remote_stats *st)
+{
+	struct slab_remote_stats full;
+
+	if (!s->remote)
+		return 0;
+	slab_remote_stats_of(s->remote, &full);
+	slab_sized_out(st, &full, sizeof(full), sizeof(full));
+	return 1;
+}
+
+/* len 0: to the end of the file. */
+static uint64_t to_end(const struct slab *s, uint64_t off, uint64_t len)
+{
+	return len ? len : off < s->size ? s->size - off : 0;
+}
+
+int slab_fetch(struct slab *s, uint64_t off, uint64_t len)
+{
+	if (!s->remote)
+		return 0;
+	len = to_end(s, off, len);
+	slab_remote_want(s->remote, off, len);
+	return fetch(s, off, len);
+}
+
+void slab_fetch_ahead(struct slab *s, uint64_t off, uint64_t len)
+{
+	if (s->remote)
+		slab_remote_want(s->remote, off, to_end(s, off, len));
+}
+
+int slab_fetched(const struct slab *s, uint64_t off, uint64_t len)
+{
+	return s->remote ? slab_remote_cached(s->remote, off, to_end(s, off, len)) : 1;
+}
+
+int slab_uncache(struct slab *s, uint64_t off, uint64_t len)
+{
+	struct slab_err e;
+	int rc;
+
+	if (!s->remote)
+		return 0;
+	rc = slab_remote_drop(s->remote, off, to_end(s, off, len), &e);
+	return rc < 0 ? slab_fail_from(&s->err, rc, e.text) : 0;
+}
+
 void slab_close(struct slab *s)
 {
 	if (!s)
 		return;
 	if (s->mapped)
 		munmap((void *)s->base, s->size);
+	if (s->remote_owned)
+		slab_remote_close(s->remote);
 	if (s->names)
 		for (uint32_t f = 0; f < s->nfields; f++)
 			free(s->names[f]);
@@ -357,7 +471,16 @@ int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
 	return 0;
 }
 
-int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
+/* A URL's bytes [off, off + len) into the cache before they are read. */
+static int fetch(struct slab *s, uint64_t off, uint64_t len)
+{
+	struct slab_err e;
+	int rc = slab_remote_ensure(s->remote, off, len, &e);
+
+	return rc < 0 ? slab_fail_from(&s->err, rc, e.text) : 0;
+}
+
+int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 {
 	const unsigned char *r;
 
@@ -384,6 +507,15 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 			    (unsigned long long)out->size);
 	out->data = s->base + out->offset;
 	return 1;
+}
+
+int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
+{
+	int rc = slab_get_record(s, i, f, out);
+
+	if (rc > 0 && s->remote && out->size && (rc = fetch(s, out->offset, out->size)) == 0)
+		rc = 1;
+	return rc;
 }
 
 int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
@@ -664,6 +796,10 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 
 	if (!spans)
 		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
+	/* A URL's pages are fetched in order, connections' worth at once, ahead of the checks;
+	 * the checks wait for each sample's (and the gap before it) as they reach it. */
+	if (s->remote)
+		slab_remote_want(s->remote, s->data_offset, total);
 	for (uint64_t i = 0; i < s->nsamples; i++) {
 		struct slab_sample smp;
 		struct slab_field fl;
@@ -673,6 +809,10 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 
 		if (slab_sample(s, i, &smp) < 0)
 			goto out;
+		if (s->remote && smp.offset >= pos &&
+		    (ret = fetch(s, pos, smp.offset + smp.size - pos)) < 0)
+			goto out;
+		ret = SLAB_ERR_CORRUPT;
 		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
 		if (smp.offset < min_next) {
 			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
@@ -759,6 +899,9 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			last_report = pos;
 		}
 	}
+	if (s->remote && pos < s->table_offset && (ret = fetch(s, pos, s->table_offset - pos)) < 0)
+		goto out;
+	ret = SLAB_ERR_CORRUPT;
 	if (check_zero(s, pos, s->table_offset, s->nsamples) < 0)
 		goto out;
 	if (pages_used != s->npages) {

@@ -12,4 +12,10 @@ struct slab;
  * is intact), or for a reader of memory. One stat(2) of the path. */
 int slab_shrunk(const struct slab *s, uint64_t *now);
 
+/* dst (opened with slab_open_mem() over src's mapping) fetches through src's cache, which
+ * src keeps: dst must be closed first. */
+void slab_share_remote(struct slab *dst, const struct slab *src);
+/* dst's background fetches go to src's pool (both URLs' readers of one dataset). */
+void slab_share_fetcher(struct slab *dst, const struct slab *src);
+
 #endif
