@@ -39,6 +39,7 @@ static const char help_text[] =
 "  -v, --verbose            --verify also says what it checked\n"
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
+CLI_REMOTE_HELP
 "\n"
 "Exit status: 0 success, 1 failure (unreadable or corrupt file, no such key or\n"
 "field), 2 usage error. See inspect(1) and slab(5).\n";
@@ -63,6 +64,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument,       NULL, 'v' },
 	{ "verify",  no_argument,       NULL, OPT_VERIFY },
 	{ "version", no_argument,       NULL, 'V' },
+	CLI_REMOTE_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -136,7 +138,7 @@ static int gather(struct slab *s, struct stats *st)
 		for (unsigned f = 0; f < nf; f++) {
 			struct slab_field fl;
 			struct field_stats *fs = &st->f[f];
-			int r = slab_get(s, i, f, &fl);
+			int r = slab_get_record(s, i, f, &fl);
 			if (r < 0) {
 				cli_error("%s", slab_error(s));
 				free(st->f);
@@ -328,7 +330,7 @@ static int list(struct slab *s, struct json *j)
 			struct slab_field fl;
 			const struct image_kind *kind;
 			char crc[16];
-			int r = slab_get(s, i, f, &fl);
+			int r = slab_get_record(s, i, f, &fl);
 			if (r < 0) {
 				cli_error("%s", slab_error(s));
 				return -1;
@@ -505,10 +507,13 @@ static int tar_all(char **paths, int n)
 			cli_error("out of memory");
 			goto out;
 		}
-		if (slab_open(sets[i], paths[i]) < 0 || slab_check_keys(sets[i]) < 0) {
+		if (slab_open_ex(sets[i], paths[i], &cli_remote) < 0 ||
+		    slab_check_keys(sets[i]) < 0) {
 			cli_error("%s", slab_error(sets[i]));
 			goto out;
 		}
+		/* A URL's pages, all of them, in order, several requests at once. */
+		slab_fetch_ahead(sets[i], 0, 0);
 	}
 	t = slab_tarout_new();
 	if (!t) {
@@ -573,7 +578,11 @@ int main(int argc, char **argv)
 		case 'V':
 			return cli_version();
 		default:
-			return cli_try_help();
+			if ((ret = cli_remote_option(c, optarg)) == 1) {
+				ret = SLAB_EXIT_OK;
+				break;
+			}
+			return ret ? ret : cli_try_help();
 		}
 	}
 	if (nmodes > 1)
@@ -608,7 +617,7 @@ int main(int argc, char **argv)
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
-		if (slab_open(s, path) < 0) {
+		if (slab_open_ex(s, path, &cli_remote) < 0) {
 			cli_error("%s", slab_error(s));
 			slab_close(s);
 			ret = SLAB_EXIT_FAIL;

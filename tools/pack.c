@@ -31,7 +31,9 @@ static const char help_text[] =
 "\n"
 "Options:\n"
 "  -o, --output FILE          write the .slab here (required); a file appears\n"
-"                             only when complete\n"
+"                             only when complete; a URL (s3://BUCKET/KEY,\n"
+"                             http(s)://...) is uploaded as it is written, the\n"
+"                             object appearing only when complete\n"
 "      --page-size SIZE       page size, a power of two from 4K to 1G (default 2M)\n"
 "      --fields LIST          keep only these fields (comma-separated, e.g. jpg,cls)\n"
 "      --max-sample-size SIZE refuse samples larger than SIZE (default 1G)\n"
@@ -52,7 +54,7 @@ static const char help_text[] =
 "  -v, --verbose              say more (a line per input, the bytes in flight)\n"
 "  -h, --help                 show this help and exit\n"
 "  -V, --version              show the version and exit\n"
-"\n"
+CLI_REMOTE_HELP"\n"
 "SIZE takes K, M, G suffixes (binary). Exit status: 0 packed, 1 failed (nothing is\n"
 "left under OUTPUT), 2 usage error. See pack(1) and slab(5).\n";
 
@@ -88,6 +90,7 @@ static const struct option longopts[] = {
 	{ "quiet",           no_argument,       NULL, 'q' },
 	{ "verbose",         no_argument,       NULL, 'v' },
 	{ "version",         no_argument,       NULL, 'V' },
+	CLI_REMOTE_LONGOPTS,
 	{ "webp-quality",    required_argument, NULL, OPT_WEBP_QUALITY },
 	{ NULL, 0, NULL, 0 }
 };
@@ -690,7 +693,9 @@ int main(int argc, char **argv)
 			o.webp_quality_set = 1;
 			break;
 		default:
-			return cli_try_help();
+			if ((c = cli_remote_option(c, optarg)) == 1)
+				break;
+			return c ? c : cli_try_help();
 		}
 	}
 	if (!o.output)

@@ -32,9 +32,12 @@ static const char help_text[] =
 "Report, warm or evict the page cache of files, or follow a plan over .slab files.\n"
 "\n"
 "Modes:\n"
-"      --status             how much of each FILE is in the page cache (default)\n"
-"      --warm               read each FILE into the page cache\n"
-"      --evict              drop each FILE's clean pages from the page cache\n"
+"      --status             how much of each FILE is in the page cache (default);\n"
+"                           of a URL, how much is in the local cache\n"
+"      --warm               read each FILE into the page cache; fetch a URL whole\n"
+"                           into the local cache\n"
+"      --evict              drop each FILE's clean pages from the page cache; a\n"
+"                           URL's pages from the local cache\n"
 "      --plan PLAN          walk the plan over the .slab FILEs (the dataset, in the\n"
 "                           order the plan was made for), reading each sample;\n"
 "                           given again, the plans are consecutive epochs\n"
@@ -44,6 +47,8 @@ static const char help_text[] =
 "      --release            drop each page once the plan is past its last use\n"
 "      --memory SIZE        keep at most SIZE of the dataset in the page cache,\n"
 "                           choosing what stays from the plans' known future\n"
+"      --disk SIZE          files at URLs: keep at most SIZE of them in the local\n"
+"                           cache, choosing what stays as --memory does\n"
 "      --cache-policy P     belady (default): keep the pages needed soonest;\n"
 "                           fixed: keep the first pages that fit, for good\n"
 "      --emit               write the samples in plan order to standard output\n"
@@ -57,7 +62,7 @@ static const char help_text[] =
 "  -v, --verbose            say more: a line per file, the window and its pages\n"
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
-"\n"
+CLI_REMOTE_HELP"\n"
 "With --emit-format frames:\n"
 "      --image FIELD        the image field to decode (required), e.g. jpg: JPEG,\n"
 "                           PNG or WebP, found by its bytes\n"
@@ -111,6 +116,7 @@ enum {
 	OPT_JSON,
 	OPT_MAX_PIXELS,
 	OPT_MEMORY,
+	OPT_DISK,
 	OPT_ON_ERROR,
 	OPT_PLAN,
 	OPT_RELEASE,
@@ -142,6 +148,7 @@ static const struct option longopts[] = {
 	{ "json",        no_argument,       NULL, OPT_JSON },
 	{ "max-pixels",  required_argument, NULL, OPT_MAX_PIXELS },
 	{ "memory",      required_argument, NULL, OPT_MEMORY },
+	{ "disk",        required_argument, NULL, OPT_DISK },
 	{ "on-error",    required_argument, NULL, OPT_ON_ERROR },
 	{ "plan",        required_argument, NULL, OPT_PLAN },
 	{ "quiet",       no_argument,       NULL, 'q' },
@@ -153,6 +160,7 @@ static const struct option longopts[] = {
 	{ "threads",     required_argument, NULL, 'j' },
 	{ "verbose",     no_argument,       NULL, 'v' },
 	{ "version",     no_argument,       NULL, 'V' },
+	CLI_REMOTE_LONGOPTS,
 	{ "warm",        no_argument,       NULL, OPT_WARM },
 	{ NULL, 0, NULL, 0 }
 };
@@ -192,6 +200,61 @@ static void status_row(const char *res, uint64_t pages, const char *size, double
 	putchar('\n');
 }
 
+/* A URL and its local cache: NULL after saying why. */
+static struct slab *open_url(const char *url)
+{
+	struct slab *s = slab_new();
+
+	if (!s) {
+		cli_error("out of memory");
+		return NULL;
+	}
+	if (slab_open_ex(s, url, &cli_remote) < 0) {
+		cli_error("%s", slab_error(s));
+		slab_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* --status of a URL: its local cache, counted in .slab pages of the data. */
+static int status_url(const char *url, struct json *j, struct res_total *tot)
+{
+	struct slab_remote_stats st = { .size = sizeof(st) };
+	struct slab *s = open_url(url);
+	char a[32], b[32];
+
+	if (!s)
+		return -1;
+	slab_remote_stats(s, &st);
+	tot->size += slab_file_size(s);
+	tot->pages += st.pages;
+	tot->resident += st.pages_cached;
+	tot->bytes += st.bytes_cached;
+	if (j) {
+		json_object_begin(j, NULL);
+		json_string(j, "file", url);
+		json_string(j, "cache", slab_local_path(s));
+		json_u64(j, "size", slab_file_size(s));
+		json_u64(j, "pages", st.pages);
+		json_u64(j, "page_size", slab_page_size(s));
+		json_u64(j, "resident_pages", st.pages_cached);
+		json_u64(j, "resident_bytes", st.bytes_cached);
+		json_null(j, "dirty_pages");
+		json_double(j, "percent", percent(st.pages_cached, st.pages));
+		json_string(j, "method", "local cache");
+		json_object_end(j);
+	} else {
+		status_row(cli_human_size(st.bytes_cached, a, sizeof(a)), st.pages_cached,
+			   cli_human_size(slab_file_size(s), b, sizeof(b)),
+			   percent(st.pages_cached, st.pages), url);
+		cli_info("'%s': cached in '%s', in pages of %llu bytes", url, slab_local_path(s),
+			 (unsigned long long)slab_page_size(s));
+	}
+	slab_close(s);
+	return 0;
+}
+
 static int status(char **paths, int n, int json)
 {
 	uint64_t os = slab_pagecache_os_page();
@@ -209,11 +272,18 @@ static int status(char **paths, int n, int json)
 		printf("%10s %10s %10s %8s %s\n", "RES", "PAGES", "SIZE", "PERCENT", "FILE");
 	}
 	for (int i = 0; i < n; i++) {
-		struct slab_pagecache *pc = slab_pagecache_new();
+		struct slab_pagecache *pc;
 		struct slab_pagecache_residency r;
 		uint64_t bytes;
 
-		if (!pc) {
+		if (slab_is_url(paths[i])) {
+			if (status_url(paths[i], json ? &j : NULL, &tot) < 0)
+				ret = SLAB_EXIT_FAIL;
+			else
+				shown++;
+			continue;
+		}
+		if (!(pc = slab_pagecache_new())) {
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
@@ -299,6 +369,38 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
 }
 
+/* --warm of a URL: every page into the local cache, several requests at once. */
+static int warm_url(const char *url, int progress, struct warm_progress *w, uint64_t *bytes)
+{
+	struct slab_remote_stats st = { .size = sizeof(st) };
+	struct slab *s = open_url(url);
+	uint64_t lo, hi, step = 64u << 20;
+
+	*bytes = 0;
+	if (!s)
+		return -1;
+	lo = slab_data_offset(s);
+	hi = slab_table_offset(s);
+	slab_fetch_ahead(s, lo, hi - lo);
+	for (uint64_t o = lo; o < hi; o += step) {
+		uint64_t n = hi - o < step ? hi - o : step;
+
+		if (slab_fetch(s, o, n) < 0) {
+			if (progress)
+				fputs("\r\033[K", stderr);
+			cli_error("%s", slab_error(s));
+			slab_close(s);
+			return -1;
+		}
+		if (progress)
+			warm_progress(o + n - lo, hi - lo, w);
+	}
+	slab_remote_stats(s, &st);
+	*bytes = st.fetched_bytes;
+	slab_close(s);
+	return 0;
+}
+
 static int warm(char **paths, int n)
 {
 	struct warm_progress w = { NULL, cli_now(), 0, 0 };
@@ -316,14 +418,20 @@ static int warm(char **paths, int n)
 			return SLAB_EXIT_FAIL;
 		}
 		w.name = paths[i];
-		r = slab_pagecache_open(pc, paths[i]);
-		if (r == 0)
-			r = slab_pagecache_warm(pc, 0, progress ? warm_progress : NULL, &w, &bytes);
+		if (slab_is_url(paths[i])) {
+			r = warm_url(paths[i], progress, &w, &bytes);
+		} else {
+			r = slab_pagecache_open(pc, paths[i]);
+			if (r == 0)
+				r = slab_pagecache_warm(pc, 0, progress ? warm_progress : NULL, &w,
+							&bytes);
+			if (r < 0)
+				cli_error("%s", slab_pagecache_error(pc));
+		}
 		if (progress)
 			fputs("\r\033[K", stderr);
 		w.before += bytes;
 		if (r < 0) {
-			cli_error("%s", slab_pagecache_error(pc));
 			ret = SLAB_EXIT_FAIL;
 		} else {
 			warmed++;
@@ -346,10 +454,21 @@ static int evict(char **paths, int n)
 	int ret = SLAB_EXIT_OK;
 
 	for (int i = 0; i < n; i++) {
-		struct slab_pagecache *pc = slab_pagecache_new();
+		struct slab_pagecache *pc;
 		struct slab_pagecache_residency r;
 
-		if (!pc) {
+		if (slab_is_url(paths[i])) {
+			struct slab *s = open_url(paths[i]);
+
+			if (!s || slab_uncache(s, 0, 0) < 0) {
+				if (s)
+					cli_error("%s", slab_error(s));
+				ret = SLAB_EXIT_FAIL;
+			}
+			slab_close(s);
+			continue;
+		}
+		if (!(pc = slab_pagecache_new())) {
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
@@ -578,7 +697,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			goto out;
 		}
 		/* What is emitted is named by its keys: all must be safe before anything is. */
-		if (slab_open(files[i], paths[i]) < 0 ||
+		if (slab_open_ex(files[i], paths[i], &cli_remote) < 0 ||
 		    (po->emit != EMIT_NONE && slab_check_keys(files[i]) < 0)) {
 			cli_error("%s", slab_error(files[i]));
 			goto out;
@@ -822,7 +941,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (slab_dataset_open(d, (const char *const *)paths, (size_t)n) < 0) {
+	if (slab_dataset_open_ex(d, (const char *const *)paths, (size_t)n, &cli_remote) < 0) {
 		cli_error("%s", slab_dataset_error(d));
 		goto out;
 	}
@@ -869,6 +988,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	lo.ahead = po->fo.ahead;
 	lo.release = po->fo.release;
 	lo.memory = po->fo.memory;
+	lo.disk = po->fo.disk;
 	lo.cache_policy = (int)po->fo.policy;
 	lo.skip = fr->skip;
 	lo.image = &fr->spec;
@@ -1216,6 +1336,11 @@ int main(int argc, char **argv)
 				return cli_usage_error("invalid --memory '%s' (a size such as 4G, more than 0)",
 						       optarg);
 			break;
+		case OPT_DISK:
+			if (cli_parse_size(optarg, &po.fo.disk) < 0 || po.fo.disk == 0)
+				return cli_usage_error("invalid --disk '%s' (a size such as 40G, more than 0)",
+						       optarg);
+			break;
 		case OPT_CACHE_POLICY:
 			if (strcmp(optarg, "belady") == 0)
 				po.fo.policy = SLAB_CACHE_BELADY;
@@ -1262,7 +1387,9 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		default:
-			return cli_try_help();
+			if ((c = cli_remote_option(c, optarg)) == 1)
+				break;
+			return c ? c : cli_try_help();
 		}
 	}
 	if (nmodes > 1)
@@ -1298,10 +1425,14 @@ int main(int argc, char **argv)
 		return cli_usage_error("--json goes with --status");
 	if (emit && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write samples to a terminal (redirect it)");
-	if (policy_set && !po.fo.memory)
-		return cli_usage_error("--cache-policy goes with --memory");
+	if (policy_set && !po.fo.memory && !po.fo.disk)
+		return cli_usage_error("--cache-policy goes with --memory or --disk");
 	if (po.fo.memory && mode != MODE_PLAN)
 		return cli_usage_error("--memory goes with --plan");
+	if (po.fo.disk && mode != MODE_PLAN)
+		return cli_usage_error("--disk goes with --plan");
+	if (po.fo.disk && po.fo.memory)
+		return cli_usage_error("--disk and --memory exclude each other");
 	if (po.fo.memory && po.fo.direct)
 		return cli_usage_error("--memory does not go with --direct (which bypasses the page cache)");
 	if (po.nplans > 1 && po.fo.direct)

@@ -51,7 +51,7 @@ static const char help_text[] =
 "  -v, --verbose            also describe each file\n"
 "  -h, --help               show this help and exit\n"
 "  -V, --version            show the version and exit\n"
-"\n"
+CLI_REMOTE_HELP"\n"
 "SIZE takes K, M, G suffixes (binary). Exit status: 0 written, 1 failed (a file\n"
 "unreadable or corrupt, --start past the end, a write error), 2 usage error.\n"
 "See shuffle-plan(1) and slab-plan(5).\n";
@@ -89,6 +89,7 @@ static const struct option longopts[] = {
 	{ "subset",     required_argument, NULL, OPT_SUBSET },
 	{ "verbose",    no_argument,       NULL, 'v' },
 	{ "version",    no_argument,       NULL, 'V' },
+	CLI_REMOTE_LONGOPTS,
 	{ "window",     required_argument, NULL, OPT_WINDOW },
 	{ "world-size", required_argument, NULL, OPT_WORLD_SIZE },
 	{ NULL, 0, NULL, 0 }
@@ -417,7 +418,9 @@ int main(int argc, char **argv)
 				return SLAB_EXIT_USAGE;
 			break;
 		default:
-			return cli_try_help();
+			if ((c = cli_remote_option(c, optarg)) == 1)
+				break;
+			return c ? c : cli_try_help();
 		}
 	}
 	if (window_set && memory_set)
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
 			cli_error("out of memory");
 			goto out;
 		}
-		if (slab_open(files[i], argv[optind + i]) < 0) {
+		if (slab_open_ex(files[i], argv[optind + i], &cli_remote) < 0) {
 			cli_error("%s", slab_error(files[i]));
 			failed = 1;
 			continue;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "net.h"
+#include "remote.h"
 
 int cli_verbosity = 1;
 
@@ -330,6 +332,74 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* -v: each request on stderr; the library's lines hold no credential. */
+static void remote_log(void *arg, const char *line)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+	(void)arg;
+	pthread_mutex_lock(&mu);        /* lines from the fetchers' threads, one at a time */
+	cli_info("%s", line);
+	pthread_mutex_unlock(&mu);
+}
+
+struct slab_remote_options cli_remote = { .size = sizeof(struct slab_remote_options),
+					  .log = remote_log };
+
+int cli_remote_option(int opt, const char *arg)
+{
+	uint64_t v;
+	char *end;
+	double d;
+
+	switch (opt) {
+	case CLI_OPT_CACHE_DIR:
+		if (!*arg)
+			return cli_usage_error("empty --cache-dir");
+		cli_remote.cache_dir = arg;
+		return 1;
+	case CLI_OPT_S3_ENDPOINT:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+			return cli_usage_error("--s3-endpoint '%s': not an http:// or https:// URL", arg);
+		cli_remote.s3_endpoint = arg;
+		return 1;
+	case CLI_OPT_S3_ADDRESSING:
+		if (strcmp(arg, "path") == 0)
+			cli_remote.addressing = 1;
+		else if (strcmp(arg, "virtual") == 0)
+			cli_remote.addressing = 2;
+		else if (strcmp(arg, "auto") == 0)
+			cli_remote.addressing = 0;
+		else
+			return cli_usage_error("--s3-addressing '%s': not path, virtual or auto", arg);
+		return 1;
+	case CLI_OPT_PROFILE:
+		cli_remote.profile = arg;
+		return 1;
+	case CLI_OPT_NO_SIGN:
+		cli_remote.anonymous = 1;
+		return 1;
+	case CLI_OPT_CONNECTIONS:
+		if (cli_parse_u64(arg, 1, 256, &v) < 0)
+			return cli_usage_error("--connections '%s': not a number from 1 to 256", arg);
+		cli_remote.connections = (unsigned)v;
+		return 1;
+	case CLI_OPT_RETRIES:
+		if (cli_parse_u64(arg, 0, 100, &v) < 0)
+			return cli_usage_error("--retries '%s': not a number from 0 to 100", arg);
+		cli_remote.retries = v ? (int)v : -1;
+		return 1;
+	case CLI_OPT_TIMEOUT:
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d > 0) || d > 86400 * 7)
+			return cli_usage_error("--timeout '%s': not a number of seconds above 0", arg);
+		cli_remote.timeout = d;
+		return 1;
+	}
+	return 0;
+}
+
 int cli_parse_rgb(const char *s, uint8_t rgb[3])
 {
 	uint64_t v[3];
@@ -598,6 +668,8 @@ int cli_check_output(const char *output, char *const *inputs, int n)
 	char *target = NULL;
 	int fd = STDOUT_FILENO, r = 0;
 
+	if (output != NULL && slab_is_url(output))
+		return 0;       /* an object is never one of the files read */
 	if (output != NULL && strcmp(output, "-") != 0) {
 		r = resolve_output(output, &target, &fd);
 		if (r < 0)
@@ -622,6 +694,123 @@ int cli_check_output(const char *output, char *const *inputs, int n)
 	return 0;
 }
 
+/* ---- uploads: -o URL ------------------------------------------------------------------- */
+
+struct cli_upload {
+	const char *url;
+	struct slab_net_upload *u;
+	int rfd;
+	pthread_t tid;
+	int rc;
+	struct slab_err err;
+};
+
+/* The pipe's bytes into the upload. After a failure the rest is read and dropped, so the
+ * writer finishes (and is told at commit) rather than dying of SIGPIPE. */
+static void *upload_main(void *arg)
+{
+	struct cli_upload *up = arg;
+	size_t cap = 1u << 20;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		up->rc = slab_fail(&up->err, SLAB_ERR_NOMEM, up->url, "out of memory");
+	for (;;) {
+		ssize_t n = read(up->rfd, buf ? buf : (char[4096]){ 0 }, buf ? cap : 4096);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0 && up->rc == 0)
+				up->rc = slab_fail(&up->err, SLAB_ERR_IO, up->url, "pipe: %s",
+						   strerror(errno));
+			break;
+		}
+		if (up->rc == 0 && buf)
+			up->rc = slab_net_upload_write(up->u, buf, (size_t)n, &up->err);
+	}
+	free(buf);
+	return NULL;
+}
+
+static int upload_open(struct cli_output *o, const char *url)
+{
+	struct slab_net_config c;
+	struct cli_upload *up = calloc(1, sizeof(*up));
+	int p[2];
+
+	if (!up) {
+		cli_error("out of memory");
+		return -1;
+	}
+	up->url = url;
+	slab_remote_net_config(&cli_remote, &c);
+	if (slab_net_upload_open(&up->u, url, &c, &up->err) < 0) {
+		cli_error("%s", up->err.text);
+		free(up);
+		return -1;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		cli_error("'%s': pipe: %s", url, strerror(errno));
+		slab_net_upload_abort(up->u);
+		free(up);
+		return -1;
+	}
+	up->rfd = p[0];
+	if (pthread_create(&up->tid, NULL, upload_main, up) != 0) {
+		cli_error("'%s': cannot start the upload thread", url);
+		close(p[0]);
+		close(p[1]);
+		slab_net_upload_abort(up->u);
+		free(up);
+		return -1;
+	}
+	o->fd = p[1];
+	o->own_fd = 1;
+	o->in_place = 1;
+	o->up = up;
+	return 0;
+}
+
+/* Close the pipe and wait for the thread: the upload's result so far (0 or an error). */
+static int upload_join(struct cli_output *o)
+{
+	struct cli_upload *up = o->up;
+
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	pthread_join(up->tid, NULL);
+	close(up->rfd);
+	return up->rc;
+}
+
+static int upload_commit(struct cli_output *o)
+{
+	struct cli_upload *up = o->up;
+	int rc = upload_join(o);
+
+	o->up = NULL;
+	if (rc < 0) {
+		cli_error("%s", up->err.text);
+		slab_net_upload_abort(up->u);
+	} else if ((rc = slab_net_upload_finish(up->u, &up->err)) < 0) {
+		cli_error("%s", up->err.text);
+	}
+	free(up);
+	return rc < 0 ? -1 : 0;
+}
+
+static void upload_abort(struct cli_output *o)
+{
+	struct cli_upload *up = o->up;
+
+	upload_join(o);
+	slab_net_upload_abort(up->u);
+	free(up);
+	o->up = NULL;
+}
+
 int cli_output_open(struct cli_output *o, const char *path)
 {
 	const char *slash, *base;
@@ -635,6 +824,9 @@ int cli_output_open(struct cli_output *o, const char *path)
 	o->target = NULL;
 	o->fd = -1;
 	o->in_place = 1;
+	o->up = NULL;
+	if (slab_is_url(path))
+		return upload_open(o, path);
 	o->own_fd = 0;
 	catch_signals();
 	if (strcmp(path, "-") == 0) {
@@ -723,6 +915,8 @@ int cli_output_commit(struct cli_output *o)
 	char *dir, *tmp;
 	int fd = o->fd, dfd;
 
+	if (o->up)
+		return upload_commit(o);
 	o->fd = -1;
 	if (o->in_place) {
 		if (o->own_fd && close(fd) < 0) {
@@ -765,6 +959,10 @@ void cli_output_abort(struct cli_output *o)
 {
 	char *tmp = tmp_path;
 
+	if (o->up) {
+		upload_abort(o);
+		return;
+	}
 	if (o->fd >= 0 && o->own_fd)
 		close(o->fd);
 	o->fd = -1;

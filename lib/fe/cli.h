@@ -57,6 +57,53 @@ int cli_fields_option(const char *arg, char ***items, size_t *n);
 /* "R,G,B", each a decimal from 0 to 255 (a colour such as --background's): 0, or -1. */
 int cli_parse_rgb(const char *s, uint8_t rgb[3]);
 
+/*
+ * The options of every tool that reads .slab files at URLs (http://, https://, s3://): the
+ * long options (put CLI_REMOTE_LONGOPTS in the tool's table; their values are above
+ * CLI_OPT_REMOTE_BASE, so keep the tool's own below it), their help lines
+ * (CLI_REMOTE_HELP), and one parser that fills cli_remote, which the tool then passes to
+ * slab_open_ex() / slab_dataset_open_ex(). -v logs each request through cli_info().
+ */
+#define CLI_OPT_REMOTE_BASE 0x4000
+enum {
+	CLI_OPT_CACHE_DIR = CLI_OPT_REMOTE_BASE,
+	CLI_OPT_S3_ENDPOINT,
+	CLI_OPT_S3_ADDRESSING,
+	CLI_OPT_PROFILE,
+	CLI_OPT_NO_SIGN,
+	CLI_OPT_CONNECTIONS,
+	CLI_OPT_RETRIES,
+	CLI_OPT_TIMEOUT,
+};
+#define CLI_REMOTE_LONGOPTS \
+	{ "cache-dir",       required_argument, NULL, CLI_OPT_CACHE_DIR }, \
+	{ "s3-endpoint",     required_argument, NULL, CLI_OPT_S3_ENDPOINT }, \
+	{ "s3-addressing",   required_argument, NULL, CLI_OPT_S3_ADDRESSING }, \
+	{ "profile",         required_argument, NULL, CLI_OPT_PROFILE }, \
+	{ "no-sign-request", no_argument,       NULL, CLI_OPT_NO_SIGN }, \
+	{ "connections",     required_argument, NULL, CLI_OPT_CONNECTIONS }, \
+	{ "retries",         required_argument, NULL, CLI_OPT_RETRIES }, \
+	{ "timeout",         required_argument, NULL, CLI_OPT_TIMEOUT }
+#define CLI_REMOTE_HELP \
+"\n" \
+"Files at URLs (http://, https://, s3://BUCKET/KEY):\n" \
+"      --cache-dir DIR      the local cache of URLs read (default $SLAB_CACHE_DIR, else\n" \
+"                           $XDG_CACHE_HOME/slab, else ~/.cache/slab)\n" \
+"      --s3-endpoint URL    S3 endpoint (default $AWS_ENDPOINT_URL, else AWS)\n" \
+"      --s3-addressing path|virtual   bucket in the path or in the host name\n" \
+"                           (default: virtual on AWS, path elsewhere)\n" \
+"      --profile NAME       credentials profile (default $AWS_PROFILE, else default)\n" \
+"      --no-sign-request    send S3 requests unsigned (public buckets)\n" \
+"      --connections N      requests in flight (default 16)\n" \
+"      --retries N          retries of a failed request (default 8)\n" \
+"      --timeout SECONDS    time one request may take, retries included (default 300)\n"
+
+extern struct slab_remote_options cli_remote;
+
+/* 1 when opt was one of CLI_REMOTE_LONGOPTS (cli_remote set), 0 when it is not, or the
+ * exit status of a usage error (printed) to return from main. */
+int cli_remote_option(int opt, const char *arg);
+
 /* Human size: "1.5 MiB" into buf. */
 const char *cli_human_size(uint64_t n, char *buf, size_t len);
 
@@ -96,9 +143,13 @@ struct cli_output {
 	char *target;           /* the file written or replaced, links resolved */
 	int in_place;           /* stdout, a descriptor or a non-regular file: no temporary */
 	int own_fd;             /* fd is ours to close */
+	struct cli_upload *up;  /* a URL: fd is a pipe to a thread uploading what comes */
 };
 
-/* 0 with o->fd open for writing, or -1 after printing why. */
+/* 0 with o->fd open for writing, or -1 after printing why. A URL (http://, https://,
+ * s3://, reached with cli_remote) is uploaded as written: an S3 multipart upload, or one
+ * chunked HTTP PUT, completed by cli_output_commit() (the object appears only then) and
+ * aborted on the server by cli_output_abort(). */
 int cli_output_open(struct cli_output *o, const char *path);
 /* fsync, close and rename into place. 0, or -1 after printing why (the temporary is gone). */
 int cli_output_commit(struct cli_output *o);
