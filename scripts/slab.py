@@ -121,6 +121,74 @@ class _CField(ctypes.Structure):
                 ("order", ctypes.c_uint)]
 
 
+_LOG = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
+class _CRemoteOptions(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("cache_dir", ctypes.c_char_p),
+                ("s3_endpoint", ctypes.c_char_p), ("profile", ctypes.c_char_p),
+                ("region", ctypes.c_char_p), ("addressing", ctypes.c_int),
+                ("anonymous", ctypes.c_int), ("connections", ctypes.c_uint),
+                ("retries", ctypes.c_int), ("timeout", ctypes.c_double),
+                ("log", _LOG), ("log_arg", ctypes.c_void_p)]
+
+
+_REMOTE_KEYS = ("cache_dir", "endpoint", "profile", "region", "addressing", "anonymous",
+                "connections", "retries", "timeout")
+_ADDRESSING = {None: 0, "auto": 0, "path": 1, "virtual": 2}
+
+
+def is_url(path):
+    """Is path a URL slab reads through libslab and a local cache (http://, https://,
+    s3://), rather than a file?"""
+    if isinstance(path, (bytes, bytearray)):
+        path = bytes(path).decode("utf-8", "surrogateescape")
+    return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
+
+
+def _remote_options(remote):
+    """The C options for URLs from keyword arguments (see Dataset): a _CRemoteOptions and
+    the bytes objects it points to (keep both alive), or raise ValueError/TypeError."""
+    unknown = set(remote) - set(_REMOTE_KEYS)
+    if unknown:
+        raise TypeError("unknown option %s" % ", ".join(sorted(unknown)))
+    o = _CRemoteOptions()
+    o.size = ctypes.sizeof(_CRemoteOptions)
+    keep = []
+
+    def text(name, v):
+        if v is None:
+            return None
+        if not isinstance(v, (str, bytes, os.PathLike)) or not v:
+            raise ValueError("%s must be a non-empty string, not %r" % (name, v))
+        b = os.fsencode(v)
+        keep.append(b)
+        return b
+    o.cache_dir = text("cache_dir", remote.get("cache_dir"))
+    o.s3_endpoint = text("endpoint", remote.get("endpoint"))
+    if o.s3_endpoint and not o.s3_endpoint.startswith((b"http://", b"https://")):
+        raise ValueError("endpoint must be an http:// or https:// URL, not %r"
+                         % (remote.get("endpoint"),))
+    o.profile = text("profile", remote.get("profile"))
+    o.region = text("region", remote.get("region"))
+    if remote.get("addressing") not in _ADDRESSING:
+        raise ValueError("addressing must be 'path', 'virtual' or 'auto', not %r"
+                         % (remote.get("addressing"),))
+    o.addressing = _ADDRESSING[remote.get("addressing")]
+    o.anonymous = 1 if remote.get("anonymous") else 0
+    if remote.get("connections") is not None:
+        o.connections = _int("connections", remote["connections"], 1, 256)
+    if remote.get("retries") is not None:
+        r = _int("retries", remote["retries"], 0, 100)
+        o.retries = r if r else -1
+    if remote.get("timeout") is not None:
+        t = remote["timeout"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+            raise ValueError("timeout must be a number of seconds above 0, not %r" % (t,))
+        o.timeout = float(t)
+    return o, keep
+
+
 class _PyBuffer(ctypes.Structure):
     """CPython's Py_buffer: the address of a read-only mmap, which ctypes' from_buffer refuses."""
     _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
@@ -179,7 +247,11 @@ def _load(path):
                 ("slab_get", ctypes.c_int, [vp, u64, ctypes.c_uint, ctypes.POINTER(_CField)]),
                 ("slab_find", ctypes.c_int, [vp, ctypes.c_char_p, ctypes.c_size_t,
                                              ctypes.POINTER(u64)]),
-                ("slab_verify", ctypes.c_int, [vp, _PROGRESS, vp])):
+                ("slab_verify", ctypes.c_int, [vp, _PROGRESS, vp]),
+                ("slab_open_ex", ctypes.c_int, [vp, ctypes.c_char_p, vp]),
+                ("slab_local_path", ctypes.c_char_p, [vp]),
+                ("slab_base", vp, [vp]),
+                ("slab_file_size", u64, [vp])):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
         buffers = (ctypes.pythonapi.PyObject_GetBuffer, ctypes.pythonapi.PyBuffer_Release)
@@ -286,12 +358,20 @@ class SlabFile:
     gives its number there. A damaged or crafted file raises SlabError: on open, on the
     access that meets the damage (sample, key, find), or in verify()."""
 
-    def __init__(self, path, check_table=False):
+    def __init__(self, path, check_table=False, **remote):
         self.path = path
         self._map = self._mv = None
         self._c = self._cbuf = None
+        self._cbase = 0
         self._lock = threading.Lock()
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        local = path
+        if is_url(path):
+            local = self._url_open(path, remote)
+        elif remote:
+            unknown = set(remote) - set(_REMOTE_KEYS)
+            if unknown:
+                raise TypeError("unknown option %s" % ", ".join(sorted(unknown)))
+        fd = os.open(local, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -308,7 +388,12 @@ class SlabFile:
             os.close(fd)
         try:
             self._mv = memoryview(self._map)
-            if _lib is not None and self._c_open():
+            if self._c is not None:
+                # a URL: libslab opened it (checks 1 to 25) and fetches each sample's bytes
+                # into the local cache before they are read through this mapping of it
+                self._open(len(self._map), False, trusted=True)
+                self._table_checked = True
+            elif _lib is not None and self._c_open():
                 # libslab made checks 1 to 25, the table checksum among them
                 self._open(len(self._map), False, trusted=True)
                 self._table_checked = True
@@ -323,6 +408,24 @@ class SlabFile:
 
     def _error(self, fmt, *args):
         return SlabError("%s: %s" % (self.path, fmt % args if args else fmt))
+
+    def _url_open(self, url, remote):
+        """Open a URL in libslab, whose local cache file this object then maps; its path."""
+        if _lib is None:
+            raise SlabError("%s: a URL is read through libslab.so, which was not loaded (%s)"
+                            % (url, backend_reason))
+        opts, self._keep = _remote_options(remote)
+        h = _lib.slab_new()
+        if not h:
+            raise MemoryError("out of memory")
+        self._cname = os.fsencode(url)
+        if _lib.slab_open_ex(h, self._cname, ctypes.byref(opts)) < 0:
+            msg = _lib.slab_error(h).decode("utf-8", "backslashreplace")
+            _lib.slab_close(h)
+            raise SlabError(msg)
+        self._c, self._cbase = h, _lib.slab_base(h)
+        self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
+        return os.fsdecode(_lib.slab_local_path(h))
 
     def _c_open(self):
         """Open the mapping in libslab: True, or False (with nothing held) when libslab
@@ -339,7 +442,7 @@ class SlabFile:
             _lib.slab_close(h)
             ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
             return False
-        self._c, self._cbuf = h, buf
+        self._c, self._cbuf, self._cbase = h, buf, buf.buf
         self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
         return True
 
@@ -494,7 +597,8 @@ class SlabFile:
         with self._lock:
             if self._c is not None:
                 _lib.slab_close(self._c)
-                ctypes.pythonapi.PyBuffer_Release(ctypes.byref(self._cbuf))
+                if self._cbuf is not None:
+                    ctypes.pythonapi.PyBuffer_Release(ctypes.byref(self._cbuf))
                 self._c = self._cbuf = None
         if self._mv is not None:
             self._mv.release()
@@ -553,7 +657,7 @@ class SlabFile:
         smp = self._csmp
         if _lib.slab_sample(self._c, i, smp) < 0:
             return None
-        ko = smp.key - self._cbuf.buf
+        ko = smp.key - self._cbase
         return smp.offset, smp.size, bytes(self._mv[ko:ko + smp.key_len]), smp.page
 
     def key(self, i):
@@ -771,13 +875,19 @@ class SlabFile:
 class Dataset:
     """Several .slab files as one dataset: samples numbered across files in the order given."""
 
-    def __init__(self, paths, check_table=False):
+    def __init__(self, paths, check_table=False, **remote):
+        """paths: files and URLs (http://, https://, s3://bucket/key: read through libslab and
+        a local cache; see slab(5) REMOTE FILES). remote: how URLs are reached, each
+        optional: cache_dir (default $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab, else
+        ~/.cache/slab), endpoint (S3; default $AWS_ENDPOINT_URL), profile, region,
+        addressing ("path", "virtual" or "auto"), anonymous (unsigned requests),
+        connections, retries, timeout (seconds)."""
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.files = []
         try:
             for p in paths:
-                self.files.append(SlabFile(p, check_table))
+                self.files.append(SlabFile(p, check_table, **remote))
         except BaseException:
             for f in self.files:
                 try:
@@ -1022,7 +1132,8 @@ class _CLoaderOptions(ctypes.Structure):
                 ("epoch", ctypes.c_uint64), ("memory", ctypes.c_uint64),
                 ("cache_policy", ctypes.c_int), ("next_plans", ctypes.POINTER(ctypes.c_void_p)),
                 ("nnext", ctypes.c_size_t), ("max_pixels", ctypes.c_uint64),
-                ("max_scans", ctypes.c_uint), ("label_field", ctypes.c_char_p)]
+                ("max_scans", ctypes.c_uint), ("label_field", ctypes.c_char_p),
+                ("disk", ctypes.c_uint64)]
 
 
 class _CLoaderStats(ctypes.Structure):
@@ -1156,6 +1267,7 @@ def _loader_lib():
         for name, res, args in (
                 ("slab_dataset_new", vp, []),
                 ("slab_dataset_open", i, [vp, ctypes.POINTER(ctypes.c_char_p), sz]),
+                ("slab_dataset_open_ex", i, [vp, ctypes.POINTER(ctypes.c_char_p), sz, vp]),
                 ("slab_dataset_close", None, [vp]),
                 ("slab_dataset_error", ctypes.c_char_p, [vp]),
                 ("slab_dataset_files", sz, [vp]),
@@ -1498,6 +1610,14 @@ class Loader:
       "belady" (keep the pages needed soonest) or "fixed"; prefetch(1) --memory explains.
       The read-ahead over the ring's batches counts in it: a budget not much larger than
       ring x batch_size samples keeps little.
+    URLs: paths may be http://, https:// or s3://bucket/key URLs (see Dataset for the
+      keyword arguments that say how they are reached: cache_dir, endpoint, profile, region,
+      addressing, anonymous, connections, retries, timeout). Each file is mirrored into a
+      sparse local cache file, page by page as the plan reaches it: the read-ahead (ahead)
+      asks for the plan's next pages over several connections, a page is used only once
+      its bytes matched their CRC-32C, and processes on one node share the cache. disk: the
+      bytes of the dataset the local cache may keep (or "40G"), chosen as memory chooses
+      for the page cache (not with memory); 0: every page fetched stays.
     on_error: "raise" (a sample that fails raises SlabError naming it, from the iteration) or
       "skip" (left out of its batch; counted in b.skipped and loader.skipped, the first
       error in loader.error). A file that cannot be read any more (truncated while in use)
@@ -1521,7 +1641,8 @@ class Loader:
                  order="sequential", window=64, rank=0, world_size=1, start=0, subset=None,
                  memory=0, next_plans=(), cache_policy="belady",
                  max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0,
-                 channels=None, alpha=None, background=None, resize="bilinear"):
+                 channels=None, alpha=None, background=None, resize="bilinear", disk=0,
+                 **remote):
         self._owner = None
         self._closed = True
         lib = self._lib = _loader_lib()
@@ -1544,6 +1665,10 @@ class Loader:
         if cache_policy not in _POLICIES:
             raise ValueError("cache_policy must be 'belady' or 'fixed', not %r" % (cache_policy,))
         memory = _int("memory", _size(memory), 0, _U64)
+        disk = _int("disk", _size(disk), 0, _U64)
+        if memory and disk:
+            raise ValueError("memory and disk exclude each other: give one")
+        ropts, rkeep = _remote_options(remote)
         batch_size = _int("batch_size", batch_size, 1, _U64 >> 1)
         threads = _int("threads", threads, 1, 1024)
         ring = 0 if ring is None else _int("ring", ring, 1, 4096)
@@ -1576,8 +1701,9 @@ class Loader:
         own.dataset = lib.slab_dataset_new()
         if not own.dataset:
             raise MemoryError("slab.Loader: out of memory")
-        if lib.slab_dataset_open(own.dataset, (ctypes.c_char_p * len(paths))(*paths),
-                                 len(paths)) < 0:
+        own.remote = (ropts, rkeep)
+        if lib.slab_dataset_open_ex(own.dataset, (ctypes.c_char_p * len(paths))(*paths),
+                                    len(paths), ctypes.byref(ropts)) < 0:
             raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
         out = ctypes.c_void_p()
         if plan is not None:
@@ -1621,7 +1747,7 @@ class Loader:
         o.drop_last, o.ring, o.ahead = bool(drop_last), ring, ahead
         o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
         o.seed, o.epoch = self.seed, self.epoch
-        o.memory, o.cache_policy = memory, _POLICIES[cache_policy]
+        o.memory, o.cache_policy, o.disk = memory, _POLICIES[cache_policy], disk
         o.max_pixels, o.max_scans = max_pixels, max_scans
         self._labels = labels is not None
         if labels is not None:
