@@ -521,7 +521,12 @@ static int tar_all(char **paths, int n)
 		goto out;
 	}
 	if (slab_tarout_export(t, STDOUT_FILENO, sets, (size_t)n) < 0) {
-		cli_error("tar output: %s", slab_tarout_error(t));
+		/* The output's failures say so; the input's (a file truncated under the stream,
+		 * a URL that fails) have no errno of the output's and name the file themselves. */
+		if (slab_tarout_errno(t))
+			cli_error("tar output: %s", slab_tarout_error(t));
+		else
+			cli_error("%s", slab_tarout_error(t));
 		goto out;
 	}
 	ret = SLAB_EXIT_OK;

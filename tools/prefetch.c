@@ -635,14 +635,37 @@ static uint64_t storage_read(void)
 struct epoch_mark {
 	uint64_t samples, bytes, read;
 	double t;
+	uint64_t fetched;       /* bytes fetched from the files' URLs, UINT64_MAX: no URL */
 };
+
+/* Bytes fetched so far for the files at URLs (into their local caches), UINT64_MAX when
+ * none is at a URL: of files[0 .. n), or of the dataset d's files when files is NULL. */
+static uint64_t fetched(struct slab *const *files, const struct slab_dataset *d, int n)
+{
+	uint64_t sum = 0;
+	int any = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct slab_remote_stats st = { .size = sizeof(st) };
+
+		if (slab_remote_stats(files ? files[i] : slab_dataset_file(d, (size_t)i), &st)) {
+			sum += st.fetched_bytes;
+			any = 1;
+		}
+	}
+	return any ? sum : UINT64_MAX;
+}
 
 static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_mark *m0,
 		       const struct epoch_mark *m1, uint64_t dataset)
 {
 	double secs = m1->t - m0->t;
-	char a[32], b[32];
+	char a[32], b[32], c[80] = "";
 
+	if (m1->fetched != UINT64_MAX)
+		snprintf(c, sizeof(c), ", fetched %s (%.2fx the dataset)",
+			 cli_human_size(m1->fetched - m0->fetched, a, sizeof(a)),
+			 dataset ? (double)(m1->fetched - m0->fetched) / (double)dataset : 0.0);
 	if (m0->read == UINT64_MAX || m1->read == UINT64_MAX)
 		snprintf(b, sizeof(b), "unknown");
 	else
@@ -651,10 +674,10 @@ static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_
 			 dataset ? (double)(m1->read - m0->read) / (double)dataset : 0.0);
 	if (cli_verbosity < 1)
 		return;
-	cli_error("'%s': epoch %zu of %zu: %llu samples, %s in %.2f s, %.0f samples/s, read from storage %s",
+	cli_error("'%s': epoch %zu of %zu: %llu samples, %s in %.2f s, %.0f samples/s, read from storage %s%s",
 		 po->plan_paths[k], k + 1, po->nplans, (unsigned long long)(m1->samples - m0->samples),
 		 cli_human_size(m1->bytes - m0->bytes, a, sizeof(a)), secs,
-		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b);
+		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b, c);
 }
 
 static int follow_plan(char **paths, int n, const struct plan_opts *po)
@@ -666,7 +689,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct slab_follow_stats st = { .size = sizeof(st) };
 	struct emitter em = { EMIT_NONE, NULL, NULL };
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
-	int per_epoch = po->nplans > 1 || po->fo.memory;
+	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
 	uint64_t written = 0, written_bytes = 0, count = 0, dataset = 0;
 	struct epoch_mark mark, now;
 	size_t epoch = 0;
@@ -723,10 +746,12 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			goto out;
 	}
 	start = cli_now();
-	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, start };
+	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, start,
+				    fetched(files, NULL, n) };
 	while ((r = slab_follow_next(f, &it)) == 1) {
 		if (per_epoch && slab_follow_epoch(f) != epoch) {
-			now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now() };
+			now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now(),
+						   fetched(files, NULL, n) };
 			if (progress)
 				fputs("\r\033[K", stderr);
 			epoch_line(po, epoch, &mark, &now, dataset);
@@ -769,7 +794,8 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		goto out;
 	}
 	if (per_epoch && w == 0) {
-		now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now() };
+		now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now(),
+					   fetched(files, NULL, n) };
 		epoch_line(po, epoch, &mark, &now, dataset);
 	}
 	slab_follow_stats(f, &st);
@@ -930,7 +956,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h *
 			       (fr->spec.channels ? fr->spec.channels : 3), dataset = 0;
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, wr = 0;
-	int per_epoch = po->nplans > 1 || po->fo.memory;
+	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
 	struct epoch_mark mark, now;
 	const char *name = po->plan_paths[0];
 	size_t k;
@@ -997,7 +1023,8 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	/* A reader that stops early is not an error: the write says EPIPE, we stop. */
 	signal(SIGPIPE, SIG_IGN);
 	run.start = cli_now();
-	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, run.start };
+	mark = (struct epoch_mark){ 0, 0, per_epoch ? storage_read() : 0, run.start,
+				    fetched(NULL, d, n) };
 	for (k = 0; k < po->nplans && wr == 0; k++) {
 		int r;
 
@@ -1055,7 +1082,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		run.skipped += slab_loader_skipped(l);
 		if (per_epoch && wr == 0) {
 			now = (struct epoch_mark){ run.written, slab_frameout_bytes(run.w), storage_read(),
-						   cli_now() };
+						   cli_now(), fetched(NULL, d, n) };
 			if (progress)
 				fputs("\r\033[K", stderr);
 			epoch_line(po, k, &mark, &now, dataset);

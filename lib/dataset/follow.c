@@ -1367,6 +1367,7 @@ static void follow_clear(struct slab_follow *f)
 	free(f->nheld);
 	free(f->pcs);
 	free(f->page_base);
+	free(f->remote);
 	free(f->last);
 	free(f->count);
 	free(f->whole);

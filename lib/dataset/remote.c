@@ -64,6 +64,8 @@ struct slab_remote {
 	char etag[SLAB_NET_ETAG_MAX + 1];
 	uint64_t size;
 	int attempts;                   /* fetches of a group that fails its CRCs */
+	uint64_t tail;                  /* the tail fetched with the table when this process
+					 * fetched it (a small file's data pages too), else 0 */
 
 	/* From the table (slab_remote_bind). */
 	struct slab *s;
@@ -296,6 +298,7 @@ static int fetch_meta(struct slab_remote *r, struct slab_err *err)
 	tstart = r->size - tail;
 	if ((rc = fetch_into(r, tstart, tail, buf, err)) < 0)
 		goto out;
+	r->tail = tail;
 	tr = buf + tail - SLAB_TRAILER_SIZE;
 	toff = slab_le64(tr + 8);
 	tsize = slab_le64(tr + 16);
@@ -512,6 +515,37 @@ static void page_span(const struct slab_remote *r, uint64_t p0, uint64_t p1, uin
 		*hi = r->table_offset;
 }
 
+static int check_group(struct slab_remote *r, uint64_t g, const unsigned char *buf, uint64_t lo,
+		       uint64_t hi, struct slab_err *err);
+static int set_state(struct slab_remote *r, uint64_t p0, uint64_t p1, unsigned char v);
+static int lock_pages(struct slab_remote *r, uint64_t p0, uint64_t p1, short type);
+static int group_present(const struct slab_remote *r, uint64_t g);
+
+/* The data pages that came with the table (a file smaller than the first tail fetch): in
+ * the file already; marked present once they pass the checks a fetched group passes. Under
+ * the same locks as a fetch. 0 always: a page that fails is fetched later. */
+static int adopt_tail(struct slab_remote *r)
+{
+	uint64_t lo, hi, from = r->size - r->tail;
+	struct slab_err e;
+	unsigned char *buf;
+
+	if (!r->tail || from >= r->table_offset)
+		return 0;
+	for (uint64_t g = 0; g < r->npages; g = r->gend[g]) {
+		page_span(r, g, r->gend[g], &lo, &hi);
+		if (lo < from || group_present(r, g) || lock_pages(r, g, r->gend[g], F_WRLCK) < 0)
+			continue;
+		buf = malloc(hi - lo ? (size_t)(hi - lo) : 1);
+		if (buf && pread(r->data_fd, buf, (size_t)(hi - lo), (off_t)lo) == (ssize_t)(hi - lo) &&
+		    check_group(r, g, buf, lo, hi, &e) == 0)
+			(void)set_state(r, g, r->gend[g], 1);
+		free(buf);
+		lock_pages(r, g, r->gend[g], F_UNLCK);
+	}
+	return 0;
+}
+
 int slab_remote_bind(struct slab_remote *r, struct slab *s, struct slab_err *err)
 {
 	uint64_t n = slab_count(s), np = r->npages ? r->npages : 1;
@@ -560,7 +594,7 @@ int slab_remote_bind(struct slab_remote *r, struct slab *s, struct slab_err *err
 		if (i + 1 > r->s1[g])
 			r->s1[g] = i + 1;
 	}
-	return 0;
+	return adopt_tail(r);
 }
 
 static int present(const struct slab_remote *r, uint64_t p)

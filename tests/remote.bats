@@ -1,0 +1,438 @@
+#!/usr/bin/env bats
+# Files at URLs: every tool on http:// (nginx) and s3:// (Swift's S3 API, which checks SigV4
+# signatures) gives what it gives on the local file; the local cache fetches each page group
+# once, checks it, survives faults and kills, and keeps its budget. Servers run on 127.0.0.1
+# only and stop after each test (tests/test_helper/servers.bash).
+
+load test_helper/common
+load test_helper/servers
+
+# A dataset of 60 samples on 64 KiB pages, several of them larger than a page (page groups
+# of several pages), served from www/ by nginx; the cache in cache/.
+setup() {
+	mkdir -p www cache
+	mkwds --count 60 --jpeg-bytes 8K:150K --seed 5 -o in.tar
+	pack -q --page-size 64K -o www/d.slab in.tar
+	export SLAB_CACHE_DIR=$PWD/cache
+	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE
+	export HOME=$PWD/home
+	mkdir -p "$HOME"
+}
+
+# The ranges nginx was asked for more than once (none: each page fetched once).
+twice() {
+	awk '$1 == "GET" { print $3 }' "$NGINX_LOG" | sort | uniq -d
+}
+
+@test "inspect, shuffle-plan and prefetch on an http:// URL give the local file's bytes" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	inspect --list www/d.slab >list.local
+	inspect --list "$u" >list.url
+	cmp list.local list.url
+	inspect --list --json www/d.slab >json.local
+	inspect --list --json "$u" >json.url
+	cmp json.local json.url
+	inspect --tar www/d.slab >tar.local
+	inspect --tar "$u" >tar.url
+	cmp tar.local tar.url
+	key=$(inspect --list www/d.slab | awk 'NR == 7 { print $2 }')
+	inspect --get "$key" --field jpg www/d.slab >get.local
+	inspect --get "$key" --field jpg "$u" >get.url
+	cmp get.local get.url
+	run inspect --verify "$u"
+	assert_success
+	assert_output "$u: ok, 60 samples, $(inspect www/d.slab | sed -n 's/^file size: *\([^(]*\) (.*/\1/p' | sed 's/ *$//') checked"
+	shuffle-plan -q --mode quasi --window 4 --seed 9 -o p.local www/d.slab
+	shuffle-plan -q --mode quasi --window 4 --seed 9 -o p.url "$u"
+	cmp p.local p.url
+	for fmt in tar raw; do
+		prefetch -q --plan p.local --emit --emit-format $fmt www/d.slab >emit.local
+		prefetch -q --plan p.local --emit --emit-format $fmt "$u" >emit.url
+		cmp emit.local emit.url
+	done
+	prefetch -q --plan p.local --emit --emit-format frames --image jpg --size 32x32 www/d.slab >frames.local
+	prefetch -q --plan p.local --emit --emit-format frames --image jpg --size 32x32 "$u" >frames.url
+	cmp frames.local frames.url
+	# every group was fetched once, however many tools read it
+	run twice
+	assert_output ""
+}
+
+@test "a URL's pages are fetched once: a second reader sends one HEAD and nothing else" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	inspect --tar "$u" >/dev/null
+	n=$(wait_lines "$NGINX_LOG" 1)
+	inspect --tar "$u" >tar.url
+	wait_lines "$NGINX_LOG" $((n + 1)) >/dev/null
+	run sed -n "$((n + 1)),\$p" "$NGINX_LOG"
+	assert_output "HEAD /d.slab - 200 0"
+	inspect --tar www/d.slab | cmp - tar.url
+	run prefetch --status "$u"
+	assert_success
+	assert_line --index 1 --regexp " 100\.0% $u\$"
+}
+
+@test "prefetch --warm fetches a URL into the local cache, --evict empties it, --status says how much is there" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	pages=$(inspect www/d.slab | awk '$1 == "pages:" { sub(",", "", $2); print $2 }')
+	# opening fetches the header and the last MiB (the trailer, the table and, in a file
+	# this small, some pages, which are kept once they pass their checks): not all of it
+	run prefetch --status --json "$u"
+	assert_success
+	refute_line --partial "\"resident_pages\": $pages,"
+	assert_line --partial "\"pages\": $pages,"
+	assert_line --partial '"method": "local cache"'
+	prefetch -q --warm "$u"
+	run prefetch --status --json "$u"
+	assert_line --partial "\"resident_pages\": $pages,"
+	assert_line --partial '"percent": 100'
+	data=$(find cache -name '*-d.slab' -type f)
+	[ "$(du -B1 "$data" | cut -f1)" -gt 1000000 ]
+	prefetch -q --evict "$u"
+	run prefetch --status --json "$u"
+	assert_line --partial '"resident_pages": 0,'
+	# the bytes are gone from the disk too (punched out), header and table stay
+	[ "$(du -B1 "$data" | cut -f1)" -lt 200000 ]
+	inspect --tar www/d.slab >tar.local
+	inspect --tar "$u" | cmp - tar.local
+}
+
+@test "8 processes reading one URL through one cache fetch each page once" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	shuffle-plan -q --mode random --seed 4 -o p.plan www/d.slab
+	prefetch -q --plan p.plan --emit --emit-format raw www/d.slab >emit.local
+	pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		prefetch -q --plan p.plan --emit --emit-format raw --connections 4 "$u" >"emit.$i" 2>"err.$i" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		cmp emit.local "emit.$i"
+		[ ! -s "err.$i" ]
+	done
+	run twice
+	assert_output ""
+	[ "$(grep -c '^HEAD /d.slab ' "$NGINX_LOG")" -eq 8 ]
+}
+
+@test "a byte flipped in transit is caught by the CRC-32C and fetched again" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	# the header, the tail (trailer and table), then a data page: one of each flipped
+	proxy_rules '[{"method": "GET", "range": true, "skip": 0, "times": 1, "action": "flip:-1"},
+		      {"method": "GET", "range": true, "skip": 3, "times": 1, "action": "flip:-1"}]'
+	inspect --tar "$u" >tar.url
+	inspect --tar www/d.slab | cmp - tar.url
+	run inspect --verify "$u"
+	assert_success
+	# the first request and the fourth were asked again, once each
+	run awk '$1 == "GET" { print $3 }' "$PROXY_LOG"
+	first=$(awk '$1 == "GET" { print $3; exit }' "$PROXY_LOG")
+	[ "$(grep -c "^GET /d.slab $first " "$PROXY_LOG")" -eq 2 ]
+	[ "$(awk '$1 == "GET" { print $3 }' "$PROXY_LOG" | sort | uniq -d | wc -l)" -eq 2 ]
+	[ "$(grep -c ' flip:-1 ' "$PROXY_LOG")" -eq 2 ]
+}
+
+@test "503, 500, 429, dropped connections, short bodies, a wrong Content-Range and an ignored Range are retried" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	inspect --tar www/d.slab >tar.local
+	for action in status:503 status:500 status:429 drop truncate:100 bad-content-range ignore-range; do
+		rm -rf cache
+		proxy_rules "[{\"method\": \"GET\", \"range\": true, \"skip\": 2, \"times\": 2, \"action\": \"$action\"}]"
+		inspect -v --tar "$u" >tar.url 2>err
+		cmp tar.local tar.url
+		grep -q 'retrying' err || {
+			echo "$action: no retry in:"
+			cat err
+			cat "$PROXY_LOG"
+			false
+		}
+		# one retry for each of the two failures, and no more (a dropped connection that
+		# was a reused one, libcurl itself tries again once on a new one)
+		n=$(grep -c 'retrying' err)
+		[ "$n" -eq 2 ] || { [ "$action" = drop ] && [ "$n" -eq 1 ]; } || {
+			echo "$action:"
+			cat err
+			false
+		}
+	done
+}
+
+@test "a server that keeps failing: one line naming the URL, the byte range, the attempts and the last status" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	proxy_rules '[{"method": "GET", "range": true, "times": 1000, "action": "status:503"}]'
+	run inspect --retries 2 --list "$u"
+	assert_failure 1
+	assert_output --regexp "^inspect: '$u': bytes 0-4095: gave up after 3 attempts in [0-9.]+ s: last: HTTP 503 SlowDown\$"
+	[ "$(grep -c '^GET ' "$PROXY_LOG")" -eq 3 ]
+}
+
+@test "a missing file fails at once with the server's 404, a closed port after the retries" {
+	start_nginx www
+	run inspect --list "$HTTP_URL/none.slab"
+	assert_failure 1
+	assert_output --regexp "^inspect: '$HTTP_URL/none.slab': .*HTTP 404"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(wait_lines "$NGINX_LOG" 1)" -le 2 ]
+	port=$(free_port)
+	run inspect --retries 1 --list "http://127.0.0.1:$port/d.slab"
+	assert_failure 1
+	assert_output --regexp "^inspect: 'http://127.0.0.1:$port/d.slab': .*gave up after 2 attempts .*Connection refused"
+	[ "${#lines[@]}" -eq 1 ]
+	run inspect --list "$HTTP_URL/in.tar"
+	assert_failure 1
+	printf 'not a slab\n' >www/junk.slab
+	run inspect --list "$HTTP_URL/junk.slab"
+	assert_failure 1
+	assert_output "inspect: '$HTTP_URL/junk.slab': not a slab file (11 bytes)"
+}
+
+@test "a fetch killed half way leaves a cache the next run completes and checks" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	proxy_rules '[{"method": "GET", "range": true, "skip": 3, "times": 1000, "action": "delay:0.2"}]'
+	prefetch -q --warm --connections 2 "$u" &
+	pid=$!
+	wait_lines "$PROXY_LOG" 8 >/dev/null
+	kill -9 "$pid"
+	wait "$pid" || true
+	run prefetch --status --json "$u"
+	assert_success
+	refute_line --partial '"percent": 100'
+	proxy_rules '[]'
+	run inspect --verify "$u"
+	assert_success
+	inspect --tar www/d.slab >tar.local
+	inspect --tar "$u" | cmp - tar.local
+}
+
+@test "an object replaced on the server: the old cache is not used, and a change during a run is an error" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	inspect --tar "$u" >/dev/null
+	mkwds --count 40 --jpeg-bytes 8K:150K --seed 6 -o in2.tar
+	pack -q --page-size 64K -o new.slab in2.tar
+	touch -d '2020-01-02 03:04:05' new.slab
+	mv new.slab www/d.slab
+	inspect --tar www/d.slab >tar.new
+	inspect --tar "$u" | cmp - tar.new
+	# replaced again while a slow reader is half way
+	start_proxy "$HTTP_URL"
+	pu=$PROXY_URL/d.slab
+	rm -rf cache
+	proxy_rules '[{"method": "GET", "range": true, "skip": 3, "times": 1000, "action": "delay:0.3"}]'
+	inspect --tar --connections 1 "$pu" >/dev/null 2>err &
+	pid=$!
+	wait_lines "$PROXY_LOG" 5 >/dev/null
+	pack -q --page-size 64K -o www/d.slab.new in.tar
+	mv www/d.slab.new www/d.slab
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 1 ]
+	run cat err
+	assert_output --regexp "^inspect: '$pu': the object changed while in use \(ETag \".*\", was \".*\"\)\$"
+}
+
+@test "prefetch --disk keeps the local cache within its budget over several epochs" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	for e in 0 1 2; do
+		shuffle-plan -q --mode quasi --window 4 --seed $e -o "p$e.plan" www/d.slab
+	done
+	run prefetch -v --plan p0.plan --plan p1.plan --plan p2.plan --ahead 2 --disk 256K "$u"
+	assert_success
+	run prefetch --status --json "$u"
+	bytes=$(printf '%s\n' "$output" | sed -n 's/.*"resident_bytes": \([0-9]*\),/\1/p' | head -1)
+	[ "$bytes" -gt 0 ]
+	[ "$bytes" -le $((256 * 1024)) ]
+	data=$(find cache -name '*-d.slab' -type f)
+	# beside the budget: the header, the table and the trailer (file size less the pages)
+	meta=$(inspect --json www/d.slab | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(d["file_size"] - d["data_bytes"] - d["padding_bytes"])')
+	[ "$(du -B1 "$data" | cut -f1)" -le $((256 * 1024 + meta + 8192)) ]
+	run prefetch --plan p0.plan --disk 256K --memory 1M "$u"
+	assert_failure 2
+	assert_output --partial "--disk and --memory exclude each other"
+}
+
+@test "pack -o http://... uploads the .slab as it writes it; a failed pack leaves no object" {
+	start_nginx www
+	pack -q --page-size 64K -o "$HTTP_URL/put/up.slab" in.tar
+	cmp www/d.slab www/put/up.slab
+	printf 'not a tar at all, and longer than one block of a tar is: %0600d' 0 >bad.tar
+	run pack -q -o "$HTTP_URL/put/bad.slab" bad.tar
+	assert_failure 1
+	[ ! -e www/put/bad.slab ]
+}
+
+@test "slab.Dataset and slab.Loader read a URL through libslab as they read the local file" {
+	need_libslab
+	start_nginx www
+	run pyslab - "$HTTP_URL/d.slab" "$PWD/pycache" <<'EOF'
+import sys, slab
+url, cache = sys.argv[1], sys.argv[2]
+d, l = slab.Dataset(url, cache_dir=cache), slab.Dataset("www/d.slab")
+assert len(d) == len(l) == 60
+for i in range(len(d)):
+    a, b = d[i], l[i]
+    assert a.key == b.key and a.fields == b.fields
+    assert all(bytes(a[f]) == bytes(b[f]) for f in a.fields), i
+d.files[0].verify()
+kw = dict(batch_size=7, order="quasi", window=4, seed=3, fields=["jpg", "cls"])
+n = 0
+with slab.Loader([url], cache_dir=cache, connections=3, **kw) as r, slab.Loader(["www/d.slab"], **kw) as t:
+    for x, y in zip(r, t):
+        assert x.keys == y.keys
+        assert [bytes(v) for v in x.fields["jpg"]] == [bytes(v) for v in y.fields["jpg"]]
+        n += 1
+print(n, "batches")
+try:
+    slab.Dataset(url + ".none", cache_dir=cache)
+except slab.SlabError as e:
+    print("error:", e)
+try:
+    slab.Loader([url], retries=-1)
+except ValueError as e:
+    print("error:", e)
+EOF
+	assert_success
+	assert_line "9 batches"
+	assert_line --regexp "^error: '$HTTP_URL/d.slab.none': .*HTTP 404"
+	assert_line "error: retries must be at least 0, not -1"
+}
+
+@test "bad URLs and options: clear usage errors" {
+	run inspect --list s3://bucket-only
+	assert_failure 1
+	assert_output --partial "no key in S3 URL"
+	run inspect --connections 0 --list www/d.slab
+	assert_failure 2
+	assert_line --index 0 "inspect: --connections '0': not a number from 1 to 256"
+	run prefetch --retries x www/d.slab
+	assert_failure 2
+	assert_line --index 0 "prefetch: --retries 'x': not a number from 0 to 100"
+	run shuffle-plan --s3-endpoint ftp://x www/d.slab
+	assert_failure 2
+	assert_line --index 0 "shuffle-plan: --s3-endpoint 'ftp://x': not an http:// or https:// URL"
+	run prefetch --disk 1M www/d.slab
+	assert_failure 2
+	assert_line --index 0 "prefetch: --disk goes with --plan"
+}
+
+# ---- S3: Swift's S3 API on 127.0.0.1, which checks every request's SigV4 signature -----------
+
+@test "pack -o s3://... uploads (multipart), then every tool reads s3://... as the local file" {
+	start_s3 s3data bkt
+	# more than one 8 MiB part
+	mkwds --count 120 --jpeg-bytes 80K:150K --seed 7 -o big.tar
+	pack -q --page-size 64K -o big.slab big.tar
+	pack -q --page-size 64K -o s3://bkt/sets/big.slab big.tar
+	run s3_curl -s -o got.slab -w '%{http_code}' "$AWS_ENDPOINT_URL/bkt/sets/big.slab"
+	assert_output 200
+	cmp big.slab got.slab
+	u=s3://bkt/sets/big.slab
+	run inspect --verify "$u"
+	assert_success
+	inspect --list big.slab >list.local
+	inspect --list "$u" | cmp - list.local
+	inspect --tar big.slab >tar.local
+	inspect --tar "$u" | cmp - tar.local
+	shuffle-plan -q --mode quasi --seed 2 -o p.plan big.slab
+	prefetch -q --plan p.plan --emit --emit-format raw big.slab >emit.local
+	rm -rf cache
+	prefetch -q --plan p.plan --emit --emit-format raw "$u" | cmp - emit.local
+	# virtual-host addressing: the bucket in the host name (*.localhost is loopback)
+	rm -rf cache
+	inspect --s3-endpoint "http://s3.localhost:$S3_PORT" --s3-addressing virtual --tar "$u" |
+		cmp - tar.local
+}
+
+@test "S3 errors are one line with the server's code: wrong secret, unknown key, missing bucket or key" {
+	start_s3 s3data bkt
+	pack -q --page-size 64K -o s3://bkt/d.slab in.tar
+	run inspect --list s3://bkt/none.slab
+	assert_failure 1
+	assert_output --regexp "^inspect: 's3://bkt/none.slab': HTTP 404 NoSuchKey"
+	[ "${#lines[@]}" -eq 1 ]
+	run inspect --list s3://nobucket/d.slab
+	assert_failure 1
+	assert_output --regexp "^inspect: 's3://nobucket/d.slab': HTTP 404 NoSuchBucket"
+	secret=$AWS_SECRET_ACCESS_KEY
+	AWS_SECRET_ACCESS_KEY=not-the-secret run inspect --list s3://bkt/d.slab
+	assert_failure 1
+	assert_output --regexp "^inspect: 's3://bkt/d.slab': HTTP 403 SignatureDoesNotMatch"
+	[ "${#lines[@]}" -eq 1 ]
+	AWS_ACCESS_KEY_ID=nobody:none run inspect --list s3://bkt/d.slab
+	assert_failure 1
+	assert_output --regexp "^inspect: 's3://bkt/d.slab': HTTP 403 (SignatureDoesNotMatch|InvalidAccessKeyId)"
+	# unsigned: refused (Swift answers 400 where AWS says 403 AccessDenied)
+	run inspect --no-sign-request --list s3://bkt/d.slab
+	assert_failure 1
+	assert_output --regexp "^inspect: 's3://bkt/d.slab': HTTP 40[03]"
+	# a failed upload is aborted: nothing appears
+	printf 'not a tar at all, and longer than one block of a tar is: %0600d' 0 >bad.tar
+	run pack -q -o s3://bkt/bad.slab bad.tar
+	assert_failure 1
+	run s3_curl -s -o /dev/null -w '%{http_code}' "$AWS_ENDPOINT_URL/bkt/bad.slab"
+	assert_output 404
+	# the secret is in no message, no -v line, no file of the cache
+	inspect -v --tar s3://bkt/d.slab >/dev/null 2>verbose
+	grep -q "GET $AWS_ENDPOINT_URL/bkt/d.slab bytes=" verbose
+	run grep -rlF "$secret" verbose cache
+	assert_output ""
+}
+
+@test "S3 credentials and region from ~/.aws profiles; the endpoint from the command line" {
+	start_s3 s3data bkt
+	pack -q --page-size 64K -o s3://bkt/d.slab in.tar
+	mkdir -p "$HOME/.aws"
+	printf '[default]\naws_access_key_id = nobody:none\naws_secret_access_key = wrong\n\n[train]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
+		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$HOME/.aws/credentials"
+	printf '[profile train]\nregion = us-east-1\n' >"$HOME/.aws/config"
+	endpoint=$AWS_ENDPOINT_URL
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_ENDPOINT_URL AWS_REGION
+	inspect --list www/d.slab >list.local
+	run inspect --s3-endpoint "$endpoint" --list s3://bkt/d.slab
+	assert_failure 1
+	assert_output --partial "HTTP 403"
+	inspect --s3-endpoint "$endpoint" --profile train --list s3://bkt/d.slab | cmp - list.local
+	AWS_PROFILE=train AWS_ENDPOINT_URL=$endpoint inspect --list s3://bkt/d.slab | cmp - list.local
+	run inspect --s3-endpoint "$endpoint" --profile nosuch --list s3://bkt/d.slab
+	assert_failure 1
+	assert_output --partial "nosuch"
+}
+
+@test "slab.Loader reads s3:// with endpoint= and a local cache budget" {
+	need_libslab
+	start_s3 s3data bkt
+	pack -q --page-size 64K -o s3://bkt/d.slab in.tar
+	endpoint=$AWS_ENDPOINT_URL
+	unset AWS_ENDPOINT_URL
+	run pyslab - "$endpoint" <<'EOF'
+import sys, slab
+kw = dict(batch_size=8, order="quasi", window=4, seed=1, fields=["jpg"], ahead=2)
+with slab.Loader(["s3://bkt/d.slab"], endpoint=sys.argv[1], disk="512K", **kw) as r, \
+        slab.Loader(["www/d.slab"], **kw) as t:
+    n = 0
+    for x, y in zip(r, t):
+        assert [bytes(v) for v in x.fields["jpg"]] == [bytes(v) for v in y.fields["jpg"]]
+        n += 1
+print(n, "batches")
+EOF
+	assert_success
+	assert_output "8 batches"
+}
