@@ -315,6 +315,18 @@ EOF
 	assert_line "error: retries must be at least 0, not -1"
 }
 
+@test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
+	NGINX_TLS=1 start_nginx www
+	u=$HTTP_URL/d.slab
+	run inspect --retries 0 --list "$u"
+	assert_failure 1
+	assert_output --regexp "^inspect: '$u': .*(certificate|SSL)"
+	inspect --list www/d.slab >list.local
+	AWS_CA_BUNDLE=$NGINX_CERT inspect --list "$u" | cmp - list.local
+	AWS_CA_BUNDLE=$NGINX_CERT inspect --tar "$u" >tar.url
+	inspect --tar www/d.slab | cmp - tar.url
+}
+
 @test "bad URLs and options: clear usage errors" {
 	run inspect --list s3://bucket-only
 	assert_failure 1

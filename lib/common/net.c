@@ -422,6 +422,8 @@ struct slab_net_object {
 	char *key_id, *secret;
 	char *token_hdr;                /* "x-amz-security-token: ..." or NULL */
 	char *region;
+	char *ca_bundle;                /* $AWS_CA_BUNDLE: the CAs a server's certificate is
+					 * checked against, instead of the system's */
 	unsigned connections;
 	int retries;
 	double timeout;
@@ -759,6 +761,7 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 {
 	static const struct slab_net_config defaults;
 	struct slab_net_object *o;
+	const char *ca;
 	int ret;
 
 	*out = NULL;
@@ -790,7 +793,10 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 	o->log_arg = c->log_arg;
 	o->url = strdup(url);
 	o->shown = mask_dup(url);
-	if (!o->url || !o->shown) {
+	ca = getenv("AWS_CA_BUNDLE");
+	if (ca && *ca)
+		o->ca_bundle = strdup(ca);
+	if (!o->url || !o->shown || (ca && *ca && !o->ca_bundle)) {
 		ret = slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		goto fail;
 	}
@@ -830,6 +836,7 @@ void slab_net_close(struct slab_net_object *o)
 	free(o->secret);
 	free(o->token_hdr);
 	free(o->region);
+	free(o->ca_bundle);
 	free(o);
 }
 
@@ -1280,6 +1287,8 @@ static int attempt(struct slab_net_object *o, struct conn *cn, struct xfer *x, d
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (o->ca_bundle)
+		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_bundle);
 	if (!o->s3) {
 		/* A plain server may send a reader elsewhere (credentials are not sent
 		 * along to another host). S3's redirects say the endpoint or region is

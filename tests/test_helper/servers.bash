@@ -132,8 +132,10 @@ wait_lines() {
 # folders made as needed, any size). Its access log NGINX_LOG has one line a request:
 #   METHOD REQUEST_URI RANGE STATUS BODY_BYTES      (RANGE: the Range header, or '-')
 # Also exported: NGINX_PORT, NGINX_DIR (its prefix: conf, pid, temp and error log).
+# With NGINX_TLS=1: HTTPS (HTTP_URL=https://127.0.0.1:PORT) with a certificate for 127.0.0.1
+# made here and signed by itself, in NGINX_CERT (a client trusts it through AWS_CA_BUNDLE).
 start_nginx() {
-	local root dir port conf pid token tries i user=""
+	local root dir port conf pid token tries i user="" tls="" scheme=http
 	command -v nginx >/dev/null 2>&1 || skip "nginx is not installed (scripts/install-deps installs nginx-light)"
 	root=$(cd "$1" 2>/dev/null && pwd) || {
 		fail "start_nginx: no folder '$1'"
@@ -141,6 +143,17 @@ start_nginx() {
 	}
 	dir=$(mktemp -d "$(_servers_dir)/nginx.XXXXXX")
 	mkdir -p "$dir/tmp" "$dir/logs"
+	if [ "${NGINX_TLS:-0}" = 1 ]; then
+		command -v openssl >/dev/null 2>&1 || skip "openssl is not installed"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+			-addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/cert.pem" \
+			>/dev/null 2>&1 || {
+			fail "start_nginx: openssl could not make a certificate"
+			return 1
+		}
+		tls="ssl_certificate \"$dir/cert.pem\"; ssl_certificate_key \"$dir/key.pem\";"
+		scheme=https
+	fi
 	token="slab-nginx-$RANDOM$RANDOM-$$"
 	# As root, nginx would hand its workers to nobody, who may not read ROOT nor write ROOT/put.
 	[ "$(id -u)" -eq 0 ] && user="user $(id -un) $(id -gn);"
@@ -170,7 +183,8 @@ http {
 	log_format slab '\$request_method \$request_uri \$http_range \$status \$body_bytes_sent';
 	access_log "$dir/logs/access.log" slab;
 	server {
-		listen 127.0.0.1:$port;
+		listen 127.0.0.1:$port${tls:+ ssl};
+		$tls
 		root "$root";
 		location /put/ {
 			dav_methods PUT;
@@ -195,8 +209,13 @@ EOF
 			grep -qs 'Address already in use' "$dir/logs/error.log" "$dir/logs/stderr" && break
 			# its pid file comes once it has bound its port; then it must answer with the token
 			if [ "$(cat "$dir/nginx.pid" 2>/dev/null)" = "$pid" ] &&
-				_http_get "$port" /.slab-ready | grep -qF "$token"; then
-				export HTTP_URL="http://127.0.0.1:$port" NGINX_PORT=$port NGINX_DIR=$dir
+				if [ -n "$tls" ]; then
+					curl -s --cacert "$dir/cert.pem" "https://127.0.0.1:$port/.slab-ready"
+				else
+					_http_get "$port" /.slab-ready
+				fi | grep -qF "$token"; then
+				export HTTP_URL="$scheme://127.0.0.1:$port" NGINX_PORT=$port NGINX_DIR=$dir
+				[ -z "$tls" ] || export NGINX_CERT="$dir/cert.pem"
 				export NGINX_LOG="$dir/logs/access.log"
 				return 0
 			fi
