@@ -315,6 +315,43 @@ EOF
 	assert_line "error: retries must be at least 0, not -1"
 }
 
+@test "fork() children of a process that opened a URL (DataLoader workers) read it through their own connections" {
+	need_libslab_any
+	start_nginx www
+	run pyslab_any - "$HTTP_URL/d.slab" <<'EOF'
+import os, sys, slab
+url = sys.argv[1]
+local = slab.Dataset("www/d.slab")
+want = [[bytes(s[f]) for f in s.fields] for s in (local[i] for i in range(len(local)))]
+d = slab.Dataset(url)
+d[0]                                    # connections open in the parent before the fork
+kids = []
+for k in range(3):
+    pid = os.fork()
+    if pid == 0:
+        ok = True
+        try:
+            for i in list(range(len(d)))[k::3] + list(range(len(d))):
+                s = d[i]
+                ok = ok and [bytes(s[f]) for f in s.fields] == want[i]
+        except BaseException as e:
+            print("child:", e)
+            ok = False
+        os._exit(0 if ok else 1)
+    kids.append(pid)
+for i in reversed(range(len(d))):       # the parent goes on reading at the same time
+    s = d[i]
+    assert [bytes(s[f]) for f in s.fields] == want[i], i
+codes = [os.waitpid(p, 0)[1] for p in kids]
+print("children", codes)
+d.files[0].verify()
+EOF
+	assert_success
+	assert_output "children [0, 0, 0]"
+	run twice
+	assert_output ""
+}
+
 @test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
 	NGINX_TLS=1 start_nginx www
 	u=$HTTP_URL/d.slab

@@ -434,6 +434,7 @@ struct slab_net_object {
 	pthread_cond_t cond;            /* a connection came back */
 	struct conn *idle;
 	unsigned made;
+	pid_t pid;                      /* the process the pool's connections are this one's */
 	atomic_uint_least64_t requests, retried, bytes;
 };
 
@@ -782,6 +783,7 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->cond, NULL);
+	o->pid = getpid();
 	o->connections = c->connections ? c->connections : DEFAULT_CONNECTIONS;
 	o->retries = c->retries < 0 ? DEFAULT_RETRIES : c->retries;
 	o->timeout = c->timeout > 0 ? c->timeout : DEFAULT_TIMEOUT;
@@ -811,10 +813,13 @@ fail:
 	return ret;
 }
 
+static void after_fork(struct slab_net_object *o);
+
 void slab_net_close(struct slab_net_object *o)
 {
 	if (!o)
 		return;
+	after_fork(o);          /* a child's close leaves the parent's connections alone */
 	while (o->idle) {
 		struct conn *cn = o->idle;
 
@@ -867,11 +872,28 @@ void slab_net_stats(const struct slab_net_object *o, struct slab_net_stats *st)
 	st->bytes = atomic_load(&o->bytes);
 }
 
+/* In a fork() child (a DataLoader's worker, say) the pool's connections are the parent's
+ * sockets and TLS sessions, still the parent's to use, and its lock may have been held by a
+ * thread the child does not have: the child leaves them alone (not even a cleanup, which
+ * could write to them) and starts a pool of its own. One thread of a child at a time makes
+ * its first request, as after any fork(). */
+static void after_fork(struct slab_net_object *o)
+{
+	if (o->pid == getpid())
+		return;
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->cond, NULL);
+	o->idle = NULL;
+	o->made = 0;
+	o->pid = getpid();
+}
+
 /* A connection from the pool, waiting while all are in use; NULL when memory ran out. */
 static struct conn *conn_get(struct slab_net_object *o)
 {
 	struct conn *cn = NULL;
 
+	after_fork(o);
 	pthread_mutex_lock(&o->lock);
 	while (!o->idle && o->made >= o->connections)
 		pthread_cond_wait(&o->cond, &o->lock);

@@ -83,7 +83,39 @@ struct slab_remote {
 
 	pthread_mutex_t stat_mu;
 	uint64_t fetched_bytes, fetches, refetches, dropped;
+	pid_t pid;                      /* the process whose threads and locks these are */
+	int child;                      /* this is a fork() child's copy: no fetchers */
 };
+
+/* In a fork() child (a DataLoader's worker over a dataset opened before the fork) the
+ * background fetchers do not exist, a lock may be held by a thread that does not either,
+ * and the state file's description, whose OFD locks keep other processes out, is shared
+ * with the parent: the child takes a description of its own (its fetches then exclude the
+ * parent's as another process's do), fresh locks, nothing busy, and no fetchers (it asks
+ * for nothing ahead: each sample is fetched when read). */
+static void after_fork(struct slab_remote *r)
+{
+	int fd;
+
+	if (r->pid == getpid())
+		return;
+	r->pid = getpid();
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	pthread_mutex_init(&r->stat_mu, NULL);
+	if (r->busy)
+		memset(r->busy, 0, r->npages ? (size_t)r->npages : 1);
+	if (r->queued)
+		memset(r->queued, 0, r->npages ? (size_t)r->npages : 1);
+	r->inflight = 0;
+	r->fe = NULL;           /* the parent's, whose threads are not here */
+	r->child = 1;
+	fd = open(r->state_path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(r->state_fd);
+		r->state_fd = fd;
+	}
+}
 
 /* ---- little-endian helpers for the state header --------------------------------------------- */
 
@@ -416,6 +448,7 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 	if (!r)
 		return slab_fail(err, SLAB_ERR_NOMEM, url, "out of memory");
 	r->data_fd = r->state_fd = -1;
+	r->pid = getpid();
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	pthread_mutex_init(&r->stat_mu, NULL);
@@ -843,6 +876,7 @@ int slab_remote_ensure(struct slab_remote *r, uint64_t off, uint64_t len, struct
 {
 	uint64_t p0, p1;
 
+	after_fork(r);
 	if (!groups_of(r, off, len, &p0, &p1))
 		return 0;
 	for (uint64_t g = p0; g < p1; g = r->gend[g]) {
@@ -871,6 +905,7 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 	const char *url = slab_net_url(r->net);
 	uint64_t p0, p1, end = off + len < off ? UINT64_MAX : off + len;
 
+	after_fork(r);
 	if (!r->gfirst || r->npages == 0 || len == 0 || end <= r->data_offset)
 		return 0;
 	if (off < r->data_offset)
@@ -1025,6 +1060,9 @@ void slab_remote_want(struct slab_remote *r, uint64_t off, uint64_t len)
 {
 	uint64_t p0, p1;
 
+	after_fork(r);
+	if (r->child)
+		return;
 	if (!groups_of(r, off, len, &p0, &p1))
 		return;
 	if (!r->fe && !(r->fe = fetcher_new(r->o.connections)))
@@ -1054,7 +1092,7 @@ void slab_remote_share_fetcher(struct slab_remote *r, const struct slab_remote *
 {
 	struct slab_fetcher *fe = from->fe;
 
-	if (r->fe || !from)
+	if (r->fe || !from || r->child || from->child)
 		return;
 	if (!fe) {
 		/* The first file makes the pool the others share. */
@@ -1132,6 +1170,7 @@ void slab_remote_close(struct slab_remote *r)
 {
 	if (!r)
 		return;
+	after_fork(r);          /* a child's: the parent's fetchers are not its to stop */
 	fetcher_forget(r);
 	fetcher_put(r->fe);
 	if (r->state)
