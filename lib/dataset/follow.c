@@ -11,6 +11,7 @@
 #include "fault.h"
 #include "pagecache.h"
 #include "plan.h"
+#include "reader.h"
 #include "sized.h"
 #include "slab.h"
 
@@ -150,6 +151,16 @@ static int locate(struct slab_follow *f, uint64_t e, struct slab_sample *smp, ui
 	d = slab_data_offset(s);
 	*g = f->page_base[en->file] + (smp->offset - d) / ps;
 	*k = smp->size ? (smp->offset + smp->size - 1 - d) / ps + 1 - (smp->offset - d) / ps : 0;
+	if (smp->size && f->remote[en->file]) {
+		/* A URL's pages come in page groups: a sample holds its whole group in the
+		 * window (and the budget counts all of it), so no page fetched with it is
+		 * left in the cache uncounted. */
+		uint64_t first, end;
+
+		slab_page_group(s, (smp->offset - d) / ps, &first, &end);
+		*g = f->page_base[en->file] + first;
+		*k = end - first;
+	}
 	return 0;
 }
 

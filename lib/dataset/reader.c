@@ -336,6 +336,16 @@ const char *slab_local_path(const struct slab *s)
 	return s->remote ? slab_remote_local(s->remote) : who(s);
 }
 
+void slab_page_group(const struct slab *s, uint64_t page, uint64_t *first, uint64_t *end)
+{
+	if (s->remote) {
+		slab_remote_group(s->remote, page, first, end);
+	} else {
+		*first = page;
+		*end = page + 1;
+	}
+}
+
 void slab_share_remote(struct slab *dst, const struct slab *src)
 {
 	dst->remote = src->remote;

@@ -18,4 +18,8 @@ void slab_share_remote(struct slab *dst, const struct slab *src);
 /* dst's background fetches go to src's pool (both URLs' readers of one dataset). */
 void slab_share_fetcher(struct slab *dst, const struct slab *src);
 
+/* The pages fetched together with data page `page` (a URL's page group, remote.h): pages
+ * [*first, *end) of the data; [page, page + 1) for a local file. */
+void slab_page_group(const struct slab *s, uint64_t page, uint64_t *first, uint64_t *end);
+
 #endif

@@ -765,21 +765,6 @@ static int take(struct slab_remote *r, uint64_t g, int want)
 	return 0;
 }
 
-/* The same for dropping page p of group g: 1 when the page is absent already. */
-static int take_page(struct slab_remote *r, uint64_t g, uint64_t p)
-{
-	pthread_mutex_lock(&r->mu);
-	while (r->busy[g])
-		pthread_cond_wait(&r->cv, &r->mu);
-	if (!present(r, p)) {
-		pthread_mutex_unlock(&r->mu);
-		return 1;
-	}
-	r->busy[g] = 1;
-	pthread_mutex_unlock(&r->mu);
-	return 0;
-}
-
 static void give(struct slab_remote *r, uint64_t g)
 {
 	pthread_mutex_lock(&r->mu);
@@ -916,9 +901,16 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 	p1 = end >= r->table_offset ? r->npages : (end - r->data_offset) / r->page_size;
 	for (uint64_t p = p0; p < p1; p++) {
 		uint64_t g = r->gfirst[p], lo, hi;
-		int rc = 0;
+		int rc = 0, here;
 
-		if (!present(r, p) || take_page(r, g, p))
+		pthread_mutex_lock(&r->mu);
+		r->queued[g] = 0;       /* asked for and not begun: not wanted now */
+		while (r->busy[g])
+			pthread_cond_wait(&r->cv, &r->mu);
+		here = present(r, p);
+		r->busy[g] = (unsigned char)here;
+		pthread_mutex_unlock(&r->mu);
+		if (!here)
 			continue;
 		if (lock_pages(r, p, p + 1, F_WRLCK) < 0) {
 			give(r, g);
@@ -926,18 +918,16 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 					 strerror(errno));
 		}
 		page_span(r, p, p + 1, &lo, &hi);
-		if (present(r, p)) {
-			/* Absent first: a reader never sees a hole marked present. */
-			if (set_state(r, p, p + 1, 0) < 0 ||
-			    fallocate(r->data_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)lo, (off_t)(hi - lo)) < 0)
-				rc = slab_fail(err, SLAB_ERR_IO, url, "cache file '%s': %s",
-					       r->data_path, strerror(errno));
-			else {
-				pthread_mutex_lock(&r->stat_mu);
-				r->dropped++;
-				pthread_mutex_unlock(&r->stat_mu);
-			}
+		/* Absent first: a reader never sees a hole marked present. */
+		if (set_state(r, p, p + 1, 0) < 0 ||
+		    fallocate(r->data_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
+			      (off_t)(hi - lo)) < 0) {
+			rc = slab_fail(err, SLAB_ERR_IO, url, "cache file '%s': %s", r->data_path,
+				       strerror(errno));
+		} else {
+			pthread_mutex_lock(&r->stat_mu);
+			r->dropped++;
+			pthread_mutex_unlock(&r->stat_mu);
 		}
 		lock_pages(r, p, p + 1, F_UNLCK);
 		give(r, g);
@@ -945,6 +935,18 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 			return rc;
 	}
 	return 0;
+}
+
+void slab_remote_group(const struct slab_remote *r, uint64_t page, uint64_t *first,
+		       uint64_t *end)
+{
+	if (r->gfirst && page < r->npages) {
+		*first = r->gfirst[page];
+		*end = r->gend[*first];
+	} else {
+		*first = page;
+		*end = page + 1;
+	}
 }
 
 /* ---- background fetchers ------------------------------------------------------------------------ */
@@ -957,6 +959,7 @@ static void *fetcher_main(void *arg)
 	for (;;) {
 		struct job j;
 		struct slab_err err;
+		int cancelled;
 
 		while (!fe->stop && fe->n == 0)
 			pthread_cond_wait(&fe->cv, &fe->mu);
@@ -967,12 +970,15 @@ static void *fetcher_main(void *arg)
 		fe->n--;
 		fe->busy++;
 		pthread_mutex_lock(&j.r->mu);
+		/* Not queued any more: dropped meanwhile (a budget let it go before it came). */
+		cancelled = !j.r->queued[j.group];
 		j.r->queued[j.group] = 0;
 		j.r->inflight++;
 		pthread_mutex_unlock(&j.r->mu);
 		pthread_mutex_unlock(&fe->mu);
 		/* A failure is met again, and reported, by whoever needs the bytes. */
-		(void)fetch_group(j.r, j.group, &err);
+		if (!cancelled)
+			(void)fetch_group(j.r, j.group, &err);
 		pthread_mutex_lock(&j.r->mu);
 		j.r->inflight--;
 		pthread_cond_broadcast(&j.r->cv);

@@ -52,6 +52,10 @@ int slab_remote_cached(const struct slab_remote *r, uint64_t off, uint64_t len);
  * fallocate(PUNCH_HOLE)): 0 or an error. */
 int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct slab_err *err);
 
+/* The page group of a page of the data: pages [*first, *end). */
+void slab_remote_group(const struct slab_remote *r, uint64_t page, uint64_t *first,
+		       uint64_t *end);
+
 /* Share the background fetchers of another remote (of the same dataset), so a dataset of
  * many files has one pool of connections' worth of threads, not one per file. */
 void slab_remote_share_fetcher(struct slab_remote *r, const struct slab_remote *from);
