@@ -111,7 +111,7 @@ PY
 	run -2 --separate-stderr prefetch --plan e0.plan --memory 0 d.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --memory '0' (a size such as 4G, more than 0)"
 	run -2 --separate-stderr prefetch --plan e0.plan --cache-policy belady d.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: --cache-policy goes with --memory"
+	assert_equal "${stderr_lines[0]}" "prefetch: --cache-policy goes with --memory or --disk"
 	run -2 --separate-stderr prefetch --plan e0.plan --memory 1M --cache-policy lru d.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --cache-policy 'lru' (belady or fixed)"
 	run -2 --separate-stderr prefetch --plan e0.plan --memory 1M --direct d.slab
