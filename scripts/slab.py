@@ -1602,7 +1602,7 @@ class Loader:
       progressive JPEG of more than max_scans scans (default 500; None: no limit) is refused
       before it is decoded: a bad sample (on_error). So is an image the worker cannot find the
       memory for.
-    ahead (pages read ahead of the workers), release (drop pages from the page cache once
+    ahead (pages read ahead of the workers; default 16, for URLs 4 x connections), release (drop pages from the page cache once
       used), verify (check each field's CRC32C).
     memory, next_plans, cache_policy: for datasets larger than memory, the page cache the
       dataset may take (bytes, or "4G"), what stays in it chosen from this plan and the plan
@@ -1637,7 +1637,7 @@ class Loader:
     def __init__(self, paths, plan=None, batch_size=256, threads=2, fields=None, image=None,
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
                  chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
-                 ahead=16, release=False, verify=False, on_error="raise", ring=None,
+                 ahead=None, release=False, verify=False, on_error="raise", ring=None,
                  order="sequential", window=64, rank=0, world_size=1, start=0, subset=None,
                  memory=0, next_plans=(), cache_policy="belady",
                  max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0,
@@ -1672,6 +1672,11 @@ class Loader:
         batch_size = _int("batch_size", batch_size, 1, _U64 >> 1)
         threads = _int("threads", threads, 1, 1024)
         ring = 0 if ring is None else _int("ring", ring, 1, 4096)
+        if ahead is None:
+            # over a network the window is the requests in flight: a few per connection
+            # keep the link busy (prefetch(1) --ahead)
+            urls = any(is_url(p) for p in paths)
+            ahead = 4 * (remote.get("connections") or 16) if urls else 16
         ahead = _int("ahead", ahead, 0, _U64)
         window = _int("window", window, 1, _U64)
         rank = _int("rank", rank, 0, _U32)

@@ -43,7 +43,8 @@ static const char help_text[] =
 "                           given again, the plans are consecutive epochs\n"
 "\n"
 "Options:\n"
-"      --ahead N            keep the next N pages of the plan coming (default 16)\n"
+"      --ahead N            keep the next N pages of the plan coming (default 16;\n"
+"                           for URLs 4 x --connections, 64)\n"
 "      --release            drop each page once the plan is past its last use\n"
 "      --memory SIZE        keep at most SIZE of the dataset in the page cache,\n"
 "                           choosing what stays from the plans' known future\n"
@@ -1446,6 +1447,16 @@ int main(int argc, char **argv)
 	}
 	if (po.fo.direct && mode != MODE_PLAN)
 		return cli_usage_error("--direct goes with --plan");
+	/* Over a network the window is the requests in flight: several per connection keep
+	 * the link busy while the answers to the last ones cross it (16 pages on 16
+	 * connections left it idle a round trip in every burst: 0.85x of a 50 ms link's rate,
+	 * 64 pages 0.97x; scripts/bench/remote). */
+	if (!ahead_set)
+		for (int i = optind; i < argc; i++)
+			if (slab_is_url(argv[i])) {
+				po.fo.ahead = 4u * (cli_remote.connections ? cli_remote.connections : 16u);
+				break;
+			}
 	if ((ahead_set || po.fo.release) && mode != MODE_PLAN)
 		return cli_usage_error("--ahead and --release go with --plan");
 	if (json && mode != MODE_STATUS)
