@@ -691,7 +691,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct emitter em = { EMIT_NONE, NULL, NULL };
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
 	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
-	uint64_t written = 0, written_bytes = 0, count = 0, dataset = 0;
+	uint64_t written = 0, written_bytes = 0, count = 0, dataset = 0, page = 0, budget;
 	struct epoch_mark mark, now;
 	size_t epoch = 0;
 	double start, last = 0;
@@ -727,6 +727,19 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			goto out;
 		}
 		dataset += slab_file_size(files[i]);
+		if (slab_page_size(files[i]) > page)
+			page = slab_page_size(files[i]);
+	}
+	/* A budget is kept with the window in it: one smaller than the window holds the window
+	 * and nothing more, which a user asking for it should know. */
+	budget = po->fo.disk ? po->fo.disk : po->fo.memory;
+	if (budget && po->fo.ahead * page > budget) {
+		char hb[32], hp[32];
+
+		cli_warn("--%s %s is less than the look-ahead window (--ahead %llu pages of %s): the "
+			 "cache holds the window whatever the budget, and keeps nothing for later",
+			 po->fo.disk ? "disk" : "memory", cli_human_size(budget, hb, sizeof(hb)),
+			 (unsigned long long)po->fo.ahead, cli_human_size(page, hp, sizeof(hp)));
 	}
 	for (size_t k = 0; k < po->nplans; k++) {
 		if (slab_plan_match(plans[k], files, (uint32_t)n) < 0) {

@@ -774,15 +774,23 @@ static void give(struct slab_remote *r, uint64_t g)
 }
 
 /* Fetch group g unless it is there: this thread's, or waiting for whoever fetches it. */
+static int fetch_taken(struct slab_remote *r, uint64_t g, struct slab_err *err);
+
 static int fetch_group(struct slab_remote *r, uint64_t g, struct slab_err *err)
+{
+	if (group_present(r, g) || take(r, g, 1))
+		return 0;
+	return fetch_taken(r, g, err);
+}
+
+/* Fetch group g, taken by this thread (busy): whatever happens, it is given back. */
+static int fetch_taken(struct slab_remote *r, uint64_t g, struct slab_err *err)
 {
 	const char *url = slab_net_url(r->net);
 	uint64_t lo, hi, p1 = r->gend[g];
 	unsigned char *buf = NULL;
 	int rc = 0;
 
-	if (group_present(r, g) || take(r, g, 1))
-		return 0;
 	if (lock_pages(r, g, p1, F_WRLCK) < 0) {
 		rc = slab_fail(err, SLAB_ERR_IO, url, "cache lock '%s': %s", r->state_path,
 			       strerror(errno));
@@ -959,7 +967,7 @@ static void *fetcher_main(void *arg)
 	for (;;) {
 		struct job j;
 		struct slab_err err;
-		int cancelled;
+		int run;
 
 		while (!fe->stop && fe->n == 0)
 			pthread_cond_wait(&fe->cv, &fe->mu);
@@ -970,15 +978,19 @@ static void *fetcher_main(void *arg)
 		fe->n--;
 		fe->busy++;
 		pthread_mutex_lock(&j.r->mu);
-		/* Not queued any more: dropped meanwhile (a budget let it go before it came). */
-		cancelled = !j.r->queued[j.group];
+		/* Taken here, under the lock a drop takes too: not queued any more means dropped
+		 * meanwhile (a budget let it go before it came), busy means another thread of
+		 * ours has it. */
+		run = j.r->queued[j.group] && !j.r->busy[j.group] && !group_present(j.r, j.group);
 		j.r->queued[j.group] = 0;
+		if (run)
+			j.r->busy[j.group] = 1;
 		j.r->inflight++;
 		pthread_mutex_unlock(&j.r->mu);
 		pthread_mutex_unlock(&fe->mu);
 		/* A failure is met again, and reported, by whoever needs the bytes. */
-		if (!cancelled)
-			(void)fetch_group(j.r, j.group, &err);
+		if (run)
+			(void)fetch_taken(j.r, j.group, &err);
 		pthread_mutex_lock(&j.r->mu);
 		j.r->inflight--;
 		pthread_cond_broadcast(&j.r->cv);
