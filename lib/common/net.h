@@ -66,8 +66,9 @@ void slab_net_close(struct slab_net_object *o);
 /* The URL as given (what messages name), userinfo ("user:pass@") shown as "***@". */
 const char *slab_net_url(const struct slab_net_object *o);
 
-/* For tests: the URL the object's requests go to (s3://: the endpoint, virtual-host or
- * path-style, the key encoded), and how they are signed, into buf: "unsigned", or
+/* The URL the object's requests go to (s3://: the endpoint, virtual-host or path-style, the
+ * key encoded: the local cache is named by it), and, for tests, how they are signed, into
+ * buf: "unsigned", or
  * "aws:amz:REGION:s3 as KEYID[ with a session token]" (never the secret). */
 const char *slab_net_request_url(const struct slab_net_object *o);
 const char *slab_net_signer(const struct slab_net_object *o, char *buf, size_t len);

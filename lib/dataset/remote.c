@@ -177,7 +177,8 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-/* The cache folder for url: <cache>/<host or s3 bucket>/ and the files' common stem. */
+/* The cache folder for url: <cache>/<host or s3 bucket>/ and the files' common stem, named
+ * by a hash of where the requests go (an S3 key at two endpoints is two objects). */
 static int cache_names(struct slab_remote *r, const char *url, struct slab_err *err)
 {
 	const char *base = r->o.cache_dir, *env, *p, *host, *slash, *name;
@@ -212,7 +213,7 @@ static int cache_names(struct slab_remote *r, const char *url, struct slab_err *
 		return slab_fail(err, SLAB_ERR_INVAL, url, "cache folder name too long");
 	r->dir = strdup(stem);
 	n = snprintf(stem + n, sizeof(stem) - (size_t)n, "/%016llx-%s",
-		     (unsigned long long)name_hash(url), leaf);
+		     (unsigned long long)name_hash(slab_net_request_url(r->net)), leaf);
 	if (!r->dir || n < 0)
 		return slab_fail(err, SLAB_ERR_NOMEM, url, "out of memory");
 	if (asprintf(&r->data_path, "%s", stem) < 0 ||
