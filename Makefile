@@ -252,33 +252,69 @@ fuzz:
 			build/fuzz/corpus-$$name tests/fuzz/seeds/$$name || exit 1; \
 	done
 
-## install: install the tools, man pages, slab.h, libslab.so*, libslab.a and slab.pc under
-## DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR override the places)
+# Installed, the tools are slab-pack, slab-inspect ... beside the front, slab (as git-* beside
+# git): short names such as pack or inspect are anyone's. The build tree keeps the short names,
+# and so do the man pages' sources: install rewrites the installed copies (a tool's page's .TH
+# and NAME; in every page but slab(1), `.B pack` and `.BR pack:`, the command and its messages;
+# in every page, `pack (1)`, the page).
+INST_TOOLS := $(filter-out slab,$(notdir $(TOOLS)))
+TOOL_PAGES := $(filter $(INST_TOOLS:%=man/%.1),$(MANPAGES))
+OTHER_PAGES := $(filter-out $(TOOL_PAGES),$(MANPAGES))
+# The pages as installed, under MANDIR.
+INST_PAGES := $(TOOL_PAGES:man/%.1=man1/slab-%.1) \
+	$(foreach p,$(OTHER_PAGES),man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
+# A tool's name as a page may write it (its hyphen plain or \-), and its installed name in roff.
+man_re   = $(subst -,\\\?-,$(1))
+man_slab = slab\\-$(subst -,\\-,$(1))
+open_paren := (
+close_paren := )
+MAN_NAME_SED = -e 's/^\.TH /.TH SLAB\\-/' -e '/^\.SH NAME/{n;s/^/slab\\-/;}'
+MAN_CMD_SED  = $(foreach t,$(INST_TOOLS),\
+	-e 's/^\(\.BR\? \)$(call man_re,$(t))\([ :]\|$$\)/\1$(call man_slab,$(t))\2/')
+MAN_XREF_SED = $(foreach t,$(INST_TOOLS),\
+	-e 's/\(^\|[ $(open_paren)]\)$(call man_re,$(t))\( \?$(open_paren)1$(close_paren)\)/\1$(call man_slab,$(t))\2/g')
+# slab.pc gives libdir and includedir from ${prefix} when they are under PREFIX (as zstd's and
+# libarchive's do), so that pkg-config --define-variable=prefix=DIR finds a staged tree.
+pc_dir = $(if $(filter $(PREFIX),$(1)),$${prefix},$(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1)))
+
+## install: install the tools (as slab-pack ...), the front slab, the man pages, slab.h,
+## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
+## override the places)
 install: $(TOOLS) $(LIB) $(BUILD)/libslab.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
-	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
+	for t in $(INST_TOOLS); do \
+		install -m 755 $(BUILD)/bin/$$t $(DESTDIR)$(BINDIR)/slab-$$t || exit 1; \
+	done
 	install -m 644 lib/slab.h $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libslab.so
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' lib/slab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		lib/slab.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
-	install -m 644 $(filter %.1,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man1
-	$(if $(filter %.3,$(MANPAGES)),install -m 644 $(filter %.3,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man3)
-	install -m 644 $(filter %.5,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man5
+	@echo "  MAN     $(INST_PAGES)"
+	$(Q)for t in $(TOOL_PAGES:man/%.1=%); do \
+		sed $(MAN_NAME_SED) $(MAN_CMD_SED) $(MAN_XREF_SED) man/$$t.1 \
+			> $(DESTDIR)$(MANDIR)/man1/slab-$$t.1 || exit 1; \
+	done
+	$(Q)sed $(MAN_XREF_SED) man/slab.1 > $(DESTDIR)$(MANDIR)/man1/slab.1
+	$(Q)for p in $(filter-out man/slab.1,$(OTHER_PAGES)); do \
+		sed $(MAN_CMD_SED) $(MAN_XREF_SED) $$p > $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/} || \
+			exit 1; \
+	done
+	chmod 644 $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
 
 ## uninstall: remove what install put there
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MANPAGES))))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(filter %.5,$(MANPAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
 
 ## clean: remove build/
 clean:

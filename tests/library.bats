@@ -34,28 +34,223 @@ man_example() {
 		sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\(aq/'"'"'/g' -e 's/\\&//g'
 }
 
-@test "make install puts the tools, man pages, slab.h, the libraries and slab.pc in place; uninstall removes them" {
+# The tools as installed, and the man1 page's name each is in.
+INSTALLED_TOOLS="pack inspect shuffle-plan prefetch bench-tlb numa-probe"
+
+# slab_version: the library's version from slab.h.
+slab_version() {
+	sed -n 's/^#define SLAB_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\)$/\2/p' \
+		"$SLAB_ROOT/lib/slab.h" | paste -sd.
+}
+
+# installed_page DIR NAME: the man1 page NAME as installed in DIR (plain or gzipped), as roff.
+installed_page() {
+	if [ -f "$1/$2.1.gz" ]; then
+		gzip -dc "$1/$2.1.gz"
+	elif [ -f "$1/$2.1" ]; then
+		cat "$1/$2.1"
+	else
+		fail "no man page $2.1 in $1"
+	fi
+}
+
+@test "make install puts the tools (as slab-TOOL), the front, man pages, slab.h, the libraries and slab.pc in place; uninstall removes them" {
 	install_tree
-	for f in usr/bin/pack usr/bin/inspect usr/bin/shuffle-plan usr/bin/prefetch \
-		usr/bin/bench-tlb usr/bin/numa-probe usr/include/slab.h usr/lib/libslab.a \
-		usr/lib/libslab.so usr/lib/libslab.so.0 usr/lib/pkgconfig/slab.pc \
-		usr/share/man/man1/pack.1 usr/share/man/man3/libslab.3 usr/share/man/man5/slab.5; do
+	for f in usr/include/slab.h usr/lib/libslab.a usr/lib/libslab.so usr/lib/libslab.so.0 \
+		usr/lib/pkgconfig/slab.pc usr/share/man/man3/libslab.3 usr/share/man/man5/slab.5; do
 		[ -e "root/$f" ] || fail "make install did not install $f"
 	done
-	version=$(sed -n 's/^#define SLAB_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\)$/\2/p' \
-		"$SLAB_ROOT/lib/slab.h" | paste -sd.)
+	# The tools as slab-TOOL beside the front, and no short name left.
+	want=$(for t in $INSTALLED_TOOLS; do echo "slab-$t"; done; echo slab)
+	run -0 ls root/usr/bin
+	assert_output "$(sort <<<"$want")"
+	for f in root/usr/bin/*; do
+		[ -x "$f" ] || fail "$f is not executable"
+	done
+	# Their pages as slab-TOOL.1 (and the front's as slab.1), saying so in .TH and NAME.
+	run -0 bash -c 'ls root/usr/share/man/man1 | sed "s/\.gz$//"'
+	assert_output "$(sed 's/$/.1/' <<<"$want" | sort)"
+	for t in $INSTALLED_TOOLS; do
+		# Compared without roff's backslashes: the pages write a hyphen as - or \-.
+		page=$(installed_page root/usr/share/man/man1 "slab-$t" | tr -d '\\')
+		th=$(grep '^\.TH ' <<<"$page")
+		[[ $th == ".TH SLAB-${t^^} 1 "* ]] || fail "slab-$t.1: .TH is '$th'"
+		name=$(sed -n '/^\.SH NAME/{n;p;}' <<<"$page")
+		[[ $name == "slab-$t - "* ]] || fail "slab-$t.1: NAME is '$name'"
+		# The synopsis names the installed command.
+		syn=$(sed -n '/^\.SH SYNOPSIS/{n;p;}' <<<"$page")
+		[ "$syn" = ".B slab-$t" ] || fail "slab-$t.1: SYNOPSIS starts '$syn'"
+		# The source page keeps the short name.
+		name=$(sed -n '/^\.SH NAME/{n;p;}' "$SLAB_ROOT/man/$t.1" | tr -d '\\')
+		[[ $name == "$t - "* ]] || fail "man/$t.1: NAME is '$name'"
+	done
+	# Pages name the tools' pages as installed: pack(1) is slab-pack(1).
+	run grep -l '^\.BR pack (1)' -r root/usr/share/man
+	assert_output ""
+	grep -q '^\.BR slab\\-pack (1)' root/usr/share/man/man5/slab.5
+	version=$(slab_version)
 	[ "$(readlink root/usr/lib/libslab.so)" = libslab.so.0 ]
 	[ "$(readlink root/usr/lib/libslab.so.0)" = "libslab.so.$version" ]
 	run -0 readelf -d "root/usr/lib/libslab.so.$version"
 	assert_output --partial 'Library soname: [libslab.so.0]'
 	run -0 slab_pkg_config --modversion slab
 	assert_output "$version"
-	flags=$(slab_pkg_config --cflags --libs slab)
+	# slab.pc gives its folders from ${prefix}: moved with it, they name the staged tree.
+	run -0 grep -x -e 'libdir=${prefix}/lib' -e 'includedir=${prefix}/include' \
+		root/usr/lib/pkgconfig/slab.pc
+	[ "${#lines[@]}" -eq 2 ]
+	flags=$(PKG_CONFIG_PATH="$PWD/root/usr/lib/pkgconfig" pkg-config \
+		--define-variable=prefix="$PWD/root/usr" --cflags --libs slab)
 	assert_equal "${flags% }" "-I$PWD/root/usr/include -L$PWD/root/usr/lib -lslab"
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
 		PREFIX=/usr DESTDIR="$PWD/root" uninstall
 	run -0 find root -type f -o -type l
 	assert_output ""
+}
+
+@test "an installed tool names itself as installed: Usage: slab-pack, Try 'slab-pack --help', slab-pack (slab)" {
+	install_tree
+	run -0 root/usr/bin/slab-pack --help
+	assert_line --index 0 "Usage: slab-pack [OPTIONS] -o OUTPUT [INPUT...]"
+	# Every usage line of a tool with several.
+	run -0 root/usr/bin/slab-inspect --help
+	assert_line --index 0 "Usage: slab-inspect [OPTIONS] FILE..."
+	assert_line --index 1 "       slab-inspect --list [--json] FILE"
+	assert_line --index 2 "       slab-inspect --get KEY|#INDEX [--field NAME] FILE"
+	run -0 root/usr/bin/slab-numa-probe --help
+	assert_line --index 1 --regexp '^       slab-numa-probe --measure '
+	run -2 --separate-stderr root/usr/bin/slab-pack --bogus
+	assert_equal "$stderr" "slab-pack: unrecognized option '--bogus'
+Try 'slab-pack --help' for more information."
+	run -0 root/usr/bin/slab-shuffle-plan --version
+	assert_output "slab-shuffle-plan (slab) $(slab_version)"
+	# The build tree's keep their short names (tests/man.bats compares those with the pages).
+	run -0 "$SLAB_BUILD/bin/pack" --help
+	assert_line --index 0 "Usage: pack [OPTIONS] -o OUTPUT [INPUT...]"
+}
+
+@test "the installed front runs the tools installed beside it, whatever PATH says, as slab-TOOL" {
+	install_tree
+	version=$(slab_version)
+	# A slab-pack earlier on PATH is not the one beside the front.
+	mkdir decoy
+	printf '#!/bin/sh\necho decoy\n' > decoy/slab-pack
+	chmod +x decoy/slab-pack
+	front() {
+		env PATH="$PWD/decoy:/usr/bin:/bin" root/usr/bin/slab "$@"
+	}
+	run -0 front pack --version
+	assert_output "slab-pack (slab) $version"
+	for t in $INSTALLED_TOOLS; do
+		run -0 front "$t" --version
+		assert_output "slab-$t (slab) $version"
+	done
+	# Arguments, output and exit status pass through.
+	mkwds --count 3 --width 16 --height 16 --seed 2 -o a.tar
+	run -0 front pack -q --page-size 4K -o a.slab a.tar
+	pack -q --page-size 4K -o b.slab a.tar
+	cmp a.slab b.slab
+	run -0 front inspect --list a.slab
+	assert_output "$(inspect --list a.slab)"
+	run -1 --separate-stderr front inspect missing.slab
+	assert_equal "$stderr" "slab-inspect: 'missing.slab': No such file or directory"
+	# help: the six tools, one line each; help TOOL is the tool's --help.
+	run -0 front help
+	assert_line --index 0 "Usage: slab TOOL [ARGS...]"
+	for t in $INSTALLED_TOOLS; do
+		assert_line --regexp "^  $t +[a-zA-Z]"
+	done
+	[ "$(grep -cE '^  [a-z-]+ {2,}[a-zA-Z]' <<<"$output")" -eq 6 ] ||
+		fail "slab help lists other than six tools: $output"
+	assert_line --partial "'slab help TOOL'"
+	help=$output
+	run -0 front --help
+	assert_output "$help"
+	run -0 front help prefetch
+	assert_output "$(root/usr/bin/slab-prefetch --help)"
+	assert_line --index 0 --partial "Usage: slab-prefetch "
+	run -0 front --version
+	assert_output "slab (slab) $version"
+	# Mistakes: an unknown tool, no tool, an unknown option.
+	run -2 --separate-stderr front frob
+	assert_output ""
+	assert_equal "$stderr" "slab: 'frob' is not a slab tool; see 'slab help'"
+	run -2 --separate-stderr front help frob
+	assert_equal "$stderr" "slab: 'frob' is not a slab tool; see 'slab help'"
+	run -2 --separate-stderr front
+	assert_output ""
+	assert_equal "${stderr_lines[0]}" "Usage: slab TOOL [ARGS...]"
+	assert_equal "${stderr_lines[-1]}" "Try 'slab --help' for more information."
+	run -2 --separate-stderr front --bogus pack
+	assert_equal "$stderr" "slab: unrecognized option '--bogus'
+Try 'slab --help' for more information."
+	# Options after the tool are the tool's.
+	run -2 --separate-stderr front pack --bogus
+	assert_equal "${stderr_lines[0]}" "slab-pack: unrecognized option '--bogus'"
+}
+
+@test "a front with no tools beside it runs them from PATH, or says they are not installed" {
+	install_tree
+	mkdir alone
+	cp root/usr/bin/slab alone/
+	run -0 env PATH="$PWD/root/usr/bin:/usr/bin:/bin" alone/slab pack --version
+	assert_output "slab-pack (slab) $(slab_version)"
+	run -127 --separate-stderr env PATH=/usr/bin:/bin alone/slab pack --version
+	assert_output ""
+	assert_equal "$stderr" "slab: 'slab-pack' is not installed (neither beside '$(pwd -P)/alone' nor on PATH)"
+}
+
+@test "in the build tree the front runs the short-named tools beside it; elsewhere it never runs a short name" {
+	run -0 env PATH=/usr/bin:/bin "$SLAB_BUILD/bin/slab" inspect --version
+	assert_output "inspect (slab) $(slab_version)"
+	# A folder of programs that is not a build tree: its pack is somebody else's.
+	mkdir -p t/bin
+	cp "$SLAB_BUILD/bin/slab" t/bin/
+	printf '#!/bin/sh\necho "not slab: $0 $*"\n' > t/bin/pack
+	chmod +x t/bin/pack
+	run -127 env PATH=/usr/bin:/bin t/bin/slab pack -x
+	refute_output --partial "not slab"
+	# With the build's libslab-tools.a beside bin/ it is one, and pack there is slab's.
+	touch t/libslab-tools.a
+	run -0 env PATH=/usr/bin:/bin t/bin/slab pack -x
+	assert_output "not slab: $(pwd -P)/t/bin/pack -x"
+}
+
+@test "make install honours LIBDIR (multiarch) and INCLUDEDIR; slab.pc gives them from \${prefix}, or as they are outside it" {
+	multi=/usr/lib/x86_64-linux-gnu
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
+		PREFIX=/usr LIBDIR="$multi" DESTDIR="$PWD/root" install > install.log 2>&1 ||
+		fail "make install failed: $(cat install.log)"
+	for f in libslab.so libslab.so.0 libslab.a pkgconfig/slab.pc; do
+		[ -e "root$multi/$f" ] || fail "make install did not install $multi/$f"
+	done
+	run -0 find root/usr/lib -maxdepth 1 ! -type d
+	assert_output ""
+	run -0 sed -n 's/^\(prefix\|libdir\|includedir\)=//p' "root$multi/pkgconfig/slab.pc"
+	assert_output "/usr
+\${prefix}/lib/x86_64-linux-gnu
+\${prefix}/include"
+	flags=$(PKG_CONFIG_PATH="$PWD/root$multi/pkgconfig" pkg-config \
+		--define-variable=prefix="$PWD/root/usr" --cflags --libs slab)
+	assert_equal "${flags% }" "-I$PWD/root/usr/include -L$PWD/root$multi -lslab"
+	# A program builds and runs against the staged tree with those flags alone.
+	printf '#include <slab.h>\n#include <stdio.h>\nint main(void) { puts(slab_version_string()); return 0; }\n' > v.c
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Werror $(sanitizer_flags) -o v v.c $flags
+	run -0 env LD_LIBRARY_PATH="$PWD/root$multi" ./v
+	assert_output "$(slab_version)"
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
+		PREFIX=/usr LIBDIR="$multi" DESTDIR="$PWD/root" uninstall
+	run -0 find root -type f -o -type l
+	assert_output ""
+	# Folders outside PREFIX are written as they are.
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
+		PREFIX=/usr LIBDIR=/opt/slab/lib INCLUDEDIR=/usr/include/slab DESTDIR="$PWD/root2" \
+		install > install.log 2>&1 || fail "make install failed: $(cat install.log)"
+	[ -f root2/usr/include/slab/slab.h ]
+	run -0 sed -n 's/^\(libdir\|includedir\)=//p' root2/opt/slab/lib/pkgconfig/slab.pc
+	assert_output "/opt/slab/lib
+\${prefix}/include/slab"
 }
 
 @test "the example of libslab(3) builds with pkg-config alone against the installed tree and runs" {

@@ -295,3 +295,34 @@ options_documented() {
 	done
 	[ -z "$missing" ] || fail "bench-tlb(1) JSON OUTPUT lacks:$missing"
 }
+
+@test "man/slab.1 renders without warnings" {
+	not_twice
+	need_man
+	no_warnings "$MAN_DIR/slab.1"
+}
+
+@test "slab(1) SYNOPSIS is the Usage: text of slab --help" {
+	need_man
+	synopsis_matches slab
+}
+
+@test "slab(1) OPTIONS has an entry for every long option of slab --help" {
+	need_man
+	options_documented slab
+}
+
+@test "slab(1) TOOLS has an entry, with its page, for each tool slab --help lists" {
+	need_man
+	local text tools t n=0
+	text=$(render "$MAN_DIR/slab.1" | section TOOLS)
+	tools=$(slab --help | awk '/^Tools:/ { on = 1; next } on && /^$/ { exit } on { print $1 }')
+	for t in $tools; do
+		n=$((n + 1))
+		grep -qx " \{7\}$t" <<<"$text" || grep -q "^ \{7\}$t " <<<"$text" ||
+			fail "slab(1) TOOLS has no entry for $t"
+		grep -qF "$t(1)" <<<"$text" || fail "slab(1) TOOLS does not name $t(1)"
+		[ -f "$MAN_DIR/$t.1" ] || fail "slab --help lists $t, which has no man/$t.1"
+	done
+	[ "$n" -eq 6 ] || fail "slab --help lists $n tools"
+}

@@ -21,6 +21,7 @@
 int cli_verbosity = 1;
 
 static const char *progname = "slab";
+static int progname_given;      /* from argv[0], not the default above */
 
 /*
  * A tool started with fd 0, 1 or 2 closed ("2>&-", "<&-") would hand that number to the
@@ -60,6 +61,7 @@ void cli_init(const char *name)
 	if (slash != NULL && slash[1] != '\0')
 		name = slash + 1;
 	progname = name;
+	progname_given = 1;
 }
 
 const char *cli_progname(void)
@@ -975,9 +977,40 @@ void cli_output_abort(struct cli_output *o)
 	o->target = NULL;
 }
 
+/*
+ * The usage text names the tool as built ("Usage: pack ...", "       pack --list ..."); the
+ * tool may be installed as slab-pack or run by another name, so each line's leading name is
+ * printed as the name invoked (as the messages say it).
+ */
+static void put_usage(const char *usage)
+{
+	const char *name, *p = usage;
+	size_t len;
+
+	/* Without an argv[0] the text's own name beats the default. */
+	if (strncmp(usage, "Usage: ", 7) != 0 || !progname_given) {
+		fputs(usage, stdout);
+		return;
+	}
+	name = usage + 7;
+	len = strcspn(name, " \n");
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\n") + (strchr(p, '\n') != NULL);
+
+		if ((strncmp(p, "Usage: ", 7) == 0 || strncmp(p, "       ", 7) == 0) &&
+		    strncmp(p + 7, name, len) == 0 && (p[7 + len] == ' ' || p[7 + len] == '\n')) {
+			printf("%.7s%s", p, progname);
+			p += 7 + len;
+			n -= 7 + len;
+		}
+		fwrite(p, 1, n, stdout);
+		p += n;
+	}
+}
+
 int cli_help(const char *usage, const char *help)
 {
-	fputs(usage, stdout);
+	put_usage(usage);
 	fputs(help, stdout);
 	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }

@@ -117,8 +117,9 @@ int cli_progress_wanted(void);
  * returns SLAB_EXIT_USAGE. */
 int cli_try_help(void);
 
-/* --help: the usage and help texts on stdout; --version: "tool (slab) VERSION". Each returns
- * the exit code for main. */
+/* --help: the usage and help texts on stdout, the tool's name at the start of each usage line
+ * ("Usage: pack ...") printed as the name invoked (slab-pack when installed); --version:
+ * "tool (slab) VERSION". Each returns the exit code for main. */
 int cli_help(const char *usage, const char *help);
 int cli_version(void);
 
