@@ -110,7 +110,7 @@ FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/
 .SECONDARY:
 
 ## all: build the library (static and shared), the tools and the test programs (default)
-all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so
+all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so completions
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -280,7 +280,7 @@ pc_dir = $(if $(filter $(PREFIX),$(1)),$${prefix},$(if $(filter $(PREFIX)/%,$(1)
 ## install: install the tools (as slab-pack ...), the front slab, the man pages, slab.h,
 ## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
 ## override the places)
-install: $(TOOLS) $(LIB) $(BUILD)/libslab.so
+install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
@@ -309,12 +309,15 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so
 	chmod 644 $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
 
 ## uninstall: remove what install put there
-uninstall:
+uninstall: uninstall-completions
 	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
+
+# Bash completions, generated from each tool's --help (mk/completion.mk).
+include mk/completion.mk
 
 ## clean: remove build/
 clean:

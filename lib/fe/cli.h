@@ -90,8 +90,8 @@ enum {
 "      --cache-dir DIR      the local cache of URLs read (default $SLAB_CACHE_DIR, else\n" \
 "                           $XDG_CACHE_HOME/slab, else ~/.cache/slab)\n" \
 "      --s3-endpoint URL    S3 endpoint (default $AWS_ENDPOINT_URL, else AWS)\n" \
-"      --s3-addressing path|virtual   bucket in the path or in the host name\n" \
-"                           (default: virtual on AWS, path elsewhere)\n" \
+"      --s3-addressing path|virtual|auto   bucket in the path or in the host\n" \
+"                           name (default: virtual on AWS, path elsewhere)\n" \
 "      --profile NAME       credentials profile (default $AWS_PROFILE, else default)\n" \
 "      --no-sign-request    send S3 requests unsigned (public buckets)\n" \
 "      --connections N      requests in flight (default 16)\n" \
