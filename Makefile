@@ -280,7 +280,7 @@ pc_dir = $(if $(filter $(PREFIX),$(1)),$${prefix},$(if $(filter $(PREFIX)/%,$(1)
 ## install: install the tools (as slab-pack ...), the front slab, the man pages, slab.h,
 ## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
 ## override the places)
-install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions
+install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
@@ -309,7 +309,7 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions
 	chmod 644 $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
 
 ## uninstall: remove what install put there
-uninstall: uninstall-completions
+uninstall: uninstall-completions uninstall-python
 	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
@@ -318,6 +318,8 @@ uninstall: uninstall-completions
 
 # Bash completions, generated from each tool's --help (mk/completion.mk).
 include mk/completion.mk
+# The Python package, where the system python3 imports it (mk/python.mk).
+include mk/python.mk
 
 ## clean: remove build/
 clean:

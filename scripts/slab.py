@@ -15,9 +15,14 @@ read-only mapping of the file: nothing is copied until you copy it.
     for b in slab.Loader(paths, plan="epoch3.plan", batch_size=256, image="jpg"):
         b.images, b.fields["cls"], b.keys     # (256, 224, 224, 3) uint8 buffer, zero-copy
 
-Command line: `python3 slab.py FILE...` prints each file's summary; `--verify` also checks
-the whole file as inspect --verify does, every CRC-32C included (slow in pure Python: meant
-for tests, not for training).
+Command line: `python3 slab.py FILE...` (or `python3 -m slab FILE...`) prints each file's
+summary; `--verify` also checks the whole file as inspect --verify does, every CRC-32C
+included (slow in pure Python: meant for tests, not for training).
+
+One file, or a package: this file is the whole reader, and can be copied alone. It is also
+the package slab's __init__.py (python/slab/: with __main__.py, and __init__.pyi and
+py.typed for editors), which `make install` puts where the system python3 imports it and
+`pip install .` puts in an environment with its own copy of libslab.
 
 A damaged or crafted file raises SlabError, never another exception: the reader makes the
 numbered checks of slab(5), WHAT A READER CHECKS, and read_plan those of slab-plan(5).
@@ -27,8 +32,10 @@ Loader needs libslab.so (below); everything else works without it.
 libslab: when it finds libslab.so, the module makes the checks, lookups and the verification
 through it (ctypes), else in Python; results are the same either way. It looks, in order:
   1. $SLAB_LIBRARY: a path to libslab.so; empty or "none" means pure Python;
-  2. next to this script in a build tree: <scripts>/../build/libslab.so;
-  3. installed: ctypes.util.find_library("slab"), then libslab.so.0.
+  2. the package's own copy, beside this file: libslab.so.0 (what `pip install .` puts there);
+  3. the build tree this file is part of, from its real path: <scripts>/../build/libslab.so;
+  4. installed: in the LIBDIR `make install` recorded (slab/_paths.py), then
+     ctypes.util.find_library("slab"), then libslab.so.0.
 The first that loads, has major version 0 (LIBSLAB_MAJOR) and is not a sanitizer build is used;
 slab.backend says which ("libslab 0.1.0 (/path)" or "python") and slab.backend_reason why.
 
@@ -264,6 +271,18 @@ def _load(path):
     return lib, "libslab %s (%s)" % (lib.slab_version_string().decode(), path)
 
 
+def _installed_libdir():
+    """The LIBDIR make install put libslab in, as it recorded it beside the package
+    (slab/_paths.py), or None: a copied slab.py, a clone or a pip install has none."""
+    if not __package__:
+        return None
+    try:
+        from ._paths import LIBDIR
+    except ImportError:
+        return None
+    return LIBDIR
+
+
 def _find_library():
     """(library or None, backend, reason) in the order the module docstring gives."""
     env = os.environ.get("SLAB_LIBRARY")
@@ -272,13 +291,23 @@ def _find_library():
             return None, "python", "SLAB_LIBRARY=%s" % env
         candidates = [("SLAB_LIBRARY", env)]
     else:
+        soname = "libslab.so.%d" % LIBSLAB_MAJOR
+        # The package's own copy is beside this file's path as imported; the build tree is
+        # found from its real path (in a clone, python/slab/__init__.py links to this file).
+        own = os.path.join(os.path.dirname(os.path.abspath(__file__)), soname)
         here = os.path.dirname(os.path.realpath(__file__))
         build = os.path.join(os.path.dirname(here), "build", "libslab.so")
-        candidates = [("build tree", build)] if os.path.exists(build) else []
-        found = ctypes.util.find_library("slab")
-        candidates += [("installed", found or "libslab.so.0")]
+        libdir = _installed_libdir()
+        recorded = os.path.join(libdir, soname) if libdir else None
+        candidates = [(where, path) for where, path in (
+            ("package", own), ("build tree", build), ("installed", recorded))
+            if path and os.path.exists(path)]
+        # find_library runs ldconfig: asked only when all the above fail
+        candidates += [("installed", lambda: ctypes.util.find_library("slab") or soname)]
     reasons = []
     for where, path in candidates:
+        if callable(path):
+            path = path()
         try:
             lib, what = _load(path)
             return lib, what, "%s: %s" % (where, path)
@@ -1092,8 +1121,9 @@ Print each .slab file's summary; with --verify, check the whole file as inspect 
 does, every CRC-32C included.
 
 libslab.so, when found, makes the checks (much faster); else Python does. Looked for in this
-order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), <scripts>/../build/libslab.so,
-installed (find_library("slab"), libslab.so.0). A library of another major version than %d,
+order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), the package's own
+libslab.so.0 (pip install), <scripts>/../build/libslab.so, installed (the LIBDIR make install
+recorded, find_library("slab"), libslab.so.0). A library of another major version than %d,
 or built with a sanitizer, is passed over.
 """
 

@@ -1,0 +1,1 @@
+../python/slab/__init__.pyi
