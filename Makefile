@@ -320,6 +320,8 @@ uninstall: uninstall-completions uninstall-python
 include mk/completion.mk
 # The Python package, where the system python3 imports it (mk/python.mk).
 include mk/python.mk
+# Debian packages (mk/deb.mk): make deb.
+include mk/deb.mk
 
 ## clean: remove build/
 clean:
