@@ -11,12 +11,18 @@
 #include "tarout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -518,14 +524,266 @@ struct plan_opts {
 	struct frame_opts fr;
 };
 
+/* A page the walk released while the pipe still referenced some of it (the walk's fadvise
+ * cannot drop those): dropped again once the reader has read the stream up to end. */
+struct late_drop {
+	uint32_t file;
+	uint64_t lo, hi;        /* the page's bytes in the file */
+	uint64_t end;           /* stream bytes sent when its last sample had been */
+};
+
 struct emitter {
 	enum emit kind;
 	struct slab_tarout *tar;
 	struct slab_rawout *raw;
+	int *src;               /* per file: a descriptor on the file its mapping reads, for
+				 * splice(2), -1 (its bytes are copied), or SRC_LATER */
+	int nsrc;
+	int open_src, max_src;  /* descriptors opened, and the most that may be */
+	/* --release while splicing: per file, each page's last use (entry of the plans walked
+	 * one after another), and the pages waiting for the reader, oldest first. */
+	uint64_t **last;
+	uint64_t entry;         /* entries handed out so far */
+	struct late_drop *late;
+	size_t late_head, late_n, late_cap;
 };
 
-static int emitter_open(struct emitter *e, enum emit kind, uint64_t count)
+/* A file's descriptor to splice from is opened when its first sample is emitted. */
+#define SRC_LATER (-2)
+
+/* SLAB_NO_SPLICE=1 (a debugging aid, prefetch(1)): copy every byte, as before splice. */
+static int splice_wanted(void)
 {
+	const char *v = getenv("SLAB_NO_SPLICE");
+
+	return !(v && *v && strcmp(v, "0") != 0);
+}
+
+/* A descriptor on the file s maps, to splice its bytes from, or -1 to copy them instead.
+ * Opened by name, so checked to be the file the mapping reads still, not another put in its
+ * place: the same size, the same header and trailer (the trailer holds the CRC of the table,
+ * which holds every field's). */
+static int splice_source(struct slab *s)
+{
+	const char *path = slab_local_path(s);
+	const unsigned char *base = slab_base(s);
+	uint64_t size = slab_file_size(s);
+	unsigned char head[4096], tail[64];
+	volatile int same = 0;
+	struct slab_fault g;
+	struct stat st;
+	int fd;
+
+	if (!path || size < sizeof(head) + sizeof(tail))
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size ||
+	    pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    pread(fd, tail, sizeof(tail), (off_t)(size - sizeof(tail))) != (ssize_t)sizeof(tail)) {
+		close(fd);
+		return -1;
+	}
+	/* The mapping's own bytes: guarded, a file truncated since gives a fault here. */
+	if (sigsetjmp(g.jump, 0) == 0) {
+		slab_fault_begin(&g);
+		same = memcmp(head, base, sizeof(head)) == 0 &&
+		       memcmp(tail, base + size - sizeof(tail), sizeof(tail)) == 0;
+		slab_fault_end(&g);
+	}
+	if (!same) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The pages [*g, *g + *k) of file s that sample smp lies on (none when it is empty), as the
+ * walk counts them. */
+static void sample_pages(struct slab *s, const struct slab_sample *smp, uint64_t *g,
+			 uint64_t *k)
+{
+	uint64_t ps = slab_page_size(s), d = slab_data_offset(s);
+
+	*g = (smp->offset - d) / ps;
+	*k = smp->size ? (smp->offset + smp->size - 1 - d) / ps + 1 - *g : 0;
+}
+
+/* The pages of file s's data, up to its table. */
+static uint64_t file_pages(struct slab *s)
+{
+	uint64_t ps = slab_page_size(s), d = slab_data_offset(s), t = slab_table_offset(s);
+
+	return t > d ? (t - d + ps - 1) / ps : 0;
+}
+
+/* --release while splicing: each page's last use in the plans, as the walk finds it (it
+ * releases a page when the sample after its last use is asked for). 0, or -1 (said). */
+static int late_open(struct emitter *e, struct slab **files, int n,
+		     struct slab_plan *const *plans, size_t nplans)
+{
+	uint64_t base = 0;
+
+	if (!(e->last = calloc((size_t)n, sizeof(*e->last))))
+		goto nomem;
+	for (int i = 0; i < n; i++) {
+		uint64_t pages = file_pages(files[i]);
+
+		if (!(e->last[i] = malloc((pages ? pages : 1) * sizeof(**e->last))))
+			goto nomem;
+		for (uint64_t p = 0; p < pages; p++)
+			e->last[i][p] = UINT64_MAX;
+	}
+	for (size_t k = 0; k < nplans; k++) {
+		const struct slab_plan_entry *en = slab_plan_entries(plans[k]);
+		uint64_t count = slab_plan_count(plans[k]);
+
+		for (uint64_t j = 0; j < count; j++) {
+			struct slab_sample smp;
+			uint64_t g, np;
+
+			/* The walk checked the plan: an entry it cannot place fails it there. */
+			if ((int)en[j].file >= n || slab_sample(files[en[j].file], en[j].sample, &smp) < 0)
+				continue;
+			sample_pages(files[en[j].file], &smp, &g, &np);
+			/* A sample is inside the data; a damaged table is the walk's to report. */
+			for (uint64_t p = g; p < g + np && p < file_pages(files[en[j].file]); p++)
+				e->last[en[j].file][p] = base + j;
+		}
+		base += count;
+	}
+	return 0;
+nomem:
+	cli_error("out of memory");
+	return -1;
+}
+
+/* The bytes the reader has read so far: sent, less what is still in the pipe. */
+static uint64_t late_read(const struct emitter *e)
+{
+	uint64_t sent = e->kind == EMIT_TAR ? slab_tarout_sent(e->tar) : slab_rawout_sent(e->raw);
+	int queued = 0;
+
+	if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued < 0)
+		return 0;
+	return sent - (uint64_t)queued;
+}
+
+/* Drop the waiting pages the reader has read (all of them with all set: the pipe is gone). */
+static void late_drop(struct emitter *e, int all)
+{
+	uint64_t read;
+
+	if (e->late_head == e->late_n)
+		return;
+	read = all ? UINT64_MAX : late_read(e);
+	while (e->late_head < e->late_n && e->late[e->late_head].end <= read) {
+		const struct late_drop *d = &e->late[e->late_head++];
+
+		(void)posix_fadvise(e->src[d->file], (off_t)d->lo, (off_t)(d->hi - d->lo),
+				    POSIX_FADV_DONTNEED);
+	}
+	if (e->late_head == e->late_n)
+		e->late_head = e->late_n = 0;
+}
+
+/* Out of memory for the list: the pages the pipe holds are left to the kernel's reclaim. */
+static void late_stop(struct emitter *e)
+{
+	for (int i = 0; i < e->nsrc; i++)
+		free(e->last[i]);
+	free(e->last);
+	free(e->late);
+	e->last = NULL;
+	e->late = NULL;
+	e->late_head = e->late_n = e->late_cap = 0;
+}
+
+/* After a spliced sample: the pages it used last wait for the reader. */
+static void late_add(struct emitter *e, struct slab *s, const struct slab_follow_item *it)
+{
+	uint64_t ps = slab_page_size(s), d = slab_data_offset(s), g, k;
+	uint64_t sent = e->kind == EMIT_TAR ? slab_tarout_sent(e->tar) : slab_rawout_sent(e->raw);
+
+	sample_pages(s, &it->sample, &g, &k);
+	for (uint64_t p = g; p < g + k && p < file_pages(s); p++) {
+		if (e->last[it->file][p] != e->entry)
+			continue;
+		if (e->late_n == e->late_cap) {
+			size_t cap = e->late_cap ? 2 * e->late_cap : 64;
+			struct late_drop *l;
+
+			/* Moved down first: the queue holds about a pipe's worth of pages. */
+			if (e->late_head) {
+				memmove(e->late, e->late + e->late_head,
+					(e->late_n - e->late_head) * sizeof(*e->late));
+				e->late_n -= e->late_head;
+				e->late_head = 0;
+			}
+			if (e->late_n == e->late_cap) {
+				if (!(l = realloc(e->late, cap * sizeof(*l)))) {
+					late_stop(e);
+					return;
+				}
+				e->late = l;
+				e->late_cap = cap;
+			}
+		}
+		e->late[e->late_n].file = it->file;
+		e->late[e->late_n].lo = d + p * ps;
+		e->late[e->late_n].hi = d + (p + 1) * ps < slab_table_offset(s) ?
+					d + (p + 1) * ps : slab_table_offset(s);
+		e->late[e->late_n].end = sent;
+		e->late_n++;
+	}
+}
+
+/* At the end of the stream, with pages waiting: wait for the reader to read what the pipe
+ * holds (as a write into a full pipe would), or to go away, and drop them. */
+static void late_finish(struct emitter *e, int reader_gone)
+{
+	if (e->late_head == e->late_n)
+		return;
+	if (reader_gone) {
+		/* The pipe keeps its pages until its last writer closes it: this one. */
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			(void)dup2(fd, STDOUT_FILENO);
+			close(fd);
+		}
+		late_drop(e, 1);
+		return;
+	}
+	for (;;) {
+		struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
+		int queued = 0;
+
+		if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued <= 0)
+			break;
+		/* POLLERR: the reader has gone. */
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLERR)) {
+			late_finish(e, 1);
+			return;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	late_drop(e, 1);
+}
+
+/* The writer for kind on standard output; with splice (a pipe, not SLAB_NO_SPLICE, not
+ * --direct nor --memory: a budget is kept by dropping pages, which the pipe may hold), the
+ * files' descriptors to splice from: every file's but those at a URL under a --disk budget
+ * (their cache's pages are punched out after use, which would change bytes the pipe holds and
+ * its reader has not read yet). page: the largest page size of the files, what the pipe is
+ * grown to. */
+static int emitter_open(struct emitter *e, enum emit kind, uint64_t count, struct slab **files,
+			char **paths, int n, struct slab_plan *const *plans, const struct plan_opts *po,
+			uint64_t page)
+{
+	int on = splice_wanted() && !po->fo.direct && !po->fo.memory, splicing = 0;
+	struct rlimit rl;
+
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
 	if (kind == EMIT_TAR) {
@@ -534,22 +792,45 @@ static int emitter_open(struct emitter *e, enum emit kind, uint64_t count)
 			cli_error("out of memory");
 			return -1;
 		}
+		slab_tarout_set_splice(e->tar, on, page);
 		if (slab_tarout_open(e->tar, STDOUT_FILENO) < 0) {
 			cli_error("tar output: %s", slab_tarout_error(e->tar));
 			return -1;
 		}
+		splicing = slab_tarout_splicing(e->tar);
 	} else if (kind == EMIT_RAW) {
 		e->raw = slab_rawout_new();
 		if (!e->raw) {
 			cli_error("out of memory");
 			return -1;
 		}
+		slab_rawout_set_splice(e->raw, on, page);
 		if (slab_rawout_open(e->raw, STDOUT_FILENO, count) < 0) {
 			cli_error("raw output: %s", slab_rawout_error(e->raw));
 			return -1;
 		}
+		splicing = slab_rawout_splicing(e->raw);
 	}
-	return 0;
+	if (!splicing)
+		return 0;
+	if (!(e->src = malloc((size_t)n * sizeof(*e->src)))) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (e->nsrc = 0; e->nsrc < n; e->nsrc++) {
+		int remote = slab_is_url(paths[e->nsrc]);
+
+		e->src[e->nsrc] = remote && po->fo.disk ? -1 : SRC_LATER;
+	}
+	/* A descriptor more per file, kept to the end: at most a quarter of the process's limit,
+	 * which the walk's own descriptors and a URL's connections need too; the files past it
+	 * are copied. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur / 4 > (rlim_t)n)
+		e->max_src = n;
+	else
+		e->max_src = (int)(rl.rlim_cur / 4);
+	return po->fo.release ? late_open(e, files, n, plans, po->nplans) : 0;
 }
 
 /* 0, 1 when the reader has gone (EPIPE: stop quietly), or -1 (emitter_error() says why). */
@@ -576,15 +857,38 @@ static void emitter_error(const struct emitter *e)
 		cli_error("%s", msg);
 }
 
+/* The descriptor to splice sample it from, or -1. */
+static int emitter_source(struct emitter *e, struct slab *s, const struct slab_follow_item *it)
+{
+	int *src;
+
+	if (!e->src || it->direct || it->file >= (uint32_t)e->nsrc)
+		return -1;
+	src = &e->src[it->file];
+	if (*src == SRC_LATER) {
+		*src = e->open_src < e->max_src ? splice_source(s) : -1;
+		if (*src >= 0)
+			e->open_src++;
+	}
+	return *src;
+}
+
 static int emitter_sample(struct emitter *e, struct slab *s, const struct slab_follow_item *it)
 {
 	const unsigned char *bytes = it->direct ? it->bytes : NULL;
+	/* The walk fetched a file at a URL's bytes into its cache before handing them out. */
+	int src = emitter_source(e, s, it);
 	int r = 0;
 
 	if (e->kind == EMIT_TAR)
-		r = slab_tarout_sample(e->tar, s, it->index, bytes);
+		r = slab_tarout_sample_from(e->tar, s, src, it->index, bytes);
 	else if (e->kind == EMIT_RAW)
-		r = slab_rawout_sample(e->raw, s, it->file, it->index, it->pos, bytes);
+		r = slab_rawout_sample_from(e->raw, s, src, it->file, it->index, it->pos, bytes);
+	if (r >= 0 && e->last && src >= 0)
+		late_add(e, s, it);
+	if (r >= 0 && e->last)
+		late_drop(e, 0);
+	e->entry++;
 	return emitter_result(e, r);
 }
 
@@ -599,10 +903,25 @@ static int emitter_finish(struct emitter *e)
 	return emitter_result(e, r);
 }
 
+/* The end of the stream, finished or not (w: what emitter_sample or emitter_finish said):
+ * pages waiting for the reader are dropped once it has them. */
+static void emitter_end(struct emitter *e, int w)
+{
+	if (e->last)
+		late_finish(e, w == 1);
+}
+
 static void emitter_free(struct emitter *e)
 {
 	slab_tarout_free(e->tar);
 	slab_rawout_free(e->raw);
+	for (int i = 0; i < e->nsrc; i++)
+		if (e->src[i] >= 0)
+			close(e->src[i]);
+	free(e->src);
+	if (e->last)
+		late_stop(e);
+	free(e->late);
 }
 
 static void plan_progress(const struct slab_follow_stats *st, uint64_t n, double secs)
@@ -688,7 +1007,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct slab_follow *f = NULL;
 	struct slab_follow_item it;
 	struct slab_follow_stats st = { .size = sizeof(st) };
-	struct emitter em = { EMIT_NONE, NULL, NULL };
+	struct emitter em = { .kind = EMIT_NONE };
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, r, w = 0;
 	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
 	uint64_t written = 0, written_bytes = 0, count = 0, dataset = 0, page = 0, budget;
@@ -756,7 +1075,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	if (po->emit != EMIT_NONE) {
 		/* A reader that stops early is not an error: the write says EPIPE, we stop. */
 		signal(SIGPIPE, SIG_IGN);
-		if (emitter_open(&em, po->emit, count) < 0)
+		if (emitter_open(&em, po->emit, count, files, paths, n, plans, po, page) < 0)
 			goto out;
 	}
 	start = cli_now();
@@ -797,6 +1116,8 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	if (r == 0 && po->emit != EMIT_NONE)
 		w = emitter_finish(&em);
+	if (po->emit != EMIT_NONE)
+		emitter_end(&em, w);
 	if (progress)
 		fputs("\r\033[K", stderr);
 	if (r < 0) {

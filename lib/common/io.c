@@ -1,12 +1,18 @@
 /* io.c: write(2) until everything is written: the one loop every writer in slab needs; and
- * the buffered writer of the record streams on top of it. */
+ * the buffered writer of the record streams on top of it, which splices file bytes into a
+ * pipe where it can. */
 #include "io.h"
 #include "slab.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The most a pipe is grown to: a bound on what a pipe of copied bytes can hold in memory. */
+#define PIPE_MAX (16u << 20)
 
 int slab_write_full(int fd, const void *buf, uint64_t len)
 {
@@ -45,7 +51,77 @@ static int write_out(struct slab_outbuf *o, const void *p, uint64_t len, struct 
 		o->write_errno = errno;
 		return slab_fail(err, SLAB_ERR_IO, NULL, "write error: %s", strerror(errno));
 	}
+	o->sent += len;
 	return 0;
+}
+
+/* splice(2) len bytes from src at off into o->fd. A short count (the file is shorter than it
+ * was: truncated under the writer) or a failure ends the splicing of this piece: the rest is
+ * written from p, which reports the bytes it cannot read (EFAULT) as the copying writer
+ * does. EPIPE is the reader gone, as from write(2). */
+static int splice_out(struct slab_outbuf *o, const unsigned char *p, uint64_t len, int src,
+		      uint64_t off, struct slab_err *err)
+{
+	loff_t at = (loff_t)off;
+	uint64_t done = 0;
+
+	while (done < len) {
+		/* At most 1 GiB a call, as for write(2). */
+		size_t want = len - done > (1u << 30) ? (1u << 30) : (size_t)(len - done);
+		ssize_t n = splice(src, &at, o->fd, NULL, want, 0);
+
+		if (n > 0) {
+			done += (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE) {
+			o->write_errno = EPIPE;
+			o->spliced += done;
+			o->sent += done;
+			return slab_fail(err, SLAB_ERR_IO, NULL, "write error: %s", strerror(EPIPE));
+		}
+		/* Not on this file system, this kind of file, ...: copy from now on. */
+		if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+			      errno == EBADF || errno == ESPIPE))
+			o->splice = 0;
+		break;
+	}
+	o->spliced += done;
+	o->sent += done;
+	return done < len ? write_out(o, p + done, len - done, err) : 0;
+}
+
+int slab_outbuf_splice(struct slab_outbuf *o, uint64_t pipe_bytes)
+{
+	struct stat st;
+	int have;
+
+	o->splice = 0;
+	if (fstat(o->fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return 0;
+	o->splice = 1;
+	if (pipe_bytes > PIPE_MAX)
+		pipe_bytes = PIPE_MAX;
+	/* Halve the ask until Linux takes it (EPERM past fs.pipe-max-size or the user's pipe
+	 * pages) or it is no more than the pipe has. */
+	have = fcntl(o->fd, F_GETPIPE_SZ);
+	for (uint64_t want = pipe_bytes; have > 0 && want > (uint64_t)have; want /= 2)
+		if (fcntl(o->fd, F_SETPIPE_SZ, (int)want) >= 0)
+			break;
+	return 1;
+}
+
+int slab_outbuf_put_file(struct slab_outbuf *o, const void *p, uint64_t len, int src,
+			 uint64_t off, struct slab_err *err)
+{
+	if (!o->splice || src < 0 || len < SLAB_SPLICE_MIN)
+		return slab_outbuf_put(o, p, len, err);
+	o->total += len;
+	if (slab_outbuf_flush(o, err) < 0)
+		return SLAB_ERR_IO;
+	return splice_out(o, p, len, src, off, err);
 }
 
 int slab_outbuf_flush(struct slab_outbuf *o, struct slab_err *err)
@@ -58,6 +134,7 @@ int slab_outbuf_flush(struct slab_outbuf *o, struct slab_err *err)
 
 int slab_outbuf_put(struct slab_outbuf *o, const void *p, uint64_t len, struct slab_err *err)
 {
+	o->total += len;
 	if (len > o->cap - o->fill) {
 		if (slab_outbuf_flush(o, err) < 0)
 			return SLAB_ERR_IO;

@@ -1,4 +1,5 @@
-/* io.h: write(2) until everything is written, and a buffered writer over it. */
+/* io.h: write(2) until everything is written, and a buffered writer over it that can move
+ * file bytes into a pipe with splice(2) instead of copying them. */
 #ifndef SLAB_IO_H
 #define SLAB_IO_H
 
@@ -23,11 +24,34 @@ struct slab_outbuf {
 	const void *fault;
 	unsigned char *buf;
 	size_t cap, fill;
+	/* slab_outbuf_splice() found fd a pipe: pieces given with their file are spliced. Turned
+	 * off for good when splice(2) says it cannot (EINVAL: a file system without it). */
+	int splice;
+	uint64_t spliced;               /* bytes moved with splice(2) */
+	uint64_t total;                 /* bytes taken in (put, put_file) */
+	uint64_t sent;                  /* bytes handed to fd (written or spliced) */
 };
 
 /* An empty buffer of cap bytes, fd -1 until set: 0, or SLAB_ERR_NOMEM. */
 int slab_outbuf_init(struct slab_outbuf *o, size_t cap);
 int slab_outbuf_put(struct slab_outbuf *o, const void *p, uint64_t len, struct slab_err *err);
+/* Pieces from a file of at least this many bytes are spliced (see slab_outbuf_put_file);
+ * smaller ones are copied into the buffer: a spliced piece takes at least one slot of the
+ * pipe (a page), however few its bytes. */
+#define SLAB_SPLICE_MIN (16u * 1024)
+
+/* Splice from now on if fd (set already) is a pipe: 1 if so, 0 if the writer keeps copying.
+ * A pipe smaller than pipe_bytes is grown to it, or as far as Linux lets this process
+ * (fs.pipe-max-size, the per-user pipe limits); a failure to grow it is not an error. */
+int slab_outbuf_splice(struct slab_outbuf *o, uint64_t pipe_bytes);
+/* slab_outbuf_put() of len bytes at p which are the bytes [off, off + len) of the file open
+ * on src (-1: none): when splicing and len >= SLAB_SPLICE_MIN, what is buffered is written
+ * and the bytes go from src into the pipe with splice(2), their pages referenced by the pipe
+ * until its reader has read them, not copied. Where the file gives fewer bytes than asked
+ * (truncated under the writer) or splice fails (other than EPIPE), the rest is written from
+ * p, so that what p cannot give is reported as for slab_outbuf_put(): fault set. */
+int slab_outbuf_put_file(struct slab_outbuf *o, const void *p, uint64_t len, int src,
+			 uint64_t off, struct slab_err *err);
 /* Write what is buffered. */
 int slab_outbuf_flush(struct slab_outbuf *o, struct slab_err *err);
 /* Free the buffer (accepts one never initialised, zeroed). */

@@ -18,6 +18,8 @@
 struct slab_rawout {
 	struct slab_outbuf out;
 	int opened;
+	int want_splice;
+	uint64_t pipe_bytes;
 	uint64_t written;               /* sample records */
 	unsigned nf_cap;
 	unsigned *ids;
@@ -46,6 +48,22 @@ struct slab_rawout *slab_rawout_new(void)
 	return r;
 }
 
+void slab_rawout_set_splice(struct slab_rawout *r, int on, uint64_t pipe_bytes)
+{
+	r->want_splice = on;
+	r->pipe_bytes = pipe_bytes;
+}
+
+int slab_rawout_splicing(const struct slab_rawout *r)
+{
+	return r->out.splice;
+}
+
+uint64_t slab_rawout_sent(const struct slab_rawout *r)
+{
+	return r->out.sent;
+}
+
 int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 {
 	unsigned char h[SLAB_RAW_HEADER_SIZE] = { 0 };
@@ -57,14 +75,16 @@ int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count)
 		return rc;
 	r->out.fd = fd;
 	r->opened = 1;
+	if (r->want_splice)
+		(void)slab_outbuf_splice(&r->out, r->pipe_bytes);
 	memcpy(h, SLAB_RAW_MAGIC, 8);
 	slab_put32(h + 8, SLAB_RAW_VERSION);
 	slab_put64(h + 16, count);
 	return put(r, h, sizeof(h));
 }
 
-static int rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
-			 uint64_t pos, const unsigned char *bytes)
+static int rawout_sample(struct slab_rawout *r, struct slab *s, int src, uint32_t file,
+			 uint64_t i, uint64_t pos, const unsigned char *bytes)
 {
 	unsigned char rec[SLAB_RAW_RECORD_SIZE];
 	unsigned nf = slab_field_count(s);
@@ -108,7 +128,9 @@ static int rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, u
 		if (put(r, b, 2) < 0 || put(r, name, len) < 0)
 			return SLAB_ERR_IO;
 		slab_put64(b, r->fl[k].size);
-		if (put(r, b, 8) < 0 || put(r, r->fl[k].data, r->fl[k].size) < 0)
+		if (put(r, b, 8) < 0 ||
+		    slab_outbuf_put_file(&r->out, r->fl[k].data, r->fl[k].size, src,
+					 r->fl[k].offset, &r->err) < 0)
 			return SLAB_ERR_IO;
 	}
 	r->written++;
@@ -118,8 +140,8 @@ static int rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, u
 /* rawout_sample() with its reads of the mapping guarded: a file truncated under it is the
  * input's error, naming the file and the offset, not a SIGBUS nor the output's "Bad
  * address". */
-int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
-		       uint64_t pos, const unsigned char *bytes)
+int slab_rawout_sample_from(struct slab_rawout *r, struct slab *s, int src, uint32_t file,
+			    uint64_t i, uint64_t pos, const unsigned char *bytes)
 {
 	struct slab_fault g;
 	int rc;
@@ -127,12 +149,18 @@ int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uin
 	if (sigsetjmp(g.jump, 0))
 		return slab_fault_fail(&r->err, slab_path(s), slab_base(s), slab_file_size(s), g.addr);
 	slab_fault_begin(&g);
-	rc = rawout_sample(r, s, file, i, pos, bytes);
+	rc = rawout_sample(r, s, src, file, i, pos, bytes);
 	slab_fault_end(&g);
 	if (rc < 0 && r->out.fault)
 		return slab_fault_fail(&r->err, slab_path(s), slab_base(s), slab_file_size(s),
 				       r->out.fault);
 	return rc;
+}
+
+int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
+		       uint64_t pos, const unsigned char *bytes)
+{
+	return slab_rawout_sample_from(r, s, -1, file, i, pos, bytes);
 }
 
 int slab_rawout_finish(struct slab_rawout *r)

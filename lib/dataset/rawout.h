@@ -46,10 +46,20 @@ struct slab_rawout;
 /* A new raw writer; NULL only when out of memory. Free with slab_rawout_free(). */
 struct slab_rawout *slab_rawout_new(void);
 
+/* Before slab_rawout_open(): splice (on non-zero) the bytes of fields given with their file
+ * (slab_rawout_sample_from()) into fd when fd is a pipe, the pipe grown to pipe_bytes where
+ * Linux allows (slab_outbuf_splice() in io.h). The stream is the same bytes either way. Off
+ * until asked. */
+void slab_rawout_set_splice(struct slab_rawout *r, int on, uint64_t pipe_bytes);
+
 /* Start a stream on fd (a file or a pipe; never seeks) and write its header announcing
  * count samples. Buffers at most 64 KiB; larger fields go straight from their bytes to fd, so
  * a full pipe blocks the writer. 0 or SLAB_ERR_IO. */
 int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count);
+/* 1 when the stream splices (set so, and fd is a pipe), else 0. */
+int slab_rawout_splicing(const struct slab_rawout *r);
+/* When splicing: the bytes of the stream handed to fd so far (what is buffered not counted). */
+uint64_t slab_rawout_sent(const struct slab_rawout *r);
 
 /* Append sample i of s, file index file, plan position pos. bytes as for
  * slab_tarout_sample(): the sample's bytes read elsewhere, or NULL for the mapping.
@@ -57,6 +67,12 @@ int slab_rawout_open(struct slab_rawout *r, int fd, uint64_t count);
  * SLAB_ERR_CORRUPT, SLAB_ERR_NOMEM. */
 int slab_rawout_sample(struct slab_rawout *r, struct slab *s, uint32_t file, uint64_t i,
 		       uint64_t pos, const unsigned char *bytes);
+/* slab_rawout_sample() with src a file descriptor open on the file s maps (the same file, not
+ * only the same name: the caller checks; for a file at a URL, its local cache file with the
+ * sample's bytes fetched), or -1: large fields are spliced from it when splicing. The bytes
+ * written are the same. */
+int slab_rawout_sample_from(struct slab_rawout *r, struct slab *s, int src, uint32_t file,
+			    uint64_t i, uint64_t pos, const unsigned char *bytes);
 
 /* Write the end record and flush. The fd is left open. 0 or SLAB_ERR_IO. */
 int slab_rawout_finish(struct slab_rawout *r);

@@ -4,6 +4,7 @@
 #include "tarout.h"
 #include "error.h"
 #include "fault.h"
+#include "io.h"
 #include "slab.h"
 
 #include <archive.h>
@@ -28,6 +29,16 @@ struct slab_tarout {
 	struct slab_field *fl;
 	char *name;
 	size_t name_cap;
+	/* Splicing: libarchive unbuffered (bytes per block 0) hands every piece to out_write
+	 * as it comes, the field's bytes where they are; out gathers the rest. */
+	int want_splice, splice;
+	uint64_t pipe_bytes;
+	struct slab_outbuf out;
+	int block;                      /* libarchive's block size, which it would pad to */
+	int pad_last;                   /* ... on a pipe, as out_open chose */
+	const unsigned char *src_p;     /* the field being written: its bytes, */
+	uint64_t src_len, src_off;      /* its size and file offset, */
+	int src_fd;                     /* and the file to splice them from, or -1 */
 	struct slab_err err;
 };
 
@@ -65,11 +76,38 @@ static int out_open(struct archive *a, void *arg)
 	}
 	/* As libarchive's own fd writer does: pad the last block on devices, pipes and standard
 	 * output, not in a regular file. */
-	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || t->fd == 1)
-		archive_write_set_bytes_in_last_block(a, 0);
-	else
-		archive_write_set_bytes_in_last_block(a, 1);
+	t->pad_last = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) ||
+		      t->fd == 1;
+	archive_write_set_bytes_in_last_block(a, t->pad_last ? 0 : 1);
 	return ARCHIVE_OK;
+}
+
+/* A failure of the spliced stream's writer, as out_write records a failed write(2). */
+static void spliced_failed(struct slab_tarout *t)
+{
+	if (t->out.fault) {
+		t->fault = t->out.fault;
+		t->input_fault = 1;
+		t->write_errno = EFAULT;
+	} else {
+		t->write_errno = t->out.write_errno ? t->out.write_errno : EIO;
+	}
+}
+
+/* out_write when splicing: the field's bytes from its file, the rest through the buffer. */
+static void spliced_write(struct slab_tarout *t, const void *buf, size_t len)
+{
+	uintptr_t b = (uintptr_t)buf, f = (uintptr_t)t->src_p;
+	int rc;
+
+	if (t->src_fd >= 0 && t->src_p && b >= f && b - f < t->src_len &&
+	    len <= t->src_len - (b - f))
+		rc = slab_outbuf_put_file(&t->out, buf, len, t->src_fd, t->src_off + (b - f),
+					  &t->err);
+	else
+		rc = slab_outbuf_put(&t->out, buf, len, &t->err);
+	if (rc < 0)
+		spliced_failed(t);
 }
 
 static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_t len)
@@ -78,6 +116,11 @@ static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_
 	size_t done = 0;
 
 	(void)a;
+	if (t->splice) {
+		if (!t->write_errno)
+			spliced_write(t, buf, len);
+		return (la_ssize_t)len;
+	}
 	while (!t->write_errno && done < len) {
 		ssize_t w = write(t->fd, (const char *)buf + done, len - done);
 
@@ -107,7 +150,27 @@ static int checked(struct slab_tarout *t, int ok)
 
 struct slab_tarout *slab_tarout_new(void)
 {
-	return calloc(1, sizeof(struct slab_tarout));
+	struct slab_tarout *t = calloc(1, sizeof(struct slab_tarout));
+
+	if (t)
+		t->src_fd = -1;
+	return t;
+}
+
+void slab_tarout_set_splice(struct slab_tarout *t, int on, uint64_t pipe_bytes)
+{
+	t->want_splice = on;
+	t->pipe_bytes = pipe_bytes;
+}
+
+int slab_tarout_splicing(const struct slab_tarout *t)
+{
+	return t->splice;
+}
+
+uint64_t slab_tarout_sent(const struct slab_tarout *t)
+{
+	return t->out.sent;
 }
 
 int slab_tarout_open(struct slab_tarout *t, int fd)
@@ -123,6 +186,17 @@ int slab_tarout_open(struct slab_tarout *t, int fd)
 	if (!t->a || !t->e)
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	t->fd = fd;
+	t->block = archive_write_get_bytes_per_block(t->a);
+	if (t->want_splice && !t->out.buf) {
+		if (slab_outbuf_init(&t->out, 64u * 1024) < 0)
+			return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+		t->out.fd = fd;
+		t->splice = slab_outbuf_splice(&t->out, t->pipe_bytes);
+		if (!t->splice)
+			slab_outbuf_release(&t->out);
+		else if (archive_write_set_bytes_per_block(t->a, 0) != ARCHIVE_OK)
+			return archive_fail(t);
+	}
 	if (archive_write_set_format_pax_restricted(t->a) != ARCHIVE_OK ||
 	    archive_write_open(t->a, t, out_open, out_write, NULL) != ARCHIVE_OK)
 		return archive_fail(t);
@@ -150,7 +224,7 @@ static int reserve(struct slab_tarout *t, unsigned nf)
 	return 0;
 }
 
-static int tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
+static int tarout_sample(struct slab_tarout *t, struct slab *s, int src, uint64_t i,
 			 const unsigned char *bytes)
 {
 	struct slab_sample smp;
@@ -189,6 +263,10 @@ static int tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 		archive_entry_set_mtime(t->e, 0, 0);
 		if ((r = checked(t, archive_write_header(t->a, t->e) >= ARCHIVE_WARN)) < 0)
 			return r;
+		t->src_p = f->data;
+		t->src_len = f->size;
+		t->src_off = f->offset;
+		t->src_fd = src;
 		for (uint64_t done = 0; done < f->size;) {
 			uint64_t chunk = f->size - done;
 			la_ssize_t w;
@@ -196,9 +274,13 @@ static int tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 				chunk = 1u << 30;
 			w = archive_write_data(t->a, f->data + done, (size_t)chunk);
 			if ((r = checked(t, w > 0)) < 0)
-				return r;
+				break;
 			done += (uint64_t)w;
 		}
+		t->src_p = NULL;
+		t->src_fd = -1;
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -207,8 +289,8 @@ static int tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
  * writes them straight from the mapping): a file truncated under it is the input's error,
  * naming the file and the offset, and nothing more is written. libarchive, left in the middle
  * of a copy, is only freed after it. */
-int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
-		       const unsigned char *bytes)
+int slab_tarout_sample_from(struct slab_tarout *t, struct slab *s, int src, uint64_t i,
+			    const unsigned char *bytes)
 {
 	struct slab_fault g;
 	int rc;
@@ -216,24 +298,51 @@ int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 	if (t->input_fault)
 		return SLAB_ERR_IO;
 	if (sigsetjmp(g.jump, 0)) {
+		t->src_p = NULL;
+		t->src_fd = -1;
 		t->input_fault = 1;
 		t->write_errno = EFAULT;
 		return slab_fault_fail(&t->err, slab_path(s), slab_base(s), slab_file_size(s), g.addr);
 	}
 	slab_fault_begin(&g);
-	rc = tarout_sample(t, s, i, bytes);
+	rc = tarout_sample(t, s, src, i, bytes);
 	slab_fault_end(&g);
 	if (rc < 0 && t->fault)
 		return slab_fault_fail(&t->err, slab_path(s), slab_base(s), slab_file_size(s), t->fault);
 	return rc;
 }
 
+int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
+		       const unsigned char *bytes)
+{
+	return slab_tarout_sample_from(t, s, -1, i, bytes);
+}
+
 int slab_tarout_finish(struct slab_tarout *t)
 {
+	static const unsigned char zeros[4096];
+	int r;
+
 	if (!t->opened)
 		return slab_fail(&t->err, SLAB_ERR_INVAL, NULL, "tar writer not open");
 	t->opened = 0;
-	return checked(t, archive_write_close(t->a) == ARCHIVE_OK);
+	if ((r = checked(t, archive_write_close(t->a) == ARCHIVE_OK)) < 0 || !t->splice)
+		return r;
+	/* Unbuffered, libarchive pads nothing: pad the last block as it would have. */
+	if (t->pad_last && t->block > 0) {
+		uint64_t pad = (uint64_t)t->block - t->out.total % (uint64_t)t->block;
+
+		for (pad %= (uint64_t)t->block; pad > 0 && !t->write_errno;) {
+			uint64_t n = pad < sizeof(zeros) ? pad : sizeof(zeros);
+
+			if (slab_outbuf_put(&t->out, zeros, n, &t->err) < 0)
+				spliced_failed(t);
+			pad -= n;
+		}
+	}
+	if (!t->write_errno && slab_outbuf_flush(&t->out, &t->err) < 0)
+		spliced_failed(t);
+	return checked(t, 1);
 }
 
 const char *slab_tarout_error(const struct slab_tarout *t)
@@ -254,6 +363,7 @@ void slab_tarout_free(struct slab_tarout *t)
 		archive_entry_free(t->e);
 	if (t->a)
 		archive_write_free(t->a);
+	slab_outbuf_release(&t->out);
 	free(t->ids);
 	free(t->fl);
 	free(t->name);

@@ -21,10 +21,20 @@ int slab_tarout_export(struct slab_tarout *t, int fd, struct slab *const *sets, 
 
 /* ---- Streaming: one sample at a time ------------------------------------------------------ */
 
+/* Before slab_tarout_open(): splice (on non-zero) the bytes of fields given with their file
+ * (slab_tarout_sample_from()) into fd when fd is a pipe, the pipe grown to pipe_bytes where
+ * Linux allows (slab_outbuf_splice() in io.h); headers and padding are gathered in a 64 KiB
+ * buffer and written. The stream is the same bytes either way. Off until asked. */
+void slab_tarout_set_splice(struct slab_tarout *t, int on, uint64_t pipe_bytes);
+
 /* Start a tar stream on fd (a file or a pipe; never seeks). Writes go straight to fd in
  * blocks of 10 KiB, so a full pipe blocks the writer: memory stays bounded. 0,
  * SLAB_ERR_IO, SLAB_ERR_NOMEM, or SLAB_ERR_INVAL when open already. */
 int slab_tarout_open(struct slab_tarout *t, int fd);
+/* 1 when the stream splices (set so, and fd is a pipe), else 0. */
+int slab_tarout_splicing(const struct slab_tarout *t);
+/* When splicing: the bytes of the stream handed to fd so far (what is buffered not counted). */
+uint64_t slab_tarout_sent(const struct slab_tarout *t);
 
 /* Append sample i of s: one member KEY.FIELD per field it has, in the order the fields had in
  * the packed input, the same members slab_tar_export() writes. bytes, when not NULL, holds
@@ -34,6 +44,12 @@ int slab_tarout_open(struct slab_tarout *t, int fd);
  * table points outside the data or outside the sample), SLAB_ERR_NOMEM. */
 int slab_tarout_sample(struct slab_tarout *t, struct slab *s, uint64_t i,
 		       const unsigned char *bytes);
+/* slab_tarout_sample() with src a file descriptor open on the file s maps (the same file, not
+ * only the same name: the caller checks; for a file at a URL, its local cache file with the
+ * sample's bytes fetched), or -1: large fields are spliced from it when splicing. The bytes
+ * written are the same. */
+int slab_tarout_sample_from(struct slab_tarout *t, struct slab *s, int src, uint64_t i,
+			    const unsigned char *bytes);
 
 /* End the archive (the two zero blocks) and flush. The fd is left open. 0 or SLAB_ERR_IO. */
 int slab_tarout_finish(struct slab_tarout *t);
