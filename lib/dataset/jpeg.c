@@ -1,5 +1,7 @@
-/* jpeg.c: JPEG header parsing, full-decode checks and area-averaging downscale re-encode,
- * on top of TurboJPEG 2.1. All state lives in the context, so one context per thread is safe. */
+/* jpeg.c: JPEG header parsing, full-decode checks and downscaling re-encode, on top of
+ * TurboJPEG 2.1; the downscale decodes through the image pipeline (slab.h: its DCT-scaled JPEG
+ * decode and its resize), CMYK through an area-averaging filter of its own. All state lives
+ * in the context, so one context per thread is safe. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@ struct span {
 struct slab_jpeg {
 	tjhandle dec;
 	tjhandle enc;           /* made by the first fit() that re-encodes */
+	struct slab_image_decoder *img;  /* the pipeline's, made by the first fit() through it */
 	struct slab_err err;
 	uint64_t max_pixels;             /* UINT64_MAX: none */
 	unsigned max_scans;              /* UINT_MAX: none */
@@ -87,6 +90,8 @@ void slab_jpeg_limits(struct slab_jpeg *j, uint64_t max_pixels, unsigned max_sca
 {
 	j->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
 	j->max_scans = max_scans ? max_scans : SLAB_IMAGE_MAX_SCANS;
+	if (j->img)
+		slab_image_decoder_limits(j->img, j->max_pixels, j->max_scans);
 }
 
 void slab_jpeg_free(struct slab_jpeg *j)
@@ -97,6 +102,7 @@ void slab_jpeg_free(struct slab_jpeg *j)
 		tjDestroy(j->dec);
 	if (j->enc)
 		tjDestroy(j->enc);
+	slab_image_decoder_free(j->img);
 	slab_scratch_free(&j->pix);
 	slab_scratch_free(&j->small);
 	slab_scratch_free(&j->vrow);
@@ -503,16 +509,87 @@ static int resize(struct slab_jpeg *j, uint32_t w, uint32_t h, tjscalingfactor f
 	return 0;
 }
 
+/*
+ * CMYK and YCCK (which the pipeline turns into RGB) into j->small at tw x th, kept in four
+ * channels: the smallest IDCT scaling that leaves at least twice the target on both sides
+ * (Pillow's "reducing gap"), so the scaled IDCT's softer filtering and its padded edge blocks
+ * stay a small share of each output pixel; under two blocks on a side, the blocks' errors
+ * have nothing to average out with: no scaling. The box filter does the rest.
+ */
+static int fit_box(struct slab_jpeg *j, const void *buf, size_t len,
+		   const struct slab_jpeg_info *in, uint32_t tw, uint32_t th, int pf)
+{
+	const tjscalingfactor *sf;
+	tjscalingfactor best = { 1, 1 };
+	uint32_t sw, sh;
+	int nsf, r;
+
+	sf = tjGetScalingFactors(&nsf);
+	for (int i = 0; sf && i < nsf && min_u32(in->width, in->height) >= 16; i++) {
+		if (sf[i].num > sf[i].denom)
+			continue;
+		if ((uint32_t)TJSCALED((int)in->width, sf[i]) < min_u32(2 * tw, in->width) ||
+		    (uint32_t)TJSCALED((int)in->height, sf[i]) < min_u32(2 * th, in->height))
+			continue;
+		if ((int64_t)sf[i].num * best.denom < (int64_t)best.num * sf[i].denom)
+			best = sf[i];
+	}
+	sw = (uint32_t)TJSCALED((int)in->width, best);
+	sh = (uint32_t)TJSCALED((int)in->height, best);
+	if ((r = decode(j, buf, len, (int)sw, (int)sh, pf,
+			TJFLAG_STOPONWARNING | limitscans(j) | TJFLAG_ACCURATEDCT)) < 0)
+		return r;
+	return resize(j, in->width, in->height, best, sw, sh, tw, th, (unsigned)tjPixelSize[pf]);
+}
+
+/*
+ * Grey, YCbCr and RGB JPEGs into j->small at tw x th, c channels (1 or 3), through the image
+ * pipeline, as the loader decodes: the largest DCT scaling (1/8, 1/4, 1/2; 1/4 at most for
+ * 4:2:2 and 4:4:0) whose output is still at least tw x th, so the resize after it only
+ * shrinks, then its resize (PIL's BILINEAR with reducing) over the whole picture. Most of the
+ * work of a downscale is then the entropy decoding, which no scaling avoids. Not for a sliver
+ * fitted to under 16 pixels on a side: there the last row (column) of a scaled decode, a block
+ * that is mostly the encoder's padding, would weigh as a whole pixel among the few the output
+ * pixel takes in (a 2000x20 JPEG at 1/8 is 3 rows, the last of them 4 real rows in 8); it is
+ * decoded at full size instead (such slivers are rare).
+ */
+static int fit_pipeline(struct slab_jpeg *j, const void *buf, size_t len,
+			const struct slab_jpeg_info *in, uint32_t tw, uint32_t th, unsigned c)
+{
+	struct slab_image_spec spec;
+	struct slab_image_params p;
+	int r;
+
+	if (!j->img) {
+		if (!(j->img = slab_image_decoder_new()))
+			return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL,
+					 "out of memory making an image decoder");
+		slab_image_decoder_limits(j->img, j->max_pixels, j->max_scans);
+	}
+	slab_image_spec_init(&spec, tw, th);
+	spec.crop = SLAB_IMAGE_CROP_NONE;
+	spec.channels = c;
+	spec.exact = tw < 16 || th < 16;
+	if ((r = slab_image_params(&spec, in->width, in->height, 0, 0, 0, &p)) < 0)
+		return slab_fail(&j->err, r, NULL, "cannot fit a %ux%u JPEG to %ux%u",
+				 (unsigned)in->width, (unsigned)in->height, (unsigned)tw,
+				 (unsigned)th);
+	if (slab_scratch_reserve(&j->small, mul3(tw, th, c)) < 0)
+		return slab_fail(&j->err, SLAB_ERR_NOMEM, NULL, "out of memory resizing to %ux%u",
+				 (unsigned)tw, (unsigned)th);
+	if ((r = slab_image_decode(j->img, buf, len, &spec, &p, j->small.p, NULL)) < 0)
+		return slab_fail_from(&j->err, r, slab_image_error(j->img));
+	return 0;
+}
+
 int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
 		  int quality, void **out, size_t *outlen, struct slab_jpeg_info *info)
 {
 	struct slab_jpeg_info in;
-	const tjscalingfactor *sf;
-	tjscalingfactor best = { 1, 1 };
 	unsigned char *jbuf = NULL;
 	unsigned long jsize = 0;
-	uint32_t longer, tw, th, sw, sh;
-	int warned, nsf, pf, samp, r, ret = SLAB_ERR_CORRUPT;
+	uint32_t longer, tw, th;
+	int warned, pf, samp, r, ret = SLAB_ERR_CORRUPT;
 	char msg[256];
 
 	*out = NULL;
@@ -544,31 +621,10 @@ int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max
 	}
 	slab_fit_size(in.width, in.height, max_side, &tw, &th);
 
-	/*
-	 * Downscale in the DCT domain first, cheaply, with the smallest IDCT scaling that
-	 * leaves at least twice the target on both sides (Pillow's "reducing gap"): that much
-	 * margin keeps the scaled IDCT's softer filtering and its padded edge blocks to a
-	 * small share of each output pixel. Under two blocks on a side, the blocks' errors
-	 * have nothing to average out with: no scaling. The box filter does the rest.
-	 */
-	sf = tjGetScalingFactors(&nsf);
-	for (int i = 0; sf && i < nsf && min_u32(in.width, in.height) >= 16; i++) {
-		if (sf[i].num > sf[i].denom)
-			continue;
-		if ((uint32_t)TJSCALED((int)in.width, sf[i]) < min_u32(2 * tw, in.width) ||
-		    (uint32_t)TJSCALED((int)in.height, sf[i]) < min_u32(2 * th, in.height))
-			continue;
-		if ((int64_t)sf[i].num * best.denom < (int64_t)best.num * sf[i].denom)
-			best = sf[i];
-	}
-	sw = (uint32_t)TJSCALED((int)in.width, best);
-	sh = (uint32_t)TJSCALED((int)in.height, best);
-
 	pf = pixel_format(&in);
-	if ((r = decode(j, buf, len, (int)sw, (int)sh, pf,
-			TJFLAG_STOPONWARNING | limitscans(j) | TJFLAG_ACCURATEDCT)) < 0 ||
-	    (r = resize(j, in.width, in.height, best, sw, sh, tw, th,
-			(unsigned)tjPixelSize[pf])) < 0) {
+	r = pf == TJPF_CMYK ? fit_box(j, buf, len, &in, tw, th, pf) :
+	    fit_pipeline(j, buf, len, &in, tw, th, (unsigned)tjPixelSize[pf]);
+	if (r < 0) {
 		ret = r;
 		goto out;
 	}

@@ -1,4 +1,5 @@
-/* jpeg.h: JPEG header parsing, full-decode checks and downscaling re-encode (TurboJPEG).
+/* jpeg.h: JPEG header parsing, full-decode checks and downscaling re-encode (TurboJPEG, and
+ * the image pipeline's DCT-scaled decode and resize).
  * One context per thread; a context is not shared between threads. */
 #ifndef SLAB_JPEG_H
 #define SLAB_JPEG_H
@@ -61,11 +62,14 @@ int slab_jpeg_header(struct slab_jpeg *j, const void *buf, size_t len, struct sl
  * count as corrupt). */
 int slab_jpeg_check(struct slab_jpeg *j, const void *buf, size_t len);
 
-/* When the longer side exceeds max_side, decode, downscale to fit max_side (aspect kept, each
- * side rounded, at least 1) with an area-averaging filter, and re-encode at quality (1..100)
- * with the input's subsampling. Returns 1 with *out (malloc'd, caller frees), *outlen and *info
- * of the new image; 0 when the image already fits (*out NULL, *info of the input); a negative
- * error.
+/* When the longer side exceeds max_side, downscale to fit max_side (slab_fit_size()) and
+ * re-encode at quality (1..100) with the input's subsampling. A grey, YCbCr or RGB JPEG goes
+ * through the image pipeline (slab_image_decode()): decoded at the largest DCT scaling whose
+ * output is still at least the fitted size (at full size when the fitted size has a side
+ * under 16), then its bilinear resize; it comes out grey or YCbCr. A CMYK or YCCK one is decoded at a scaling that leaves twice the fitted size, then
+ * area-averaged, and stays four-channel (YCCK). Returns 1 with *out (malloc'd, caller frees),
+ * *outlen and *info of the new image; 0 when the image already fits (*out NULL, *info of the
+ * input); a negative error.
  * The result depends only on the input bytes and parameters, never on the thread. */
 int slab_jpeg_fit(struct slab_jpeg *j, const void *buf, size_t len, unsigned max_side,
 		  int quality, void **out, size_t *outlen, struct slab_jpeg_info *info);
