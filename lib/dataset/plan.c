@@ -18,6 +18,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* struct slab_plan_entry in memory is the file's entry where integers are little-endian. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ENTRIES_AS_STORED 1
+#else
+#define ENTRIES_AS_STORED 0
+#endif
+
 /* ---- the generator: xoshiro256** seeded through splitmix64 ----------------------------- */
 
 struct rng {
@@ -32,12 +39,16 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-static uint64_t rotl(uint64_t x, int k)
+/* The generator runs twice per sample of a quasi plan: a call each time would cost more than
+ * the draw. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT uint64_t rotl(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(struct rng *r)
+HOT uint64_t rng_next(struct rng *r)
 {
 	uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
 
@@ -51,7 +62,7 @@ static uint64_t rng_next(struct rng *r)
 }
 
 /* Uniform in [0, n), n >= 1, without bias (Lemire's multiply-and-reject). */
-static uint64_t rng_below(struct rng *r, uint64_t n)
+HOT uint64_t rng_below(struct rng *r, uint64_t n)
 {
 	__extension__ typedef unsigned __int128 u128;
 	u128 m = (u128)rng_next(r) * n;
@@ -193,7 +204,10 @@ static int dataset_count(struct dataset *d, struct slab *const *files, uint32_t 
 
 /* The units of the samples planned (d->total of them, the subset's when d->sub is set),
  * after dataset_count(). Every sample's record is read: a unit's bounds depend on its
- * neighbours, planned or not. */
+ * neighbours, planned or not. The records are read straight from the table (format.h) with
+ * slab_sample()'s checks; a record that fails them goes through slab_sample() for its error.
+ * (Through slab_sample() a record costs a call and a copy of fields not needed here: twice
+ * the time, on ten million samples.) */
 static int dataset_units(struct dataset *d, struct slab *const *files, struct slab_err *e)
 {
 	const uint32_t *sub = d->sub;
@@ -203,18 +217,28 @@ static int dataset_units(struct dataset *d, struct slab *const *files, struct sl
 	for (uint32_t f = 0; f < d->nfiles; f++) {
 		struct slab *s = files[f];
 		uint64_t ps = slab_page_size(s), data = slab_data_offset(s), last_page = UINT64_MAX;
-		uint64_t count = slab_count(s);
+		uint64_t count = slab_count(s), end = slab_table_offset(s);
+		const unsigned char *t = slab_base(s) + end;    /* slab_open() checked the table */
+		const unsigned char *rec = t + slab_le64(t + 48);
+		uint64_t keys_size = slab_le64(t + 72);
 		int shift = __builtin_ctzll(ps);        /* a power of two: no division per sample */
 		for (uint64_t i = 0; i < count; i++, g++) {
-			struct slab_sample smp;
-			uint64_t page;
+			const unsigned char *r = rec + i * SLAB_SAMPLE_RECORD;
+			uint64_t off = slab_le64(r), size = slab_le64(r + 8), key_off = slab_le64(r + 16);
+			uint64_t key_len = slab_le32(r + 24), page;
 			uint32_t pages;
-			int r = slab_sample(s, i, &smp);
-			if (r < 0)
-				return slab_fail_from(e, r, slab_error(s));
+			if (key_off > keys_size || key_len > keys_size - key_off ||
+			    off < data || off > end || size > end - off) {
+				struct slab_sample smp;
+				int rc = slab_sample(s, i, &smp);
+				if (rc < 0)
+					return slab_fail_from(e, rc, slab_error(s));
+				off = smp.offset;
+				size = smp.size;
+			}
 			/* The page is derived from the checked offset, not taken from the record. */
-			page = (smp.offset - data) >> shift;
-			pages = span_pages(smp.size, ps);
+			page = (off - data) >> shift;
+			pages = span_pages(size, ps);
 			if (pages > 1 || page != last_page) {
 				unit++;         /* the dataset's units, numbered from 1 */
 				unit_pages = pages;
@@ -267,6 +291,17 @@ static void shuffle32(struct rng *r, uint32_t *a, uint64_t n)
 	}
 }
 
+/* shuffle32() of 16-bit numbers: the same draws, the same moves. */
+static void shuffle16(struct rng *r, uint16_t *a, uint64_t n)
+{
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = rng_below(r, i);
+		uint16_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
 /*
  * A uniform permutation of 0 .. n-1 into out, made in cache-sized
  * pieces (Rao and Sandelius's method): each number in turn draws one of 256 buckets (the top
@@ -297,16 +332,200 @@ static void permutation(struct rng *r, uint32_t *out, uint64_t n)
 /* ---- quasi-random: groups and the window ------------------------------------------------- */
 
 /* A group is the part of one unit that falls in a rank's share. Its samples (local indexes
- * in its file) are list[base, base + count); list[base, base + taken) are already out. */
+ * in its file) are list[base, base + count), or first + short_list[base, base + count);
+ * those before base + taken are already out. Only what every step reads is here; the
+ * unit and the cost are in arrays of their own. */
 struct group {
 	uint32_t file;
 	uint32_t base;
 	uint32_t count;
 	uint32_t taken;
-	uint64_t cost;
+	uint32_t first;         /* short lists: the local index of the group's first sample */
 };
 
 #define NONE UINT32_MAX
+
+/* The window: the groups of the share and the wheel they wait on. A wheel slot is a stack
+ * of groups (head, then link); busy has a bit per slot that is not empty, so that a step
+ * finds the next group with a count of trailing zeros rather than a test per slot (about
+ * one group waits per slot: a test per slot is a branch mispredicted every other step). */
+struct window {
+	const struct dataset *d;
+	uint64_t budget;        /* the window, in pages or bytes */
+	struct group *gr;
+	uint32_t *unit;         /* each group's unit */
+	uint64_t *cost;         /* each group's cost */
+	/* The groups' samples in the order they go out: as local indexes, or when every group
+	 * is one run of consecutive samples of at most 65536 (no subset, no share wrapping onto
+	 * its own unit) as 16-bit offsets from the group's first: half the memory, for plans of
+	 * many small samples (ten million of one byte: 20 MB less, fresh pages the kernel
+	 * clears). */
+	uint32_t *list;
+	uint16_t *short_list;
+	uint64_t ngroups, next; /* groups, and the first not admitted yet */
+	uint64_t live;          /* cost of the groups admitted and not done */
+	uint64_t first_from;    /* the position of group 0's first sample */
+	uint32_t *head, *link;
+	uint64_t *busy, mask;   /* mask: slots - 1; slots a power of two, at least 64 */
+};
+
+/*
+ * What the steps change, as one value: the step loop keeps it in registers. The slot `now`
+ * is taken off the wheel whole into cur, whose groups are then popped in turn; a push due
+ * now goes on top of cur, as it would on top of the slot. The busy bits of now's word of 64
+ * slots are in bits, not in memory (whose word is zero but for pushes a lap of the wheel
+ * ahead): a step then finds the next slot without waiting on the store of the step before.
+ */
+struct steps {
+	struct rng r;
+	uint64_t now;
+	uint64_t bits;          /* busy slots of now's word, after now */
+	uint64_t nlive;         /* L, the groups admitted and not done */
+	uint32_t cur;           /* the rest of slot now, top first; NONE when empty */
+	int admit;              /* a group left (or none came yet): try to admit */
+};
+
+/* Group g waits until time t (now <= t < now + slots). */
+HOT void wheel_push(const struct window *w, struct steps *st, uint64_t t, uint32_t g)
+{
+	uint64_t slot = t & w->mask, bit, near;
+
+	if (t == st->now) {
+		w->link[g] = st->cur;
+		st->cur = g;
+		return;
+	}
+	w->link[g] = w->head[slot];
+	w->head[slot] = g;
+	/* no branch: whether t is in now's word is a coin toss each step */
+	bit = 1ull << (t & 63);
+	near = -(uint64_t)((t ^ st->now) < 64);
+	st->bits |= bit & near;
+	w->busy[slot >> 6] |= bit & ~near;
+}
+
+/* Slot `now` is empty, and not all are: move to the next one with a group and take it. */
+HOT void wheel_advance(const struct window *w, struct steps *st)
+{
+	uint64_t s;
+
+	while (!st->bits) {
+		uint64_t *word;
+		st->now = (st->now | 63) + 1;
+		word = &w->busy[(st->now & w->mask) >> 6];
+		st->bits = *word;
+		*word = 0;
+	}
+	st->now = (st->now & ~(uint64_t)63) + (uint64_t)__builtin_ctzll(st->bits);
+	st->bits &= st->bits - 1;
+	s = st->now & w->mask;
+	st->cur = w->head[s];
+	w->head[s] = NONE;
+}
+
+/* A group's samples, in share order, into list[0, count): from position `from` to the end
+ * of its unit, then (a share that wraps round onto its own unit: a dataset of one unit)
+ * from the unit's first position on. Filled when the group enters the window, so that its
+ * shuffle finds the list in cache. */
+static void group_fill(const struct dataset *d, const struct group *g, uint32_t unit,
+		       uint64_t from, uint32_t *list)
+{
+	uint64_t end = d->ufirst[unit + 1], run = end - from < g->count ? end - from : g->count;
+	uint32_t base = (uint32_t)d->fstart[g->file];
+
+	if (d->sub) {
+		for (uint64_t i = 0; i < run; i++)
+			list[i] = d->sub[from + i] - base;
+		for (uint64_t i = run; i < g->count; i++)
+			list[i] = d->sub[d->ufirst[unit] + i - run] - base;
+	} else {
+		for (uint64_t i = 0; i < run; i++)
+			list[i] = (uint32_t)(from + i) - base;
+		for (uint64_t i = run; i < g->count; i++)
+			list[i] = (uint32_t)(d->ufirst[unit] + i - run) - base;
+	}
+}
+
+/* Admit groups while the next one fits (one alone always may, however large); then fill
+ * and shuffle each newcomer's list (small enough to stay in cache while it is shuffled; it
+ * is read in order afterwards) and give it a slot. */
+static __attribute__((noinline)) void window_admit(struct window *w, struct steps *st)
+{
+	uint64_t admitted = w->next;
+
+	while (w->next < w->ngroups &&
+	       (!st->nlive || (w->live <= w->budget && w->cost[w->next] <= w->budget - w->live))) {
+		w->live += w->cost[w->next];
+		st->nlive++;
+		w->next++;
+	}
+	for (; admitted < w->next; admitted++) {
+		struct group *g = &w->gr[admitted];
+		if (w->short_list) {
+			uint16_t *a = w->short_list + g->base;
+			for (uint32_t i = 0; i < g->count; i++)
+				a[i] = (uint16_t)i;
+			shuffle16(&st->r, a, g->count);
+		} else {
+			uint32_t *a = w->list + g->base;
+			group_fill(w->d, g, w->unit[admitted],
+				   admitted ? w->d->ufirst[w->unit[admitted]] : w->first_from, a);
+			shuffle32(&st->r, a, g->count);
+		}
+		wheel_push(w, st, st->now + rng_below(&st->r, st->nlive), (uint32_t)admitted);
+	}
+	st->admit = 0;
+}
+
+/* n steps of the window; their entries to out, or nowhere (NULL: the positions before
+ * --start); with the short lists or not. Inlined for each, so the loop tests neither. */
+HOT void window_steps(struct window *w, struct steps *state, uint64_t n, struct slab_plan_entry *out,
+		      const int short_lists)
+{
+	struct steps st = *state;
+	struct group *gr = w->gr;
+	const uint32_t *list = w->list;
+	const uint16_t *short_list = w->short_list;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct group *g;
+		uint32_t gi, taken;
+		if (__builtin_expect(st.admit, 0)) {
+			struct steps tmp = st;  /* st's address stays here: registers */
+			window_admit(w, &tmp);
+			st = tmp;
+		}
+		if (st.cur == NONE)
+			wheel_advance(w, &st);
+		gi = st.cur;
+		st.cur = w->link[gi];
+		g = &gr[gi];
+		taken = g->taken;
+		/* the next cache line of the group's list: wanted 16 (short: 32) visits on, some
+		 * 16 L steps from now; by then the line read now is long out of the cache */
+		if (short_lists) {
+			if (taken + 32 < g->count)
+				__builtin_prefetch(short_list + g->base + taken + 32);
+			if (out)
+				out[i] = (struct slab_plan_entry){ g->file,
+								   g->first + short_list[g->base + taken] };
+		} else {
+			if (taken + 16 < g->count)
+				__builtin_prefetch(list + g->base + taken + 16);
+			if (out)
+				out[i] = (struct slab_plan_entry){ g->file, list[g->base + taken] };
+		}
+		g->taken = ++taken;
+		if (taken == g->count) {
+			w->live -= w->cost[gi];
+			st.nlive--;
+			st.admit = 1;
+			continue;
+		}
+		wheel_push(w, &st, st.now + st.nlive / 2 + rng_below(&st.r, st.nlive), gi);
+	}
+	*state = st;
+}
 
 /*
  * Cut the rank's share out of the shuffled units (positions [from, from + len) of the global
@@ -317,27 +536,32 @@ struct group {
  * one group waits per slot. So consecutive samples come from different pages and a page's
  * samples spread evenly over its stay, which FFCV's one-random-live-page-per-step does not
  * do, for the same memory (man/shuffle-plan.1 has the numbers).
+ *
+ * Entries [start, len) go to out. With crc, the CRC-32C of the entries as stored is worked
+ * out block by block while they are in cache (slab_plan_write() would read them again).
  */
 static int quasi(const struct dataset *d, struct slab *const *files, const struct slab_plan_params *p,
-		 uint64_t hash, uint64_t from, uint64_t len, uint64_t start, struct slab_plan_entry *out)
+		 uint64_t hash, uint64_t from, uint64_t len, uint64_t start, struct slab_plan_entry *out,
+		 uint32_t *crc)
 {
-	uint32_t *order = NULL, *list = NULL, *wheel = NULL, *link = NULL, prev_unit = NONE;
-	struct group *gr = NULL;
-	uint64_t ngroups = 0, pos = 0, k, u, skip, live = 0, next = 0, now = 0, nlive = 0;
-	uint64_t min_cost = UINT64_MAX, most, mask;
-	int bytes = !!(p->flags & SLAB_PLAN_MEMORY), ret = SLAB_ERR_NOMEM;
-	struct rng r;
+	enum { BLOCK = 4096 };  /* entries per CRC: 32 KiB, in the first-level cache */
+	struct window w = { .d = d, .budget = p->window };
+	struct steps st = { .cur = NONE, .admit = 1 };
+	uint32_t *order = NULL, prev_unit = NONE;
+	uint64_t pos = 0, k, skip, min_cost = UINT64_MAX, most, slots;
+	int bytes = !!(p->flags & SLAB_PLAN_MEMORY), ret = SLAB_ERR_NOMEM, short_ok = !d->sub;
 
 	if (!len)
 		return 0;
 	order = malloc((d->nunits ? d->nunits : 1) * sizeof(*order));
-	list = malloc(len * sizeof(*list));
-	gr = malloc((d->nunits + 1) * sizeof(*gr));
-	link = malloc((d->nunits + 1) * sizeof(*link));
-	if (!order || !list || !gr || !link)
+	w.gr = malloc((d->nunits + 1) * sizeof(*w.gr));
+	w.unit = malloc((d->nunits + 1) * sizeof(*w.unit));
+	w.cost = malloc((d->nunits + 1) * sizeof(*w.cost));
+	w.link = malloc((d->nunits + 1) * sizeof(*w.link));
+	if (!order || !w.gr || !w.unit || !w.cost || !w.link)
 		goto out;
-	rng_init(&r, hash, p, 1);
-	permutation(&r, order, d->nunits);
+	rng_init(&st.r, hash, p, 1);
+	permutation(&st.r, order, d->nunits);
 
 	/* Find the unit holding position `from`, then walk the units from there. */
 	for (k = 0, skip = from; ; k++) {
@@ -346,86 +570,77 @@ static int quasi(const struct dataset *d, struct slab *const *files, const struc
 			break;
 		skip -= c;
 	}
+	w.first_from = d->ufirst[order[k]] + skip;
 	while (pos < len) {
 		uint32_t un = order[k];
 		uint64_t first = d->ufirst[un] + skip, c = d->ufirst[un + 1] - first;
-		uint32_t f = file_of(d, global_at(d, first));   /* a unit is in one file */
 		if (c > len - pos)
 			c = len - pos;
-		if (un != prev_unit) {
-			uint64_t ps = slab_page_size(files[f]);
-			gr[ngroups] = (struct group){ .file = f, .base = (uint32_t)pos,
-						      .cost = bytes ? d->upages[un] * ps : d->upages[un] };
-			if (gr[ngroups].cost < min_cost)
-				min_cost = gr[ngroups].cost;
-			ngroups++;
+		if (un == prev_unit) {
+			/* a share that wraps round onto its own unit extends the same group */
+			short_ok = 0;
+		} else {
+			uint32_t f = file_of(d, global_at(d, first));   /* a unit is in one file */
+			uint64_t ps = slab_page_size(files[f]), cost = bytes ? d->upages[un] * ps : d->upages[un];
+			w.gr[w.ngroups] = (struct group){ .file = f, .base = (uint32_t)pos,
+							  .first = (uint32_t)(global_at(d, first) - d->fstart[f]) };
+			w.unit[w.ngroups] = un;
+			w.cost[w.ngroups] = cost;
+			if (cost < min_cost)
+				min_cost = cost;
+			w.ngroups++;
 			prev_unit = un;
 		}
-		/* (a share that wraps round onto its own unit extends the same group) */
-		for (uint64_t i = 0; i < c; i++)
-			list[pos + i] = (uint32_t)(global_at(d, first + i) - d->fstart[f]);
-		gr[ngroups - 1].count += (uint32_t)c;
+		w.gr[w.ngroups - 1].count += (uint32_t)c;
+		if (w.gr[w.ngroups - 1].count > 65536)
+			short_ok = 0;
 		pos += c;
 		skip = 0;
 		k = k + 1 == d->nunits ? 0 : k + 1;
 	}
 
-	/* The wheel must outrun the longest wait, 3L/2 slots with L at most `most`. */
-	most = min_cost ? p->window / min_cost : ngroups;
-	most = most < 1 ? 1 : most > ngroups ? ngroups : most;
-	for (mask = 1; mask < 2 * most + 2; mask <<= 1)
+	/* The wheel must outrun the longest wait, 3L/2 slots with L at most `most`: then a
+	 * slot never holds groups due at different times, and its size changes nothing else. */
+	most = min_cost ? p->window / min_cost : w.ngroups;
+	most = most < 1 ? 1 : most > w.ngroups ? w.ngroups : most;
+	for (slots = 64; slots < 2 * most + 2; slots <<= 1)
 		;
-	wheel = malloc(mask * sizeof(*wheel));
-	if (!wheel)
+	w.head = malloc(slots * sizeof(*w.head));
+	w.busy = calloc(slots / 64, sizeof(*w.busy));
+	if (short_ok)
+		w.short_list = malloc(len * sizeof(*w.short_list));
+	else
+		w.list = malloc(len * sizeof(*w.list));
+	if (!w.head || !w.busy || (!w.list && !w.short_list))
 		goto out;
-	for (u = 0; u < mask; u++)
-		wheel[u] = NONE;
-	mask--;
+	memset(w.head, 0xff, slots * sizeof(*w.head));  /* NONE */
+	w.mask = slots - 1;
 
-	rng_init(&r, hash, p, 2 + (uint64_t)p->rank);
-	for (pos = 0; pos < len; pos++) {
-		uint64_t admitted = next, w;
-		struct group *g;
-		uint32_t gi;
-		/* Admit while the next group fits; one alone always may, however large. */
-		while (next < ngroups && (!nlive || (live <= p->window && gr[next].cost <= p->window - live))) {
-			live += gr[next].cost;
-			nlive++;
-			next++;
-		}
-		/* Then shuffle each newcomer's samples (its list is small enough to stay in cache
-		 * while it is shuffled, and is read in order afterwards) and give it a slot. */
-		for (; admitted < next; admitted++) {
-			shuffle32(&r, list + gr[admitted].base, gr[admitted].count);
-			w = (now + rng_below(&r, nlive)) & mask;
-			link[admitted] = wheel[w];
-			wheel[w] = (uint32_t)admitted;
-		}
-		while (wheel[now & mask] == NONE)
-			now++;
-		w = now & mask;
-		gi = wheel[w];
-		wheel[w] = link[gi];
-		g = &gr[gi];
-		if (pos >= start)
-			out[pos - start] = (struct slab_plan_entry){ g->file, list[g->base + g->taken] };
-		g->taken++;
-		if (g->taken == g->count) {
-			live -= g->cost;
-			nlive--;
-			continue;
-		}
-		w = (now + nlive / 2 + rng_below(&r, nlive)) & mask;
-		link[gi] = wheel[w];
-		wheel[w] = gi;
+	rng_init(&st.r, hash, p, 2 + (uint64_t)p->rank);
+	if (short_ok)
+		window_steps(&w, &st, start, NULL, 1);
+	else
+		window_steps(&w, &st, start, NULL, 0);
+	for (pos = start; pos < len; pos += BLOCK) {
+		uint64_t n = len - pos < BLOCK ? len - pos : BLOCK;
+		if (short_ok)
+			window_steps(&w, &st, n, out + (pos - start), 1);
+		else
+			window_steps(&w, &st, n, out + (pos - start), 0);
+		if (crc)
+			*crc = slab_crc32c(*crc, out + (pos - start), (size_t)n * SLAB_PLAN_ENTRY_SIZE);
 	}
 	ret = 0;
 out:
 	free(order);
-	free(list);
-	free(gr);
-	free(link);
-	free(wheel);
+	free(w.list);
+	free(w.short_list);
+	free(w.gr);
+	free(w.unit);
+	free(w.cost);
+	free(w.head);
+	free(w.link);
+	free(w.busy);
 	return ret;
 }
 
@@ -448,6 +663,8 @@ static void plan_clear(struct slab_plan *plan)
 	plan->nfiles = 0;
 	plan->n = plan->length = plan->start = plan->total = plan->subset = 0;
 	plan->subset_crc = 0;
+	plan->crc = 0;
+	plan->crc_known = 0;
 }
 
 /* The plan made or read in from replaces what to held. */
@@ -466,6 +683,8 @@ static void plan_take(struct slab_plan *to, struct slab_plan *from)
 	to->subset = from->subset;
 	to->subset_crc = from->subset_crc;
 	to->members = from->members;
+	to->crc = from->crc;
+	to->crc_known = from->crc_known;
 	from->ids = NULL;
 	from->entries = NULL;
 	from->members = NULL;
@@ -726,7 +945,9 @@ static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_
 		break;
 	}
 	case SLAB_PLAN_QUASI:
-		if (quasi(&d, files, p, hash, from, per, start, plan->entries) < 0)
+		plan->crc_known = ENTRIES_AS_STORED;
+		if (quasi(&d, files, p, hash, from, per, start, plan->entries,
+			  plan->crc_known ? &plan->crc : NULL) < 0)
 			goto nomem;
 		break;
 	}
@@ -766,13 +987,6 @@ static uint64_t header_region(uint32_t nfiles)
 	return (n + SLAB_ALIGN - 1) / SLAB_ALIGN * SLAB_ALIGN;
 }
 
-/* struct slab_plan_entry in memory is the file's entry where integers are little-endian. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ENTRIES_AS_STORED 1
-#else
-#define ENTRIES_AS_STORED 0
-#endif
-
 static void put_entries(unsigned char *b, const struct slab_plan_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -805,10 +1019,13 @@ int slab_plan_write(struct slab_plan *plan, int fd)
 		errno = ENOMEM;
 		goto out;
 	}
-	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
-		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
-		crc = slab_crc32c(crc, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE);
-	}
+	if (plan->crc_known)
+		crc = plan->crc;
+	else
+		for (uint64_t i = 0; i < plan->n; i += CHUNK) {
+			size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
+			crc = slab_crc32c(crc, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE);
+		}
 	memcpy(h, SLAB_PLAN_MAGIC, 8);
 	slab_put16(h + 8, SLAB_PLAN_VERSION);
 	/* the minor version says what a reader needs: a plan without a subset is as 1.0 wrote it */
@@ -836,8 +1053,10 @@ int slab_plan_write(struct slab_plan *plan, int fd)
 	slab_put32(h + 96, slab_crc32c(0, h, (size_t)hsize));
 	if (slab_write_full(fd, h, (size_t)hsize) < 0)
 		goto write_error;
-	for (uint64_t i = 0; i < plan->n; i += CHUNK) {
-		size_t m = plan->n - i < CHUNK ? (size_t)(plan->n - i) : CHUNK;
+	/* Entries as memory holds them go in one write: a call per 64 KiB costs a quarter
+	 * more than the copy itself. */
+	for (uint64_t i = 0, step = ENTRIES_AS_STORED ? plan->n : CHUNK; i < plan->n; i += step) {
+		size_t m = plan->n - i < step ? (size_t)(plan->n - i) : (size_t)step;
 		if (slab_write_full(fd, stored_entries(plan, i, m, buf), m * SLAB_PLAN_ENTRY_SIZE) < 0)
 			goto write_error;
 	}
@@ -1071,6 +1290,8 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 			goto out;
 		}
 	}
+	plan->crc = ecrc;
+	plan->crc_known = 1;
 	plan_take(into, plan);
 	ret = 0;
 	goto out;

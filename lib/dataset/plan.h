@@ -35,6 +35,10 @@ struct slab_plan {
 	uint64_t subset;
 	uint32_t subset_crc;
 	uint32_t *members;
+	/* The CRC-32C of the entries as stored, when known (crc_known): worked out while they
+	 * were made or checked when read, so that writing them does not read them again. */
+	uint32_t crc;
+	int crc_known;
 	struct slab_err err;
 };
 
