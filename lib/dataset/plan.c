@@ -2,6 +2,7 @@
  * (page-aware, a bounded window of live pages), split across ranks; and the plan file.
  * man/shuffle-plan.1 states the algorithm draw by draw; man/slab-plan.5 the file. */
 #include "plan.h"
+#include "reader.h"
 #include "crc32c.h"
 #include "error.h"
 #include "format.h"
@@ -204,10 +205,8 @@ static int dataset_count(struct dataset *d, struct slab *const *files, uint32_t 
 
 /* The units of the samples planned (d->total of them, the subset's when d->sub is set),
  * after dataset_count(). Every sample's record is read: a unit's bounds depend on its
- * neighbours, planned or not. The records are read straight from the table (format.h) with
- * slab_sample()'s checks; a record that fails them goes through slab_sample() for its error.
- * (Through slab_sample() a record costs a call and a copy of fields not needed here: twice
- * the time, on ten million samples.) */
+ * neighbours, planned or not. Through slab_sample_span(): slab_sample() copies fields not
+ * needed here, twice the time on ten million samples. */
 static int dataset_units(struct dataset *d, struct slab *const *files, struct slab_err *e)
 {
 	const uint32_t *sub = d->sub;
@@ -217,25 +216,15 @@ static int dataset_units(struct dataset *d, struct slab *const *files, struct sl
 	for (uint32_t f = 0; f < d->nfiles; f++) {
 		struct slab *s = files[f];
 		uint64_t ps = slab_page_size(s), data = slab_data_offset(s), last_page = UINT64_MAX;
-		uint64_t count = slab_count(s), end = slab_table_offset(s);
-		const unsigned char *t = slab_base(s) + end;    /* slab_open() checked the table */
-		const unsigned char *rec = t + slab_le64(t + 48);
-		uint64_t keys_size = slab_le64(t + 72);
+		uint64_t count = slab_count(s);
 		int shift = __builtin_ctzll(ps);        /* a power of two: no division per sample */
 		for (uint64_t i = 0; i < count; i++, g++) {
-			const unsigned char *r = rec + i * SLAB_SAMPLE_RECORD;
-			uint64_t off = slab_le64(r), size = slab_le64(r + 8), key_off = slab_le64(r + 16);
-			uint64_t key_len = slab_le32(r + 24), page;
+			uint64_t off, size, page;
 			uint32_t pages;
-			if (key_off > keys_size || key_len > keys_size - key_off ||
-			    off < data || off > end || size > end - off) {
-				struct slab_sample smp;
-				int rc = slab_sample(s, i, &smp);
-				if (rc < 0)
-					return slab_fail_from(e, rc, slab_error(s));
-				off = smp.offset;
-				size = smp.size;
-			}
+			int rc = slab_sample_span(s, i, &off, &size);
+
+			if (rc < 0)
+				return slab_fail_from(e, rc, slab_error(s));
 			/* The page is derived from the checked offset, not taken from the record. */
 			page = (off - data) >> shift;
 			pages = span_pages(size, ps);

@@ -481,6 +481,29 @@ int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
 	return 0;
 }
 
+int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size)
+{
+	struct slab_sample smp;
+	int rc;
+
+	if (i < s->nsamples) {
+		const unsigned char *r = s->samples + i * SLAB_SAMPLE_RECORD;
+
+		*off = slab_le64(r);
+		*size = slab_le64(r + 8);
+		if (inside(slab_le64(r + 16), slab_le32(r + 24), 0, s->keys_size) &&
+		    inside(*off, *size, s->data_offset, s->table_offset))
+			return 0;
+	}
+	/* A bad record: slab_sample() says why. */
+	rc = slab_sample(s, i, &smp);
+	if (rc == 0) {
+		*off = smp.offset;
+		*size = smp.size;
+	}
+	return rc;
+}
+
 /* A URL's bytes [off, off + len) into the cache before they are read. */
 static int fetch(struct slab *s, uint64_t off, uint64_t len)
 {

@@ -18,6 +18,11 @@ void slab_share_remote(struct slab *dst, const struct slab *src);
 /* dst's background fetches go to src's pool (both URLs' readers of one dataset). */
 void slab_share_fetcher(struct slab *dst, const struct slab *src);
 
+/* Sample i's bytes, [*off, *off + *size), with slab_sample()'s checks and its error, without
+ * the rest of the record: for loops over every sample of a file (plans, the cache's page
+ * groups), where slab_sample()'s copy of the key costs as much as the loop's own work. */
+int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size);
+
 /* The pages fetched together with data page `page` (a URL's page group, remote.h): pages
  * [*first, *end) of the data; [page, page + 1) for a local file. */
 void slab_page_group(const struct slab *s, uint64_t page, uint64_t *first, uint64_t *end);

@@ -600,13 +600,12 @@ int slab_remote_bind(struct slab_remote *r, struct slab *s, struct slab_err *err
 	/* A sample spanning pages a..b joins them into one group (union of intervals: the
 	 * samples lie in offset order, but a table need not be trusted for that). */
 	for (uint64_t i = 0; i < n; i++) {
-		struct slab_sample smp;
-		uint64_t a, b;
+		uint64_t off, size, a, b;
 
-		if (slab_sample(s, i, &smp) < 0 || smp.size == 0)
+		if (slab_sample_span(s, i, &off, &size) < 0 || size == 0)
 			continue;
-		a = page_of(r, smp.offset);
-		b = page_of(r, smp.offset + smp.size - 1);
+		a = page_of(r, off);
+		b = page_of(r, off + size - 1);
 		for (uint64_t p = a + 1; p <= b && p < r->npages; p++)
 			r->gend[p] = 1;     /* joins the page before it */
 	}
@@ -617,12 +616,11 @@ int slab_remote_bind(struct slab_remote *r, struct slab *s, struct slab_err *err
 	for (uint64_t p = 0; p < r->npages; p++)
 		r->gend[r->gfirst[p]] = p + 1;
 	for (uint64_t i = 0; i < n; i++) {
-		struct slab_sample smp;
-		uint64_t g;
+		uint64_t off, size, g;
 
-		if (slab_sample(s, i, &smp) < 0 || smp.size == 0)
+		if (slab_sample_span(s, i, &off, &size) < 0 || size == 0)
 			continue;
-		g = r->gfirst[page_of(r, smp.offset)];
+		g = r->gfirst[page_of(r, off)];
 		if (r->s0[g] == UINT64_MAX || i < r->s0[g])
 			r->s0[g] = i;
 		if (i + 1 > r->s1[g])
@@ -750,14 +748,14 @@ static int set_state(struct slab_remote *r, uint64_t p0, uint64_t p1, unsigned c
 	return 0;
 }
 
-/* Take the group for this thread: wait while another of ours has it. 0 when taken, 1 when
- * it is present already (want == 1) or absent already (want == 0). */
-static int take(struct slab_remote *r, uint64_t g, int want)
+/* Take the group for this thread to fetch: wait while another of ours has it. 0 when
+ * taken, 1 when it is present by then. */
+static int take(struct slab_remote *r, uint64_t g)
 {
 	pthread_mutex_lock(&r->mu);
 	while (r->busy[g])
 		pthread_cond_wait(&r->cv, &r->mu);
-	if (group_present(r, g) == want) {
+	if (group_present(r, g)) {
 		pthread_mutex_unlock(&r->mu);
 		return 1;
 	}
@@ -779,7 +777,7 @@ static int fetch_taken(struct slab_remote *r, uint64_t g, struct slab_err *err);
 
 static int fetch_group(struct slab_remote *r, uint64_t g, struct slab_err *err)
 {
-	if (group_present(r, g) || take(r, g, 1))
+	if (group_present(r, g) || take(r, g))
 		return 0;
 	return fetch_taken(r, g, err);
 }
