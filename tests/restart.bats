@@ -21,7 +21,7 @@ jpegs() {
 }
 
 # odd.tar: PIL's JPEGs: 4:4:4, 4:2:2, grey, odd sizes, and one with EXIF, an ICC profile and
-# a comment (meta); prog.jpg, a progressive one, kept aside.
+# a comment (emeta); prog.jpg, a progressive one, kept aside.
 odd_jpegs() {
 	mkdir -p odd
 	/usr/bin/python3 - <<'PY'
@@ -153,7 +153,7 @@ import sys, tarfile
 
 def segments(b):
     out, i = [], 2
-    while b[i] == 0xFF and b[i + 1] not in (0xDA,):
+    while b[i] == 0xFF and b[i + 1] != 0xDA:
         n = b[i + 2] << 8 | b[i + 3]
         if 0xE0 <= b[i + 1] <= 0xEF or b[i + 1] == 0xFE:
             out.append(b[i:i + 2 + n])
@@ -162,8 +162,7 @@ def segments(b):
 
 def meta(path):
     with tarfile.open(path) as t:
-        m = t.getmember("./emeta.jpg")
-        return segments(t.extractfile(m).read())
+        return segments(t.extractfile(t.getmember("./emeta.jpg")).read())
 
 a, b = meta(sys.argv[1]), meta(sys.argv[2])
 assert a == b, (a, b)

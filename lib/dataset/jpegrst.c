@@ -184,15 +184,16 @@ int slab_jpegrst_plan(const struct slab_jpegrst_layout *lay, unsigned denom, uin
 		      uint32_t oh, uint32_t ix0, uint32_t ix1, uint32_t iy0, uint32_t iy1,
 		      struct slab_jpegrst_part *part)
 {
-	uint32_t rows = lay->mcu_h / denom;     /* output rows of an MCU row */
-	uint32_t cols = lay->mcu_w / denom;     /* output columns of an MCU column */
+	uint32_t rows, cols;                    /* output rows, columns of an MCU */
 	uint32_t step = lay->row_step, last = lay->mcu_rows - 1, r0 = 0, r1, s0 = 0, s1 = 0;
 	uint32_t n = lay->segs_per_row;
 
 	memset(part, 0, sizeof(*part));
-	if (denom == 0 || rows == 0 || lay->mcu_h % denom || lay->mcu_w % denom || ix0 >= ix1 ||
-	    iy0 >= iy1 || ix1 > ow || iy1 > oh)
+	if (denom == 0 || lay->mcu_h % denom || lay->mcu_w % denom || ix0 >= ix1 || iy0 >= iy1 ||
+	    ix1 > ow || iy1 > oh)
 		return 0;
+	rows = lay->mcu_h / denom;
+	cols = lay->mcu_w / denom;
 	/* Vertical upsampling (4:2:0, 4:4:0) reads the row above an MCU row's first output row
 	 * and the row below its last: the part starts at the MCU row of the output row above
 	 * the first one asked for, so that its own top row, upsampled against a copy of itself,

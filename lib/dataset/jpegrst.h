@@ -51,9 +51,9 @@ struct slab_jpegrst_part {
  * the same pixels as from the whole image: the MCU rows of the output rows just above and
  * below those asked for are kept for the upsampling's context (the part's top row,
  * upsampled against a copy of itself, is never one asked for, nor its bottom row unless it
- * is the image's); the columns start at or before where
- * jpeg_crop_scanline would start them, and the part is never exactly the columns asked for
- * (libjpeg would not crop it, and its upsampling can depend on that) unless the image is.
+ * is the image's); the columns start at or before where jpeg_crop_scanline would start them,
+ * and the part is never exactly the columns asked for (libjpeg would not crop it, and its
+ * upsampling can depend on that) unless the image is.
  * 1 and *part, or 0 when the part would be the whole image.
  */
 int slab_jpegrst_plan(const struct slab_jpegrst_layout *lay, unsigned denom, uint32_t ow,
