@@ -94,6 +94,8 @@ struct slab;
 #define SLAB_FIELD_TRANSCODED   0x04u   /* bytes were re-encoded by pack --image-max-side */
 #define SLAB_FIELD_PNG          0x08u   /* a PNG: width and height are valid (format 1.1) */
 #define SLAB_FIELD_WEBP         0x10u   /* a WebP: width and height are valid (format 1.1) */
+#define SLAB_FIELD_RESTART      0x20u   /* a JPEG given restart markers by pack --jpeg-restart:
+					 * other bytes, the same pixels (format 1.2) */
 /* The image flags: at most one is set. Width and height 0 with one of them: a side is over
  * 65535 pixels (only a PNG can be), too large for the record. */
 #define SLAB_FIELD_IMAGE        (SLAB_FIELD_JPEG | SLAB_FIELD_PNG | SLAB_FIELD_WEBP)
@@ -556,8 +558,8 @@ struct slab_writer_field {
 	const char *name;
 	const void *data;
 	uint64_t size;
-	unsigned flags;         /* one of SLAB_FIELD_IMAGE, SLAB_FIELD_TRANSCODED; PRESENT is
-				 * implied */
+	unsigned flags;         /* one of SLAB_FIELD_IMAGE, SLAB_FIELD_TRANSCODED,
+				 * SLAB_FIELD_RESTART; PRESENT is implied */
 	uint32_t width, height; /* with an image flag; a side over 65535 records both as 0 */
 	unsigned subsamp, colorspace;   /* with SLAB_FIELD_JPEG */
 };

@@ -81,6 +81,7 @@ FIELD_JPEG = 0x02
 FIELD_TRANSCODED = 0x04
 FIELD_PNG = 0x08
 FIELD_WEBP = 0x10
+FIELD_RESTART = 0x20    # a JPEG given restart markers by pack --jpeg-restart (format 1.2)
 
 _CRC_TABLE = []
 for _n in range(256):

@@ -319,7 +319,7 @@ Options:
 	grep -q "compgen -W 'fast slow'" "$out/slab-good" || fail "$(cat "$out/slab-good")"
 	rm -rf "$out"
 
-	fake bad "${good/--mode MODE  /--mode[=M]    }"
+	fake bad "${good/--mode MODE  /--mode<M>     }"
 	run "$SLAB_ROOT/scripts/mkcompletions" "$out" "$bin/good" "$bin/bad"
 	assert_failure
 	assert_output --partial 'bad --help: an option line of a shape not known'

@@ -1,6 +1,8 @@
 /* image_jpeg.c: JPEG for the image pipeline (imgfmt.h), on libjpeg-turbo's libjpeg API so that
  * the decoder can be told to produce less: a DCT-scaled image, only the crop's columns, only
- * its rows. Grey, YCbCr, RGB, CMYK and YCCK (Adobe's inverted form too) come out RGB. */
+ * its rows, and, when the JPEG has restart markers (pack --jpeg-restart), only the entropy-coded
+ * data of the crop's MCU rows and columns (jpegrst.h). Grey, YCbCr, RGB, CMYK and YCCK (Adobe's
+ * inverted form too) come out RGB. */
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include "error.h"
 #include "imgfmt.h"
 #include "jpeg.h"
+#include "jpegrst.h"
 #include "slab.h"
 #include "scratch.h"
 
@@ -37,10 +40,19 @@ struct scanmon {
 	unsigned max_scans;
 };
 
+/* Whether a crop is decoded from the restart marker before it (SLAB_JPEG_RESTART, read when
+ * the state is made): "0" never, as before restart markers were used (for tests and
+ * debugging); "require" always where the image has rows or columns to leave out, failing
+ * with the reason where it cannot; anything else, or unset, wherever it can. */
+enum { RESTART_OFF, RESTART_ON, RESTART_REQUIRE };
+
 struct jdec {
 	struct jpeg_decompress_struct cinfo;
 	struct errmgr jerr;
 	struct scanmon scans;
+	int restart;
+	int in_part;                    /* this decode reads a part made by jpegrst.c */
+	struct slab_scratch part;       /* that part's bytes */
 };
 
 static void on_error(j_common_ptr c)
@@ -113,6 +125,7 @@ static int create(struct jdec *j)
 static void *state_new(void)
 {
 	struct jdec *j = calloc(1, sizeof(*j));
+	const char *env;
 
 	if (!j)
 		return NULL;
@@ -126,6 +139,9 @@ static void *state_new(void)
 		return NULL;
 	}
 	j->scans.pub.progress_monitor = on_progress;
+	env = getenv("SLAB_JPEG_RESTART");
+	j->restart = env && strcmp(env, "0") == 0 ? RESTART_OFF :
+		     env && strcmp(env, "require") == 0 ? RESTART_REQUIRE : RESTART_ON;
 	return j;
 }
 
@@ -136,6 +152,7 @@ static void state_free(void *st)
 	if (!j)
 		return;
 	jpeg_destroy_decompress(&j->cinfo);
+	slab_scratch_free(&j->part);
 	free(j);
 }
 
@@ -221,17 +238,80 @@ static unsigned max_scale(const struct jpeg_decompress_struct *c)
 	return c->num_components == 3 && c->max_h_samp_factor != c->max_v_samp_factor ? 4 : 8;
 }
 
+/* The scale and output colour space of a decode, into libjpeg (again for a part). */
+static void set_output(struct jpeg_decompress_struct *c, unsigned denom)
+{
+	c->scale_num = 1;
+	c->scale_denom = denom;
+	/* Four bytes a pixel whatever the source (RGBA, or CMYK converted in place below), so
+	 * that the horizontal pass reads whole pixels as 32-bit words. JCS_EXT_RGBA, not RGBX:
+	 * libjpeg-turbo documents its fourth byte as 0xFF (opaque), the pipeline's alpha for
+	 * an image without one, and decodes it as fast. */
+	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
+			     JCS_CMYK : JCS_EXT_RGBA;
+}
+
+/*
+ * With restart markers, the crop's rows [iy0, iy1) and columns [ix0, ix1) of the image
+ * decoded at 1/denom (ow x oh) from a part of it (jpegrst.h): the crop's MCU rows, with those
+ * of the pixel rows just above and below it (the upsampling's context), and, when the
+ * restart intervals tile the rows, only the intervals that hold its columns. Entropy
+ * decoding, most of a crop's cost, then skips what lies above and beside the crop instead of
+ * decoding it to throw it away. Replaces the source of c (header read, output set) by the
+ * part and returns 1 with *part; 0 when the whole image is read as before (no markers,
+ * nothing to leave out, ...); the reason with SLAB_JPEG_RESTART=require. May jump to the
+ * caller's setjmp.
+ */
+static int use_part(struct jdec *j, const unsigned char *data, size_t len, unsigned denom,
+		    uint32_t ow, uint32_t oh, uint32_t ix0, uint32_t ix1, uint32_t iy0,
+		    uint32_t iy1, struct slab_jpegrst_part *part, struct slab_err *err)
+{
+	struct jpeg_decompress_struct *c = &j->cinfo;
+	struct slab_jpegrst_layout lay;
+	const char *why = NULL;
+	size_t plen;
+	int r;
+
+	if (!slab_jpegrst_layout(data, len, &lay, &why) || lay.width != c->image_width ||
+	    lay.height != c->image_height) {
+		if (j->restart != RESTART_REQUIRE || (ix0 == 0 && iy0 == 0 && ix1 == ow && iy1 == oh))
+			return 0;
+		jpeg_abort_decompress(c);
+		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "JPEG not decoded from a restart "
+				 "marker: %s", why ? why : "header read otherwise by libjpeg");
+	}
+	if (!slab_jpegrst_plan(&lay, denom, ow, oh, ix0, ix1, iy0, iy1, part))
+		return 0;
+	r = slab_jpegrst_part(data, len, &lay, part, &j->part, &plen, &why);
+	if (r != 0) {
+		if (r == 1 && j->restart != RESTART_REQUIRE)
+			return 0;
+		jpeg_abort_decompress(c);
+		return r < 0 ? slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a JPEG "
+					 "from a restart marker") :
+		       slab_fail(err, SLAB_ERR_CORRUPT, NULL, "JPEG not decoded from a restart "
+				 "marker: %s", why);
+	}
+	j->in_part = 1;
+	jpeg_abort_decompress(c);
+	jpeg_mem_src(c, j->part.p, (unsigned long)plen);
+	jpeg_read_header(c, TRUE);
+	set_output(c, denom);
+	return 1;
+}
+
 /* Decode the part of the image the crop needs into pix: the largest DCT scaling that keeps
  * the crop at least the output size, the crop's columns (widened by libjpeg to an iMCU
- * boundary), its rows, nothing after them. Calls libjpeg, which may jump to the caller's
- * setjmp. */
-static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
+ * boundary), its rows, nothing after them; with restart, from the marker before them. Calls
+ * libjpeg, which may jump to the caller's setjmp. */
+static int decode_region(struct jdec *j, int restart, const struct slab_image_limits *lim,
 			 const unsigned char *data, size_t len, const struct slab_image_spec *spec,
 			 const struct slab_image_params *p, struct slab_scratch *pix,
 			 struct slab_image_region *r, struct slab_image_stats *st,
 			 struct slab_err *err)
 {
 	struct jpeg_decompress_struct *c = &j->cinfo;
+	struct slab_jpegrst_part part = { 0 };
 	unsigned denom = 1;
 	uint32_t ow, oh, ix0, ix1, iy0, iy1;
 	JDIMENSION xoff, cw;
@@ -252,21 +332,29 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 			break;
 		}
 	}
-	c->scale_num = 1;
-	c->scale_denom = denom;
-	/* Four bytes a pixel whatever the source (RGBA, or CMYK converted in place below), so
-	 * that the horizontal pass reads whole pixels as 32-bit words. JCS_EXT_RGBA, not RGBX:
-	 * libjpeg-turbo documents its fourth byte as 0xFF (opaque), the pipeline's alpha for
-	 * an image without one, and decodes it as fast. */
-	c->out_color_space = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK ?
-			     JCS_CMYK : JCS_EXT_RGBA;
-	jpeg_start_decompress(c);
+	set_output(c, denom);
+	jpeg_calc_output_dimensions(c);
 	ow = c->output_width;
 	oh = c->output_height;
 	slab_image_box(p, denom, ow, oh, spec->exact, r, &ix0, &ix1, &iy0, &iy1);
+	if (restart && (ret = use_part(j, data, len, denom, ow, oh, ix0, ix1, iy0, iy1, &part,
+				       err)) < 0)
+		return ret;
+	jpeg_start_decompress(c);
+	if (j->in_part && (c->output_width != part.w || c->output_height != part.h)) {
+		jpeg_abort_decompress(c);
+		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "JPEG not decoded from a restart "
+				 "marker: a part of %ux%u came out %ux%u", part.w, part.h,
+				 c->output_width, c->output_height);
+	}
+	/* From here on the rows and columns are the part's (the whole image's without one). */
+	ix0 -= part.x;
+	ix1 -= part.x;
+	iy0 -= part.y;
+	iy1 -= part.y;
 
 	xoff = 0;
-	if (ix0 > 0 || ix1 < ow) {
+	if (ix0 > 0 || ix1 < c->output_width) {
 		xoff = ix0;
 		cw = ix1 - ix0;
 		jpeg_crop_scanline(c, &xoff, &cw);
@@ -274,7 +362,7 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 	if (iy0 > 0 && jpeg_skip_scanlines(c, iy0) != iy0) {
 		jpeg_abort_decompress(c);
 		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "corrupt JPEG: cannot skip %u rows",
-				 iy0);
+				 iy0 + part.y);
 	}
 	stride = (size_t)c->output_width * (size_t)c->output_components;
 	need = stride * (iy1 - iy0);
@@ -291,7 +379,7 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 		if (jpeg_read_scanlines(c, &rp, 1) != 1) {
 			jpeg_abort_decompress(c);
 			return slab_fail(err, SLAB_ERR_CORRUPT, NULL,
-					 "corrupt JPEG: row %u did not decode", y);
+					 "corrupt JPEG: row %u did not decode", y + part.y);
 		}
 	}
 
@@ -317,16 +405,17 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 	}
 
 	st->scale_denom = denom;
-	st->region = xoff > 0 || c->output_width < ow || iy0 > 0 || iy1 < oh;
+	st->region = part.x + xoff > 0 || c->output_width < ow || part.y + iy0 > 0 ||
+		     part.y + iy1 < oh;
 	st->decoded_w = c->output_width;
 	st->decoded_h = iy1 - iy0;
 	r->px = pix->p;
 	r->bw = c->output_width;
 	r->bh = iy1 - iy0;
-	r->x0 -= xoff;
-	r->x1 -= xoff;
-	r->y0 -= iy0;
-	r->y1 -= iy0;
+	r->x0 -= part.x + xoff;
+	r->x1 -= part.x + xoff;
+	r->y0 -= part.y + iy0;
+	r->y1 -= part.y + iy0;
 
 	if (c->output_scanline == c->output_height)
 		jpeg_finish_decompress(c);
@@ -337,16 +426,36 @@ static int decode_region(struct jdec *j, const struct slab_image_limits *lim,
 	return 0;
 }
 
+static int decode_once(struct jdec *j, int restart, const struct slab_image_limits *lim,
+		       const unsigned char *data, size_t len, const struct slab_image_spec *spec,
+		       const struct slab_image_params *p, struct slab_scratch *pix,
+		       struct slab_image_region *reg, struct slab_image_stats *stats,
+		       struct slab_err *err)
+{
+	if (setjmp(j->jerr.jump))
+		return jpeg_failed(j, err);
+	return decode_region(j, restart, lim, data, len, spec, p, pix, reg, stats, err);
+}
+
+/* A part that fails to decode (its source's data corrupt where the part lies, or any doubt)
+ * is decoded again the way it was before restart markers, which decides the outcome. */
 static int decode(void *st, const struct slab_image_limits *lim, const unsigned char *data,
 		  size_t len, const struct slab_image_spec *spec, const struct slab_image_params *p,
 		  struct slab_scratch *pix, struct slab_image_region *reg,
 		  struct slab_image_stats *stats, struct slab_err *err)
 {
 	struct jdec *j = st;
+	int ret;
 
-	if (setjmp(j->jerr.jump))
-		return jpeg_failed(j, err);
-	return decode_region(j, lim, data, len, spec, p, pix, reg, stats, err);
+	j->in_part = 0;
+	ret = decode_once(j, j->restart != RESTART_OFF, lim, data, len, spec, p, pix, reg, stats,
+			  err);
+	if (ret < 0 && j->in_part && j->restart != RESTART_REQUIRE) {
+		j->in_part = 0;
+		ret = decode_once(j, 0, lim, data, len, spec, p, pix, reg, stats, err);
+	}
+	slab_scratch_trim(&j->part);
+	return ret;
 }
 
 const struct slab_image_format slab_image_jpeg = {

@@ -1,6 +1,6 @@
 /* imgpack.c: pack's work on image fields (imgpack.h): the format from the bytes, the size for
  * the table, a full-decode check, a re-encode to fit a longest side, for every format the
- * image pipeline knows. */
+ * image pipeline knows; restart markers for JPEGs (jpegrst.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +9,7 @@
 #include "imgfmt.h"
 #include "imgpack.h"
 #include "jpeg.h"
+#include "jpegrst.h"
 #include "scratch.h"
 #include "slab.h"
 
@@ -27,6 +28,7 @@ static const struct kind {
 struct slab_imgpack {
 	struct slab_imgpack_options o;
 	struct slab_jpeg *jp;
+	struct slab_jpegrst *rst;       /* made by the first JPEG given restart markers */
 	struct slab_image_decoder *dec;
 	struct slab_scratch rgb;        /* a fitted image before it is re-encoded */
 	struct slab_err err;
@@ -55,6 +57,7 @@ void slab_imgpack_free(struct slab_imgpack *ip)
 	if (!ip)
 		return;
 	slab_jpeg_free(ip->jp);
+	slab_jpegrst_free(ip->rst);
 	slab_image_decoder_free(ip->dec);
 	slab_scratch_free(&ip->rgb);
 	free(ip);
@@ -88,6 +91,33 @@ int slab_imgpack_image_name(const char *name)
 	return 0;
 }
 
+/* pack --jpeg-restart: the JPEG (the re-encoded one, when there is one) with restart markers
+ * in res->data, flagged; as it is when it cannot have them (progressive, ...: jpegrst.h). */
+static int add_restart(struct slab_imgpack *ip, const void *data, size_t len,
+		       struct slab_imgpack_result *res)
+{
+	void *out;
+	size_t outlen;
+	int r;
+
+	if (!ip->rst && !(ip->rst = slab_jpegrst_new(ip->o.max_pixels)))
+		return slab_fail(&ip->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	if (res->flags & SLAB_FIELD_TRANSCODED) {
+		data = res->data;
+		len = res->size;
+	}
+	r = slab_jpegrst_rewrite(ip->rst, data, len, ip->o.jpeg_restart_most, &out, &outlen);
+	if (r < 0)
+		return slab_fail_from(&ip->err, r, slab_jpegrst_error(ip->rst));
+	if (r == 1) {
+		free(res->data);
+		res->data = out;
+		res->size = outlen;
+		res->flags |= SLAB_FIELD_RESTART;
+	}
+	return 0;
+}
+
 /* A JPEG: header, check and fit as jpeg.c does them. */
 static int do_jpeg(struct slab_imgpack *ip, const void *data, size_t len,
 		   struct slab_imgpack_result *res)
@@ -111,6 +141,8 @@ static int do_jpeg(struct slab_imgpack *ip, const void *data, size_t len,
 	}
 	if (r < 0)
 		return slab_fail_from(&ip->err, r, slab_jpeg_error(ip->jp));
+	if (ip->o.jpeg_restart && (r = add_restart(ip, data, len, res)) < 0)
+		return r;
 	res->flags |= SLAB_FIELD_JPEG;
 	res->width = info.width;
 	res->height = info.height;

@@ -17,17 +17,21 @@ struct slab_imgpack_options {
 	unsigned max_side;      /* re-encode images whose longer side exceeds it; 0: never */
 	int jpeg_quality;       /* 1..100, for re-encoded JPEGs */
 	int webp_quality;       /* 1..100, for re-encoded lossy WebPs */
+	int jpeg_restart;       /* give JPEGs restart markers (slab_jpegrst_rewrite()) */
+	unsigned jpeg_restart_most;     /* ...at most this many MCUs apart, tiling each MCU row;
+					 * 0: one interval an MCU row */
 };
 
 /* What slab_imgpack_field() found and made. */
 struct slab_imgpack_result {
 	unsigned flags;         /* SLAB_FIELD_JPEG, _PNG or _WEBP, with SLAB_FIELD_TRANSCODED when
-				 * re-encoded; 0: not an image, or a header that cannot be read
-				 * (kept as plain bytes) */
+				 * re-encoded, SLAB_FIELD_RESTART when given restart markers; 0:
+				 * not an image, or a header that cannot be read (kept as plain
+				 * bytes) */
 	uint32_t width, height; /* of the stored image (the new one when re-encoded) */
 	unsigned subsamp, colorspace;   /* a JPEG's (SLAB_SAMP_*, SLAB_CS_*) */
-	void *data;             /* with SLAB_FIELD_TRANSCODED: the new bytes, malloc'd, the
-				 * caller's to free; else NULL */
+	void *data;             /* with SLAB_FIELD_TRANSCODED or SLAB_FIELD_RESTART: the new
+				 * bytes, malloc'd, the caller's to free; else NULL */
 	size_t size;
 };
 
@@ -47,7 +51,9 @@ const char *slab_imgpack_error(const struct slab_imgpack *ip);
  * bytes are no known image is refused too. With max_side, a larger image is decoded, fitted
  * (slab_fit_size()) and re-encoded in its own format: a JPEG as slab_jpeg_fit() does, a PNG
  * or a WebP through the pipeline's resize (the whole image, at full size) when its encoder
- * can keep all it holds (imgenc.h: not with alpha, ...), else it is kept as it is.
+ * can keep all it holds (imgenc.h: not with alpha, ...), else it is kept as it is. With
+ * jpeg_restart, a JPEG that can have them (sequential, Huffman-coded, 8-bit, one scan) is
+ * given restart markers without loss (slab_jpegrst_rewrite()), after any re-encode.
  * 0 and *res; SLAB_ERR_CORRUPT or SLAB_ERR_LIMIT when the image is bad (the sample's
  * fault); SLAB_ERR_NOMEM (never the sample's fault). The result depends only on the bytes and
  * the options.

@@ -568,7 +568,8 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		f->size = in->size;
 		f->crc = slab_crc32c(0, in->data, (size_t)in->size);
 		f->flags = (unsigned char)(SLAB_FIELD_PRESENT |
-				(in->flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_TRANSCODED)));
+				(in->flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_TRANSCODED |
+					      SLAB_FIELD_RESTART)));
 		/* slab(5): the image bytes are zero without an image flag, and a size the u16s
 		 * cannot hold is recorded as 0 x 0, never cut to its low bits. */
 		f->width = f->height = 0;

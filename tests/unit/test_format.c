@@ -253,7 +253,7 @@ static void test_writer_errors(void)
 
 /* The image part of field records (slab(5), Field records): an image flag keeps width and
  * height, a side over 65535 makes both 0, no image flag zeroes them, subsampling and colour
- * space only with JPEG; version 1.1 in the header. */
+ * space only with JPEG; version 1.2 in the header. */
 static void test_image_fields(void)
 {
 	int fd = memfd_create("slab", 0);
@@ -281,7 +281,7 @@ static void test_image_fields(void)
 	buf = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	CHECK(buf != MAP_FAILED);
 	CHECK(slab_open_mem(s, buf, (size_t)size, "mem") == 0);
-	CHECK(slab_format_major(s) == 1 && slab_format_minor(s) == 1);
+	CHECK(slab_format_major(s) == 1 && slab_format_minor(s) == 2);
 	CHECK(slab_get(s, 0, 0, &fl) == 1);
 	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_JPEG) && fl.width == 640 &&
 	      fl.height == 480 && fl.subsamp == SLAB_SAMP_420 && fl.colorspace == SLAB_CS_YCBCR);
