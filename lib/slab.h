@@ -96,6 +96,8 @@ struct slab;
 #define SLAB_FIELD_WEBP         0x10u   /* a WebP: width and height are valid (format 1.1) */
 #define SLAB_FIELD_RESTART      0x20u   /* a JPEG given restart markers by pack --jpeg-restart:
 					 * other bytes, the same pixels (format 1.2) */
+#define SLAB_FIELD_VIDEO        0x40u   /* a video: width and height are valid, the rest in
+					 * slab_field_video() (format 1.3) */
 /* The image flags: at most one is set. Width and height 0 with one of them: a side is over
  * 65535 pixels (only a PNG can be), too large for the record. */
 #define SLAB_FIELD_IMAGE        (SLAB_FIELD_JPEG | SLAB_FIELD_PNG | SLAB_FIELD_WEBP)
@@ -734,6 +736,122 @@ SLAB_API int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, s
 			       const struct slab_image_params *p, void *out,
 			       struct slab_image_stats *stats);
 
+/* ---- Video: clips of frames --------------------------------------------------------------- */
+
+/* The video pipeline, the image pipeline's sibling for video fields (MP4, WebM/Matroska, and
+ * the other containers and codecs FFmpeg's libavformat and libavcodec read), demuxed from
+ * memory (no temporary file): for each sample a clip of `frames` frames, `stride` frames
+ * apart (or sampled at `fps` frames a second by their timestamps), starting at a position
+ * drawn from (seed, epoch, index), or the centre, each frame cropped with the same crop and
+ * flip (the image spec's, drawn once per clip) and resized to out_h x out_w, uint8 RGB.
+ * Only what the clip needs is decoded: from the keyframe before its first frame to its last,
+ * the frames between sampled ones decoded but never converted. slab_video_params() is a pure
+ * function; a decoder is one thread's, as an image decoder is. */
+enum slab_video_start {
+	SLAB_VIDEO_START_RANDOM = 0,    /* uniform over the starts where the clip fits */
+	SLAB_VIDEO_START_CENTER = 1,    /* the clip centred in the video (evaluation) */
+	SLAB_VIDEO_START_BEGIN = 2,     /* the first frame */
+};
+
+/* A video with fewer frames than the clip spans. */
+enum slab_video_short {
+	SLAB_VIDEO_SHORT_PAD = 0,       /* the clip from the first frame, the last frame
+					 * repeated to fill it */
+	SLAB_VIDEO_SHORT_LOOP = 1,      /* from the first frame, going on from the first frame
+					 * again after the last */
+	SLAB_VIDEO_SHORT_ERROR = 2,     /* a bad sample (SLAB_ERR_CORRUPT, "... frames: the clip
+					 * needs N") */
+};
+
+struct slab_video_spec {
+	size_t size;                    /* sizeof(struct slab_video_spec), or 0 */
+	/* Each frame: out_w x out_h, crop (center, random-resized with its scale and ratio,
+	 * or none), flip, 3 channels (RGB; channels 0 or 3), bilinear or nearest. chw here
+	 * means the clip is C x T x H x W (planar), else T x H x W x C. */
+	struct slab_image_spec image;
+	unsigned frames;                /* T, 1 .. 65535 */
+	unsigned stride;                /* 1 .. 65535: every stride-th frame, without fps */
+	double fps;                     /* > 0: frames 1/fps seconds apart by their timestamps
+					 * (stride unused); 0: by stride */
+	int start;                      /* enum slab_video_start */
+	int on_short;                   /* enum slab_video_short */
+	unsigned codec_threads;         /* threads inside the codec: 0 or 1 none (the loader's
+					 * workers are the parallelism) */
+};
+
+/* What a video field holds (the container's and the stream's headers; frames counted by
+ * demuxing when neither says). */
+struct slab_video_info {
+	uint32_t width, height;
+	uint64_t frames;                /* video frames in the stream */
+	double duration;                /* seconds */
+	uint32_t fps_num, fps_den;      /* the average frame rate, fps_num / fps_den */
+	char codec[16];                 /* FFmpeg's codec name: "h264", "vp9", "mpeg4", ... */
+};
+
+/* Where one clip is: its first frame's number and time, the step between frames, and the
+ * crop and flip of all its frames. */
+struct slab_video_params {
+	uint64_t first;                 /* the frame number of the clip's first frame */
+	double t0, step;                /* its time and the time between frames, in seconds
+					 * from the stream's first frame */
+	struct slab_image_params crop;
+};
+
+/* What one clip took. */
+struct slab_video_stats {
+	uint64_t decoded;               /* frames decoded (sampled or not) */
+	uint64_t converted;             /* frames converted to RGB (at most the clip's) */
+	uint64_t seeks;                 /* seeks made */
+};
+
+struct slab_video_decoder;
+
+/* Fill *spec: out_w x out_h, T frames, stride 1, the image spec's defaults (centre crop),
+ * random start, short videos padded, no codec threads. */
+SLAB_API void slab_video_spec_init(struct slab_video_spec *spec, uint32_t out_w, uint32_t out_h,
+				   unsigned frames);
+
+/* A decoder, or NULL when out of memory. free accepts NULL. */
+SLAB_API struct slab_video_decoder *slab_video_decoder_new(void);
+SLAB_API void slab_video_decoder_free(struct slab_video_decoder *d);
+/* Text of the decoder's last failure. */
+SLAB_API const char *slab_video_error(const struct slab_video_decoder *d);
+
+/* Bombs: the most pixels a frame may declare (width x height) and the most frames a stream
+ * may declare or hold; over either, SLAB_ERR_LIMIT before anything is allocated for it.
+ * 0: the defaults (SLAB_IMAGE_MAX_PIXELS, SLAB_VIDEO_MAX_FRAMES). */
+#define SLAB_VIDEO_MAX_FRAMES 10000000ull
+SLAB_API void slab_video_decoder_limits(struct slab_video_decoder *d, uint64_t max_pixels,
+					uint64_t max_frames);
+
+/* 1 when the bytes start as a container the pipeline reads (MP4/MOV, Matroska/WebM, AVI,
+ * MPEG-TS, ...), else 0. Cheap: magic bytes only. */
+SLAB_API int slab_video_probe(const void *data, size_t len);
+
+/* The video stream's size, frames, duration, rate and codec. 0, SLAB_ERR_CORRUPT (not a
+ * video, no video stream, a stream that cannot be read: "corrupt video: ..."),
+ * SLAB_ERR_NOMEM, SLAB_ERR_LIMIT. */
+SLAB_API int slab_video_info(struct slab_video_decoder *d, const void *data, size_t len,
+			     struct slab_video_info *info);
+
+/* The clip of sample `index` of epoch `epoch` under `seed` in a video described by *info:
+ * depends on these arguments only. 0, SLAB_ERR_INVAL (a spec the pipeline refuses, an empty
+ * video), SLAB_ERR_CORRUPT (too short under SLAB_VIDEO_SHORT_ERROR). */
+SLAB_API int slab_video_params(const struct slab_video_spec *spec,
+			       const struct slab_video_info *info, uint64_t seed, uint64_t epoch,
+			       uint64_t index, struct slab_video_params *p);
+
+/* Decode the clip p (made for this video by slab_video_params()) into out: exactly
+ * frames x out_h x out_w x 3 bytes (T x H x W x C, or C x T x H x W with image.chw).
+ * stats may be NULL. 0, SLAB_ERR_CORRUPT ("corrupt video: ..." with FFmpeg's reason; a
+ * truncated stream, a frame that does not decode), SLAB_ERR_NOMEM, SLAB_ERR_INVAL,
+ * SLAB_ERR_LIMIT. The decoder stays usable after any failure. */
+SLAB_API int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len,
+			       const struct slab_video_spec *spec,
+			       const struct slab_video_params *p, void *out,
+			       struct slab_video_stats *stats);
+
 /* ---- A dataset: several files as one ------------------------------------------------- */
 
 /* Files read as one dataset, numbered in the order given, as the tools and plans number them:
@@ -895,6 +1013,13 @@ struct slab_loader_options {
 	/* The local cache budget of a dataset at URLs (slab_follow_options.disk), used as
 	 * memory is; not with memory. 0: none. */
 	uint64_t disk;
+	/* The video pipeline, run by the workers instead of a transform or the image pipeline:
+	 * each sample's transform_field (a video) made a clip as *video says (copied at open)
+	 * into its output, frames x out_h x out_w x 3 bytes (out_size is set so), with the
+	 * clip's start, crop and flip from (seed, epoch, the sample's global index) only. A
+	 * video that does not decode is a bad sample. max_pixels limits each frame; NULL: none. */
+	const struct slab_video_spec *video;
+	uint64_t max_frames;            /* slab_video_decoder_limits(); 0: the default */
 };
 
 /* A new loader, not yet open; NULL only when out of memory. Free with slab_loader_close(). */
@@ -992,6 +1117,11 @@ struct slab_loader_stats {
 	uint64_t scaled[4];
 	uint64_t region;
 	uint64_t decoded_pixels;
+	/* The video pipeline: clips made, frames decoded for them (sampled or not) and frames
+	 * converted (sampled). */
+	uint64_t clips;
+	uint64_t video_decoded;
+	uint64_t video_converted;
 };
 
 /* Fill *st (its size says how much; 0: the first version). Any time while open. */
