@@ -610,6 +610,8 @@ static int read_file(const char *path, struct blob *b)
 	FILE *f = fopen(path, "rb");
 	long n;
 
+	b->p = NULL;
+	b->len = 0;
 	if (!f)
 		return -1;
 	fseek(f, 0, SEEK_END);
