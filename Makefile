@@ -50,6 +50,13 @@ VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -pthread
+# FFmpeg's libraries (the video pipeline, lib/dataset/video.c): their headers at build time,
+# through pkg-config (Debian puts them under the multiarch include folder, which the compiler
+# searches anyway); at run time video.c loads the libraries itself (dlopen) when a video is
+# first read, so nothing links them but the tests that make videos (tests/unit/videogen.h).
+FFMPEG_PKGS   = libavformat libavcodec libswscale libavutil
+FFMPEG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FFMPEG_PKGS) 2>/dev/null)
+FFMPEG_LIBS   := $(shell $(PKG_CONFIG) --libs $(FFMPEG_PKGS) 2>/dev/null)
 LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -lwebp -lcurl -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 
@@ -70,6 +77,7 @@ LIB_CFLAGS = -fPIC -fvisibility=hidden
 # option and vectorises at -O2 anyway).
 CC_IS_CLANG := $(shell $(CC) --version 2>/dev/null | grep -q clang && echo 1)
 OBJ_CFLAGS_lib/dataset/image.c = $(if $(CC_IS_CLANG),,-ftree-vectorize -fvect-cost-model=dynamic)
+OBJ_CFLAGS_lib/dataset/video.c = $(FFMPEG_CFLAGS)
 
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -168,6 +176,9 @@ $(BUILD)/unit/%: $(BUILD)/tests/unit/%.o $(TLIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TLIB) $(LIB) $(LDLIBS)
 
+# test_video makes its videos with libavcodec's encoder (videogen.h).
+$(BUILD)/unit/test_video: LDLIBS += $(FFMPEG_LIBS)
+
 # The image pipeline's portable path (what builds without SSE2, as on ARM servers), tested too:
 # test_image linked with image.c built -DSLAB_NO_SSE2 ahead of the library's own copy.
 $(BUILD)/lib/dataset/image-scalar.o: lib/dataset/image.c | $(BUILD)/.deps-ok
@@ -245,7 +256,8 @@ fuzz:
 		name=$$(basename $$src .c); \
 		echo "  FUZZ    $$name ($(FUZZ_SECONDS) s)"; \
 		clang -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g $(INC_all) -fsanitize=fuzzer $(FUZZ_SANITIZE) \
-			-o build/fuzz/$$name $$src build/fuzz/libslab-tools.a build/fuzz/libslab.a $(LDLIBS) || exit 1; \
+			-o build/fuzz/$$name $$src build/fuzz/libslab-tools.a build/fuzz/libslab.a $(LDLIBS) \
+			$(FFMPEG_LIBS) || exit 1; \
 		mkdir -p build/fuzz/corpus-$$name build/fuzz/artifacts-$$name; \
 		build/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=build/fuzz/artifacts-$$name/ $(FUZZ_FLAGS) \

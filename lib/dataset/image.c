@@ -59,6 +59,22 @@ static uint32_t below(uint64_t x, uint32_t n)
 	return v < n ? (uint32_t)v : n - 1;
 }
 
+/* The generator for the video pipeline's draws (imgfmt.h), the same functions. */
+uint64_t slab_image_key(uint64_t seed, uint64_t epoch, uint64_t index)
+{
+	return fmix(fmix(fmix(seed) ^ epoch) ^ index);
+}
+
+uint64_t slab_image_draw(uint64_t key, uint64_t n)
+{
+	return draw(key, n);
+}
+
+double slab_image_unit(uint64_t x)
+{
+	return unit(x);
+}
+
 void slab_image_spec_init(struct slab_image_spec *spec, uint32_t out_w, uint32_t out_h)
 {
 	memset(spec, 0, sizeof(*spec));
@@ -102,6 +118,11 @@ static int spec_ok(const struct slab_image_spec *s)
 		return 0;
 	return s->crop == SLAB_IMAGE_CROP_NONE || s->crop == SLAB_IMAGE_CROP_CENTER ||
 	       s->crop == SLAB_IMAGE_CROP_RANDOM_RESIZED;
+}
+
+int slab_image_spec_ok(const struct slab_image_spec *spec)
+{
+	return spec_ok(spec);
 }
 
 /* a * b / c rounded to nearest, at least 1 and at most max. */
@@ -896,6 +917,29 @@ static int nearest(struct slab_image_decoder *d, const struct slab_image_region 
 	return 0;
 }
 
+/* A decoded region to the output: alpha, grey, the resize, flip and layout. Always inlined
+ * into slab_image_decode(), so the image path compiles as before. */
+static inline __attribute__((always_inline)) int
+finish(struct slab_image_decoder *d, struct slab_image_region *r,
+       const struct slab_image_spec *spec, int flip, void *out)
+{
+	int premultiplied = prepare(r, spec);
+
+	if (spec->resize == SLAB_IMAGE_RESIZE_NEAREST)
+		return nearest(d, r, spec, flip, out);
+	if (out_channels(spec) == 3)
+		return resize(d, r, spec, flip, out);
+	return resize_c(d, r, spec, flip, premultiplied, out);
+}
+
+int slab_image_finish(struct slab_image_decoder *d, struct slab_image_region *r,
+		      const struct slab_image_spec *spec, int flip, void *out)
+{
+	if (!spec_ok(spec))
+		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL, "bad image spec or parameters");
+	return finish(d, r, spec, flip, out);
+}
+
 int slab_image_decode(struct slab_image_decoder *d, const void *data, size_t len,
 		      const struct slab_image_spec *spec, const struct slab_image_params *p,
 		      void *out, struct slab_image_stats *stats)
@@ -916,16 +960,8 @@ int slab_image_decode(struct slab_image_decoder *d, const void *data, size_t len
 	r.pixel = 4;
 	ret = formats[k]->decode(d->state[k], &d->lim, data, len, spec, p, &d->pix, &r, &st,
 				 &d->err);
-	if (ret == 0) {
-		int premultiplied = prepare(&r, spec);
-
-		if (spec->resize == SLAB_IMAGE_RESIZE_NEAREST)
-			ret = nearest(d, &r, spec, p->flip, out);
-		else if (out_channels(spec) == 3)
-			ret = resize(d, &r, spec, p->flip, out);
-		else
-			ret = resize_c(d, &r, spec, p->flip, premultiplied, out);
-	}
+	if (ret == 0)
+		ret = finish(d, &r, spec, p->flip, out);
 	slab_scratch_trim(&d->pix);
 	slab_scratch_trim(&d->tmp);
 	if (stats)

@@ -90,4 +90,23 @@ void slab_image_box(const struct slab_image_params *p, unsigned denom, uint32_t 
 		    int exact, struct slab_image_region *reg, uint32_t *ix0, uint32_t *ix1,
 		    uint32_t *iy0, uint32_t *iy1);
 
+/* What slab_image_decode() does after a format's decode, for a region made elsewhere (the
+ * video pipeline's frames): the alpha and channel steps, the resize of r's crop box to the
+ * spec's size, flip and layout into out (out_h x out_w x C bytes). r->px is the caller's and
+ * may be changed in place; the failure's text is d's (slab_image_error()). 0,
+ * SLAB_ERR_NOMEM, SLAB_ERR_INVAL (a spec the pipeline refuses). */
+int slab_image_finish(struct slab_image_decoder *d, struct slab_image_region *r,
+		      const struct slab_image_spec *spec, int flip, void *out);
+
+/* 1 when the image pipeline accepts the spec (what slab_image_params() and
+ * slab_image_decode() check), else 0. */
+int slab_image_spec_ok(const struct slab_image_spec *spec);
+
+/* The counter-based generator of slab_image_params() (image.c says how it works): the key of
+ * (seed, epoch, index), its draw n, and a draw as a double uniform in [0, 1). The crop takes
+ * draws 0 (the flip) to 40 (ten tries of four); other users take draws far from them. */
+uint64_t slab_image_key(uint64_t seed, uint64_t epoch, uint64_t index);
+uint64_t slab_image_draw(uint64_t key, uint64_t n);
+double slab_image_unit(uint64_t x);
+
 #endif

@@ -1,0 +1,1095 @@
+/* video.c: the video pipeline (slab.h "Video: clips of frames") over FFmpeg's libraries: a
+ * video field demuxed from memory, the clip's frames picked by their timestamps, each picked
+ * frame's rows holding the crop converted to RGBA by libswscale and handed to the image
+ * pipeline's resize (imgfmt.h slab_image_finish()), so a frame is resized as an image is. The
+ * only file that includes FFmpeg's headers.
+ *
+ * FFmpeg logs through one process-wide callback: the first decoder made sets it
+ * (av_log_set_callback(), once) to one that prints nothing and keeps the calling thread's last
+ * error line, which the messages quote. An application that uses FFmpeg itself and wants its
+ * log sets its callback again after making a video decoder. */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libswscale/swscale.h>
+
+#include "error.h"
+#include "imgfmt.h"
+#include "scratch.h"
+#include "slab.h"
+#include "video.h"
+
+/* ---- FFmpeg's libraries, loaded at first use -------------------------------------------- */
+
+/* libslab does not link FFmpeg's libraries: it loads them (dlopen(), by the sonames of the
+ * headers it was built with) when a video is first read, so that a program that never reads
+ * one, and every tool but pack and prefetch, starts without FFmpeg and the hundred libraries
+ * FFmpeg's packages bring in; a machine without them reads everything but videos. Every call
+ * to FFmpeg goes through ff, filled once. */
+#define FF_STR2(x) #x
+#define FF_STR(x) FF_STR2(x)
+#define FF_LIBS(X) \
+	X(avutil, "libavutil.so." FF_STR(LIBAVUTIL_VERSION_MAJOR)) \
+	X(swscale, "libswscale.so." FF_STR(LIBSWSCALE_VERSION_MAJOR)) \
+	X(avcodec, "libavcodec.so." FF_STR(LIBAVCODEC_VERSION_MAJOR)) \
+	X(avformat, "libavformat.so." FF_STR(LIBAVFORMAT_VERSION_MAJOR))
+#define FF_FUNCS(X) \
+	X(avutil, av_calloc) \
+	X(avutil, av_d2q) \
+	X(avutil, av_dict_free) \
+	X(avutil, av_dict_set_int) \
+	X(avutil, av_frame_alloc) \
+	X(avutil, av_frame_free) \
+	X(avutil, av_frame_get_buffer) \
+	X(avutil, av_frame_move_ref) \
+	X(avutil, av_frame_unref) \
+	X(avutil, av_free) \
+	X(avutil, av_freep) \
+	X(avutil, av_get_pix_fmt_name) \
+	X(avutil, av_log_set_callback) \
+	X(avutil, av_malloc) \
+	X(avutil, av_reduce) \
+	X(avutil, av_strerror) \
+	X(avcodec, av_packet_alloc) \
+	X(avcodec, av_packet_free) \
+	X(avcodec, av_packet_unref) \
+	X(avcodec, avcodec_alloc_context3) \
+	X(avcodec, avcodec_find_decoder) \
+	X(avcodec, avcodec_flush_buffers) \
+	X(avcodec, avcodec_free_context) \
+	X(avcodec, avcodec_get_name) \
+	X(avcodec, avcodec_open2) \
+	X(avcodec, avcodec_parameters_to_context) \
+	X(avcodec, avcodec_receive_frame) \
+	X(avcodec, avcodec_send_packet) \
+	X(avformat, av_find_best_stream) \
+	X(avformat, av_find_input_format) \
+	X(avformat, av_read_frame) \
+	X(avformat, av_seek_frame) \
+	X(avformat, avformat_alloc_context) \
+	X(avformat, avformat_close_input) \
+	X(avformat, avformat_find_stream_info) \
+	X(avformat, avformat_open_input) \
+	X(avformat, avio_alloc_context) \
+	X(avformat, avio_context_free) \
+	X(swscale, sws_frame_end) \
+	X(swscale, sws_frame_start) \
+	X(swscale, sws_freeContext) \
+	X(swscale, sws_getCoefficients) \
+	X(swscale, sws_getContext) \
+	X(swscale, sws_receive_slice) \
+	X(swscale, sws_receive_slice_alignment) \
+	X(swscale, sws_send_slice) \
+	X(swscale, sws_setColorspaceDetails)
+
+static struct {
+#define FF_MEMBER(lib, fn) __typeof__(fn) *fn;
+	FF_FUNCS(FF_MEMBER)
+#undef FF_MEMBER
+} ff;
+static pthread_once_t ff_once = PTHREAD_ONCE_INIT;
+static int ff_loaded;
+static char ff_why[256];
+
+static void ff_load(void)
+{
+#define FF_HANDLE(lib, so) void *lib = NULL;
+	FF_LIBS(FF_HANDLE)
+#undef FF_HANDLE
+	const char *e;
+
+	/* In dependency order, each RTLD_LOCAL: nothing of FFmpeg's joins the program's global
+	 * namespace. The handles are never closed: the functions stay in ff. */
+#define FF_OPEN(lib, name) \
+	if (!(lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) { \
+		e = dlerror(); \
+		snprintf(ff_why, sizeof(ff_why), "%s", e ? e : name ": cannot be loaded"); \
+		return; \
+	}
+	FF_LIBS(FF_OPEN)
+#undef FF_OPEN
+#define FF_SYM(lib, fn) \
+	if (!(*(void **)&ff.fn = dlsym(lib, #fn))) { \
+		snprintf(ff_why, sizeof(ff_why), "lib" #lib ": no function " #fn); \
+		return; \
+	}
+	FF_FUNCS(FF_SYM)
+#undef FF_SYM
+	ff_loaded = 1;
+}
+
+/* 0 once FFmpeg's libraries are loaded, else SLAB_ERR_INVAL saying why in *err (if any). */
+int slab_video_ready(struct slab_err *err)
+{
+	pthread_once(&ff_once, ff_load);
+	if (ff_loaded)
+		return 0;
+	if (!err)
+		return SLAB_ERR_INVAL;
+	return slab_fail(err, SLAB_ERR_INVAL, NULL, "video needs FFmpeg's libraries: %s", ff_why);
+}
+
+/* The demuxer's reads go through a buffer of this size. */
+#define IO_BUF 32768
+/* The clip's start is draw START_DRAW of the sample's key: far from the crop's draws (0 .. 40),
+ * so the start and the crop are drawn independently. */
+#define START_DRAW (1ull << 40)
+/* The most codec threads asked for that are honoured: each is a copy of the decoder's state. */
+#define MAX_THREADS 64
+/* Guards against a demuxer or decoder that goes round on hostile bytes (FFmpeg's can): per
+ * pass (an open, or a seek, and what is read after it) the bytes the demuxer may read, as a
+ * multiple of the video's size plus a constant, and the packets of the video stream, as a
+ * multiple of its frames plus a constant. A sound file reads each byte about once. */
+#define IO_TIMES 16
+#define IO_EXTRA (16u << 20)
+#define PACKETS_TIMES 2
+#define PACKETS_EXTRA 256
+/* Times within this many seconds count as equal when a frame is picked (a target half a frame
+ * after a frame takes that frame, whatever the rounding of the two times). */
+#define TIE_EPS 1e-6
+
+/* ---- FFmpeg's log ---------------------------------------------------------------------- */
+
+/* The last error line FFmpeg logged on this thread (the decoder's own threads keep theirs). */
+static _Thread_local char log_line[160];
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void log_keep(void *avcl, int level, const char *fmt, va_list vl)
+	__attribute__((format(printf, 3, 0)));
+
+static void log_keep(void *avcl, int level, const char *fmt, va_list vl)
+{
+	size_t n;
+
+	(void)avcl;
+	if (level > AV_LOG_ERROR || !fmt)
+		return;
+	vsnprintf(log_line, sizeof(log_line), fmt, vl);
+	n = strlen(log_line);
+	while (n > 0 && (log_line[n - 1] == '\n' || log_line[n - 1] == ' ' || log_line[n - 1] == '.'))
+		log_line[--n] = '\0';
+}
+
+static void log_init(void)
+{
+	ff.av_log_set_callback(log_keep);
+}
+
+/* ---- the bytes, as FFmpeg reads them ---------------------------------------------------- */
+
+struct memio {
+	const unsigned char *p;
+	size_t len, pos;
+	uint64_t served, budget;        /* bytes read in this pass, and the most allowed */
+	int over;                       /* the budget ran out */
+};
+
+static int mem_read(void *opaque, uint8_t *buf, int size)
+{
+	struct memio *m = opaque;
+	size_t n;
+
+	if (m->served > m->budget) {
+		m->over = 1;
+		return AVERROR_EXIT;
+	}
+	if (m->pos >= m->len)
+		return AVERROR_EOF;
+	n = m->len - m->pos;
+	if (n > (size_t)size)
+		n = (size_t)size;
+	memcpy(buf, m->p + m->pos, n);
+	m->pos += n;
+	m->served += n;
+	return (int)n;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence)
+{
+	struct memio *m = opaque;
+	int64_t to;
+
+	switch (whence & ~AVSEEK_FORCE) {
+	case AVSEEK_SIZE:
+		return (int64_t)m->len;
+	case SEEK_SET:
+		to = offset;
+		break;
+	case SEEK_CUR:
+		to = (int64_t)m->pos + offset;
+		break;
+	case SEEK_END:
+		to = (int64_t)m->len + offset;
+		break;
+	default:
+		return AVERROR(EINVAL);
+	}
+	if (to < 0)
+		return AVERROR(EINVAL);
+	/* Past the end is allowed (as lseek allows it): the next read says EOF. */
+	m->pos = (uint64_t)to > m->len ? m->len : (size_t)to;
+	return to;
+}
+
+/* No demuxer opens anything else (a playlist's segments, a QuickTime reference to another
+ * file): the field's bytes are all there is. */
+static int refuse_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+		       AVDictionary **options)
+{
+	(void)s;
+	(void)pb;
+	(void)url;
+	(void)flags;
+	(void)options;
+	return AVERROR(EPERM);
+}
+
+/* ---- containers ------------------------------------------------------------------------ */
+
+/* The demuxer for the bytes, by their magic, or NULL: the pipeline reads these and no other
+ * (FFmpeg's other demuxers are never asked, so none of them meets a field's bytes). */
+static const char *demuxer_of(const unsigned char *p, size_t len)
+{
+	static const char boxes[][5] = { "ftyp", "moov", "mdat", "wide", "free", "skip" };
+
+	if (len >= 8) {
+		for (size_t i = 0; i < sizeof(boxes) / sizeof(boxes[0]); i++)
+			if (memcmp(p + 4, boxes[i], 4) == 0)
+				return "mov";
+	}
+	if (len >= 4 && p[0] == 0x1a && p[1] == 0x45 && p[2] == 0xdf && p[3] == 0xa3)
+		return "matroska";
+	if (len >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "AVI ", 4) == 0)
+		return "avi";
+	if (len >= 2 * 188 + 1 && p[0] == 0x47 && p[188] == 0x47 && p[2 * 188] == 0x47)
+		return "mpegts";
+	if (len >= 9 && memcmp(p, "FLV\x01", 4) == 0)
+		return "flv";
+	return NULL;
+}
+
+int slab_video_probe(const void *data, size_t len)
+{
+	return data && demuxer_of(data, len) != NULL;
+}
+
+/* ---- the decoder ------------------------------------------------------------------------- */
+
+struct slab_video_decoder {
+	struct slab_err err;
+	uint64_t max_pixels, max_frames;
+	struct slab_image_decoder *img;         /* the resize and its scratch buffers */
+
+	/* The open video: its bytes (data, len, sig), demuxer, stream and decoder. */
+	const void *data;
+	size_t len;
+	uint64_t sig;
+	struct memio io;
+	AVIOContext *avio;
+	AVFormatContext *fmt;
+	int stream;
+	AVRational tb;
+	int64_t start;                          /* the stream's start_time, or 0 */
+	struct slab_video_info info;
+	double fps;
+	AVCodecContext *cc;
+	unsigned threads;                       /* cc's thread count */
+	int fresh;                              /* nothing read since the open: at the start */
+	int draining;                           /* the end reached, the decoder drained */
+	uint64_t packets, budget;               /* this pass's video packets, and the most */
+
+	AVPacket *pkt;
+	AVFrame *frame;                         /* the last frame decoded */
+	AVFrame *next;                          /* the one being received */
+	AVFrame *rgb;                           /* the conversion's output, width x height RGBA */
+	struct SwsContext *sws;
+	int sws_w, sws_h, sws_fmt, sws_cs, sws_range;
+	struct slab_scratch planes;             /* one frame C x H x W, for chw */
+	struct slab_video_stats st;
+};
+
+struct slab_video_decoder *slab_video_decoder_new(void)
+{
+	struct slab_video_decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->stream = -1;
+	slab_video_decoder_limits(d, 0, 0);
+	d->img = slab_image_decoder_new();
+	if (!d->img) {
+		free(d);
+		return NULL;
+	}
+	/* Without FFmpeg's libraries the decoder is made all the same: each call then fails
+	 * saying why (slab_video_ready()). */
+	if (slab_video_ready(&d->err) < 0)
+		return d;
+	pthread_once(&log_once, log_init);
+	d->pkt = ff.av_packet_alloc();
+	d->frame = ff.av_frame_alloc();
+	d->next = ff.av_frame_alloc();
+	d->rgb = ff.av_frame_alloc();
+	if (!d->pkt || !d->frame || !d->next || !d->rgb) {
+		slab_video_decoder_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void slab_video_decoder_limits(struct slab_video_decoder *d, uint64_t max_pixels,
+			       uint64_t max_frames)
+{
+	d->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
+	d->max_frames = max_frames ? max_frames : SLAB_VIDEO_MAX_FRAMES;
+}
+
+const char *slab_video_error(const struct slab_video_decoder *d)
+{
+	return d->err.text;
+}
+
+/* Forget the open video: the next call opens its bytes afresh. */
+static void close_video(struct slab_video_decoder *d)
+{
+	if (!d->frame)                  /* FFmpeg not loaded, or the decoder half made */
+		return;
+	ff.avcodec_free_context(&d->cc);
+	ff.avformat_close_input(&d->fmt);
+	if (d->avio) {
+		ff.av_freep(&d->avio->buffer);
+		ff.avio_context_free(&d->avio);
+	}
+	ff.av_frame_unref(d->frame);
+	ff.av_frame_unref(d->next);
+	ff.av_packet_unref(d->pkt);
+	d->data = NULL;
+	d->len = 0;
+	d->stream = -1;
+	d->fresh = d->draining = 0;
+}
+
+void slab_video_decoder_free(struct slab_video_decoder *d)
+{
+	if (!d)
+		return;
+	close_video(d);
+	if (ff_loaded) {
+		ff.sws_freeContext(d->sws);
+		ff.av_frame_free(&d->rgb);
+		ff.av_frame_free(&d->frame);
+		ff.av_frame_free(&d->next);
+		ff.av_packet_free(&d->pkt);
+	}
+	slab_scratch_free(&d->planes);
+	slab_image_decoder_free(d->img);
+	free(d);
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static int corrupt(struct slab_video_decoder *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int corrupt(struct slab_video_decoder *d, const char *fmt, ...)
+{
+	char reason[SLAB_ERR_TEXT - 32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt video: %s", reason);
+}
+
+/* An FFmpeg error as ours: out of memory, our guards, or "corrupt video: FFmpeg's text",
+ * with the line it logged last when it says more. */
+static int fail_av(struct slab_video_decoder *d, int averr)
+{
+	char text[AV_ERROR_MAX_STRING_SIZE + 8];
+
+	if (averr == AVERROR(ENOMEM))
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a video");
+	if (d->io.over)
+		return corrupt(d, "read past %d times its size", IO_TIMES);
+	if (ff.av_strerror(averr, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "error %d", averr);
+	/* FFmpeg's texts start with a capital; ours do not (unless an acronym). */
+	if (text[0] >= 'A' && text[0] <= 'Z' && text[1] >= 'a' && text[1] <= 'z')
+		text[0] = (char)(text[0] - 'A' + 'a');
+	if (log_line[0] && strcmp(log_line, text) != 0)
+		return corrupt(d, "%s (%s)", text, log_line);
+	return corrupt(d, "%s", text);
+}
+
+/* ---- opening ----------------------------------------------------------------------------- */
+
+/* A cheap fingerprint of the bytes: their length and their first and last 4 KiB (read anyway
+ * by every demuxer), so that a decode after slab_video_info() on other bytes at the same
+ * address is seen as another video. */
+static uint64_t fingerprint(const unsigned char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t head = len < 4096 ? len : 4096, tail = len - head < 4096 ? len - head : 4096;
+
+	for (size_t i = 0; i < head; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	for (size_t i = len - tail; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void new_pass(struct slab_video_decoder *d)
+{
+	d->io.served = 0;
+	d->io.over = 0;
+	d->packets = 0;
+	d->draining = 0;
+}
+
+/* The demuxer over the bytes, the video stream found: 0 or an error (the video closed). */
+static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t len)
+{
+	const char *name = demuxer_of(data, len);
+	const AVInputFormat *ifmt;
+	AVDictionary **opts = NULL;
+	unsigned char *buf;
+	unsigned nopts = 0;
+	int ret, s;
+
+	close_video(d);
+	log_line[0] = '\0';
+	if (!name) {
+		char first[32] = "";
+
+		for (size_t i = 0; i < len && i < 4; i++)
+			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s0x%02x",
+				 i ? " " : "", ((const unsigned char *)data)[i]);
+		return corrupt(d, "not MP4/MOV, Matroska/WebM, AVI, MPEG-TS or FLV: starts with %s",
+			       first);
+	}
+	d->io = (struct memio){ .p = data, .len = len };
+	d->io.budget = (uint64_t)len * IO_TIMES + IO_EXTRA;
+	ifmt = ff.av_find_input_format(name);
+	buf = ff.av_malloc(IO_BUF);
+	if (!ifmt || !buf ||
+	    !(d->avio = ff.avio_alloc_context(buf, IO_BUF, 0, &d->io, mem_read, NULL, mem_seek))) {
+		ff.av_free(buf);
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory opening a video");
+	}
+	if (!(d->fmt = ff.avformat_alloc_context())) {
+		close_video(d);
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory opening a video");
+	}
+	d->fmt->pb = d->avio;
+	d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+	d->fmt->io_open = refuse_open;
+	if ((ret = ff.avformat_open_input(&d->fmt, "", ifmt, NULL)) < 0) {
+		ret = fail_av(d, ret);
+		close_video(d);
+		return ret;
+	}
+	/* The header's frame sizes, before anything decodes a frame; the decoders that
+	 * avformat_find_stream_info() opens are held to the limit too. */
+	for (unsigned i = 0; i < d->fmt->nb_streams; i++) {
+		const AVCodecParameters *cp = d->fmt->streams[i]->codecpar;
+
+		if (cp->codec_type == AVMEDIA_TYPE_VIDEO && cp->width > 0 && cp->height > 0 &&
+		    (uint64_t)cp->width * (uint64_t)cp->height > d->max_pixels) {
+			ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %dx%d pixels (%llu): "
+					"over the limit of %llu pixels", cp->width, cp->height,
+					(unsigned long long)cp->width * (unsigned long long)cp->height,
+					(unsigned long long)d->max_pixels);
+			close_video(d);
+			return ret;
+		}
+	}
+	nopts = d->fmt->nb_streams;
+	if (nopts && !(opts = ff.av_calloc(nopts, sizeof(*opts)))) {
+		close_video(d);
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory opening a video");
+	}
+	for (unsigned i = 0; i < nopts; i++)
+		ff.av_dict_set_int(&opts[i], "max_pixels",
+				d->max_pixels > INT64_MAX ? INT64_MAX : (int64_t)d->max_pixels, 0);
+	ret = ff.avformat_find_stream_info(d->fmt, opts);
+	for (unsigned i = 0; i < nopts; i++)
+		ff.av_dict_free(&opts[i]);
+	ff.av_free(opts);
+	if (ret < 0) {
+		ret = fail_av(d, ret);
+		close_video(d);
+		return ret;
+	}
+	s = ff.av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+	if (s < 0 || (d->fmt->streams[s]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+		close_video(d);
+		return corrupt(d, "no video stream");
+	}
+	for (unsigned i = 0; i < d->fmt->nb_streams; i++)
+		d->fmt->streams[i]->discard = (int)i == s ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+	d->stream = s;
+	d->tb = d->fmt->streams[s]->time_base;
+	if (d->tb.num <= 0 || d->tb.den <= 0) {
+		close_video(d);
+		return corrupt(d, "no time base");
+	}
+	d->start = d->fmt->streams[s]->start_time != AV_NOPTS_VALUE ?
+		   d->fmt->streams[s]->start_time : 0;
+	d->data = data;
+	d->len = len;
+	d->fresh = 1;
+	new_pass(d);
+	return 0;
+}
+
+/* The frames of the stream, by demuxing its packets (no decoding): 0 or an error. */
+static int count_frames(struct slab_video_decoder *d, uint64_t *n)
+{
+	int ret;
+
+	*n = 0;
+	d->fresh = 0;
+	while ((ret = ff.av_read_frame(d->fmt, d->pkt)) >= 0) {
+		if (d->pkt->stream_index == d->stream && ++*n > d->max_frames) {
+			ff.av_packet_unref(d->pkt);
+			return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of more than %llu "
+					 "frames: over the limit of %llu frames",
+					 (unsigned long long)d->max_frames,
+					 (unsigned long long)d->max_frames);
+		}
+		ff.av_packet_unref(d->pkt);
+	}
+	return ret == AVERROR_EOF ? 0 : fail_av(d, ret);
+}
+
+/* Open the bytes and fill d->info: 0 or an error (the video closed). */
+static int open_video(struct slab_video_decoder *d, const void *data, size_t len)
+{
+	struct slab_video_info *info = &d->info;
+	const AVStream *st;
+	const AVCodecParameters *cp;
+	AVRational r;
+	int ret;
+
+	if ((ret = slab_video_ready(&d->err)) < 0)
+		return ret;
+	if (!data || len == 0) {
+		close_video(d);
+		return corrupt(d, "no bytes");
+	}
+	if ((ret = open_demuxer(d, data, len)) < 0)
+		return ret;
+	st = d->fmt->streams[d->stream];
+	cp = st->codecpar;
+	memset(info, 0, sizeof(*info));
+	if (cp->width <= 0 || cp->height <= 0) {
+		close_video(d);
+		return corrupt(d, "no frame size");
+	}
+	if ((uint64_t)cp->width * (uint64_t)cp->height > d->max_pixels) {
+		ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %dx%d pixels (%llu): over "
+				"the limit of %llu pixels", cp->width, cp->height,
+				(unsigned long long)cp->width * (unsigned long long)cp->height,
+				(unsigned long long)d->max_pixels);
+		close_video(d);
+		return ret;
+	}
+	info->width = (uint32_t)cp->width;
+	info->height = (uint32_t)cp->height;
+	snprintf(info->codec, sizeof(info->codec), "%s", ff.avcodec_get_name(cp->codec_id));
+	if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+		info->duration = (double)st->duration * av_q2d(st->time_base);
+	else if (d->fmt->duration != AV_NOPTS_VALUE && d->fmt->duration > 0)
+		info->duration = (double)d->fmt->duration / AV_TIME_BASE;
+	if (st->nb_frames > 0) {
+		if ((uint64_t)st->nb_frames > d->max_frames) {
+			ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: over "
+					"the limit of %llu frames", (unsigned long long)st->nb_frames,
+					(unsigned long long)d->max_frames);
+			close_video(d);
+			return ret;
+		}
+		info->frames = (uint64_t)st->nb_frames;
+	} else if ((ret = count_frames(d, &info->frames)) < 0) {
+		close_video(d);
+		return ret;
+	}
+	if (info->frames == 0) {
+		close_video(d);
+		return corrupt(d, "no frames");
+	}
+	r = st->avg_frame_rate;
+	if (r.num <= 0 || r.den <= 0)
+		r = st->r_frame_rate;
+	if ((r.num <= 0 || r.den <= 0) && info->duration > 0)
+		r = ff.av_d2q((double)info->frames / info->duration, 1 << 20);
+	if (r.num <= 0 || r.den <= 0) {
+		close_video(d);
+		return corrupt(d, "no frame rate");
+	}
+	ff.av_reduce(&r.num, &r.den, r.num, r.den, INT32_MAX);
+	info->fps_num = (uint32_t)r.num;
+	info->fps_den = (uint32_t)r.den;
+	d->fps = av_q2d(r);
+	if (info->duration <= 0)
+		info->duration = (double)info->frames / d->fps;
+	d->sig = fingerprint(data, len);
+	return 0;
+}
+
+int slab_video_info(struct slab_video_decoder *d, const void *data, size_t len,
+		    struct slab_video_info *info)
+{
+	int ret = open_video(d, data, len);
+
+	if (ret < 0)
+		memset(info, 0, sizeof(*info));
+	else
+		*info = d->info;
+	return ret;
+}
+
+/* ---- clip parameters ----------------------------------------------------------------------- */
+
+void slab_video_spec_init(struct slab_video_spec *spec, uint32_t out_w, uint32_t out_h,
+			  unsigned frames)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->size = sizeof(*spec);
+	slab_image_spec_init(&spec->image, out_w, out_h);
+	spec->frames = frames;
+	spec->stride = 1;
+	spec->start = SLAB_VIDEO_START_RANDOM;
+	spec->on_short = SLAB_VIDEO_SHORT_PAD;
+}
+
+static int spec_ok(const struct slab_video_spec *s)
+{
+	if (!s || (s->size != 0 && s->size != sizeof(*s)))
+		return 0;
+	if (s->frames < 1 || s->frames > 65535)
+		return 0;
+	if (s->fps == 0) {
+		if (s->stride < 1 || s->stride > 65535)
+			return 0;
+	} else if (!(s->fps > 0 && isfinite(s->fps))) {
+		return 0;
+	}
+	if (s->start != SLAB_VIDEO_START_RANDOM && s->start != SLAB_VIDEO_START_CENTER &&
+	    s->start != SLAB_VIDEO_START_BEGIN)
+		return 0;
+	if (s->on_short != SLAB_VIDEO_SHORT_PAD && s->on_short != SLAB_VIDEO_SHORT_LOOP &&
+	    s->on_short != SLAB_VIDEO_SHORT_ERROR)
+		return 0;
+	if (s->image.channels != 0 && s->image.channels != 3)
+		return 0;
+	return slab_image_spec_ok(&s->image);
+}
+
+static int info_ok(const struct slab_video_info *info)
+{
+	return info && info->frames > 0 && info->width > 0 && info->height > 0 &&
+	       info->fps_num > 0 && info->fps_den > 0;
+}
+
+/* The frames the clip spans in a video at fps frames a second: (frames - 1) stride + 1, or
+ * up to the frame picked for the last time (frames - 1) / spec->fps after the first (the
+ * frame of time t is the first at or after t less half a frame, at the nominal times
+ * n / fps: n = ceil(t fps - 1/2), the small epsilon for the rounding of exact halves). */
+static uint64_t span(const struct slab_video_spec *spec, double fps)
+{
+	double x;
+
+	if (spec->fps == 0)
+		return (uint64_t)(spec->frames - 1) * spec->stride + 1;
+	x = ceil((spec->frames - 1) * fps / spec->fps - 0.5 - 1e-9);
+	return x <= 0 ? 1 : x >= 1e18 ? UINT64_MAX : (uint64_t)x + 1;
+}
+
+uint64_t slab_video_span(const struct slab_video_spec *spec, const struct slab_video_info *info)
+{
+	return span(spec, info->fps_den ? (double)info->fps_num / info->fps_den : 0);
+}
+
+int slab_video_params(const struct slab_video_spec *spec, const struct slab_video_info *info,
+		      uint64_t seed, uint64_t epoch, uint64_t index, struct slab_video_params *p)
+{
+	double fps;
+	uint64_t n, s, first = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!spec_ok(spec) || !info_ok(info))
+		return SLAB_ERR_INVAL;
+	fps = (double)info->fps_num / info->fps_den;
+	n = info->frames;
+	s = span(spec, fps);
+	if (s > n) {
+		if (spec->on_short == SLAB_VIDEO_SHORT_ERROR)
+			return SLAB_ERR_CORRUPT;
+	} else if (spec->start == SLAB_VIDEO_START_RANDOM) {
+		uint64_t starts = n - s + 1;
+		uint64_t key = slab_image_key(seed, epoch, index);
+
+		first = (uint64_t)(slab_image_unit(slab_image_draw(key, START_DRAW)) *
+				   (double)starts);
+		if (first >= starts)
+			first = starts - 1;
+	} else if (spec->start == SLAB_VIDEO_START_CENTER) {
+		first = (n - s) / 2;
+	}
+	if (slab_image_params(&spec->image, info->width, info->height, seed, epoch, index,
+			      &p->crop) != 0)
+		return SLAB_ERR_INVAL;
+	p->first = first;
+	p->t0 = (double)first / fps;
+	p->step = spec->fps > 0 ? 1.0 / spec->fps : (double)spec->stride / fps;
+	return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+/* The decoder for the open stream, with threads codec threads (0, 1: none). */
+static int open_codec(struct slab_video_decoder *d, unsigned threads)
+{
+	const AVStream *st = d->fmt->streams[d->stream];
+	const AVCodec *codec;
+	int ret;
+
+	threads = threads <= 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+	if (d->cc && d->threads == threads)
+		return 0;
+	ff.avcodec_free_context(&d->cc);
+	if (!(codec = ff.avcodec_find_decoder(st->codecpar->codec_id)))
+		return corrupt(d, "no decoder for %s", ff.avcodec_get_name(st->codecpar->codec_id));
+	if (!(d->cc = ff.avcodec_alloc_context3(codec)))
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory opening a decoder");
+	if ((ret = ff.avcodec_parameters_to_context(d->cc, st->codecpar)) < 0)
+		return fail_av(d, ret);
+	d->cc->pkt_timebase = st->time_base;
+	d->cc->max_pixels = d->max_pixels > INT64_MAX ? INT64_MAX : (int64_t)d->max_pixels;
+	d->cc->thread_count = (int)threads;
+	d->cc->thread_type = FF_THREAD_FRAME;
+	if ((ret = ff.avcodec_open2(d->cc, codec, NULL)) < 0) {
+		ret = fail_av(d, ret);
+		ff.avcodec_free_context(&d->cc);
+		return ret;
+	}
+	d->threads = threads;
+	/* A new decoder starts where the demuxer is only from the start. */
+	return 0;
+}
+
+/* The time of a decoded frame in seconds from the stream's start, or prev plus a frame when
+ * it has no timestamp. */
+static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, double prev)
+{
+	int64_t ts = f->best_effort_timestamp;
+
+	if (ts == AV_NOPTS_VALUE)
+		ts = f->pts;
+	if (ts == AV_NOPTS_VALUE)
+		return prev + 1.0 / d->fps;
+	return (double)(ts - d->start) * av_q2d(d->tb);
+}
+
+/* The next frame in presentation order into d->frame: 1; 0 at the end of the stream (d->frame
+ * still the last one); or an error. */
+static int next_frame(struct slab_video_decoder *d)
+{
+	int ret;
+
+	for (;;) {
+		ret = ff.avcodec_receive_frame(d->cc, d->next);
+		if (ret == 0) {
+			ff.av_frame_unref(d->frame);
+			ff.av_frame_move_ref(d->frame, d->next);
+			d->st.decoded++;
+			return 1;
+		}
+		if (ret == AVERROR_EOF)
+			return 0;
+		if (ret != AVERROR(EAGAIN))
+			return fail_av(d, ret);
+		if (d->draining)
+			return 0;
+		ret = ff.av_read_frame(d->fmt, d->pkt);
+		d->fresh = 0;
+		if (ret == AVERROR_EOF) {
+			d->draining = 1;
+			if ((ret = ff.avcodec_send_packet(d->cc, NULL)) < 0 && ret != AVERROR_EOF)
+				return fail_av(d, ret);
+			continue;
+		}
+		if (ret < 0)
+			return fail_av(d, ret);
+		if (d->pkt->stream_index != d->stream) {
+			ff.av_packet_unref(d->pkt);
+			continue;
+		}
+		if (++d->packets > d->budget) {
+			ff.av_packet_unref(d->pkt);
+			return corrupt(d, "more than %llu packets for a clip of a video of %llu frames",
+				       (unsigned long long)d->budget,
+				       (unsigned long long)d->info.frames);
+		}
+		ret = ff.avcodec_send_packet(d->cc, d->pkt);
+		ff.av_packet_unref(d->pkt);
+		if (ret < 0 && ret != AVERROR(EAGAIN))
+			return fail_av(d, ret);
+	}
+}
+
+/* Position the demuxer and decoder so that the next frames are the first at or after time t
+ * (from the keyframe before it): t <= 0 goes back to the start. 0 or an error. */
+static int seek_to(struct slab_video_decoder *d, double t)
+{
+	int64_t ts;
+	int ret;
+
+	ff.av_frame_unref(d->frame);
+	if (d->fresh && t <= 0)
+		return 0;                       /* just opened: at the start already */
+	d->st.seeks++;
+	new_pass(d);
+	if (t <= 0)
+		ts = d->start;
+	else
+		ts = d->start + (int64_t)floor(t / av_q2d(d->tb));
+	ret = ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+	if (ret < 0 && t <= 0) {
+		/* Back to the start when the demuxer cannot say: open the bytes again. */
+		const void *data = d->data;
+		size_t len = d->len;
+		struct slab_video_info info = d->info;
+		double fps = d->fps;
+		uint64_t sig = d->sig;
+		unsigned threads = d->threads;
+
+		if ((ret = open_demuxer(d, data, len)) < 0)
+			return ret;
+		d->info = info;
+		d->fps = fps;
+		d->sig = sig;
+		return open_codec(d, threads);
+	}
+	if (ret < 0)
+		return fail_av(d, ret);
+	ff.avcodec_flush_buffers(d->cc);
+	return 0;
+}
+
+/* The RGBA rows of frame f that hold crop p (all of them with exact), converted by libswscale
+ * (as the whole frame would be: the conversion is set up for the whole frame and asked for
+ * those rows only), and handed to the image pipeline into out. */
+static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct slab_image_spec *spec,
+		const struct slab_image_params *p, unsigned char *out)
+{
+	struct slab_image_region r;
+	unsigned align;
+	uint32_t y0, y1, H = (uint32_t)f->height;
+	int cs = f->colorspace, range = f->color_range == AVCOL_RANGE_JPEG, ret;
+
+	if (f->width != (int)d->info.width || f->height != (int)d->info.height)
+		return corrupt(d, "a frame of %dx%d in a video of %ux%u", f->width, f->height,
+			       d->info.width, d->info.height);
+	if (!d->sws || d->sws_w != f->width || d->sws_h != f->height || d->sws_fmt != f->format ||
+	    d->sws_cs != cs || d->sws_range != range) {
+		ff.sws_freeContext(d->sws);
+		d->sws = ff.sws_getContext(f->width, f->height, f->format, f->width, f->height,
+					AV_PIX_FMT_RGBA, SWS_BICUBIC, NULL, NULL, NULL);
+		if (!d->sws)
+			return corrupt(d, "cannot convert %s frames to RGB",
+				       ff.av_get_pix_fmt_name(f->format) ? ff.av_get_pix_fmt_name(f->format) :
+				       "unknown");
+		/* The frame's colour matrix and range (an unknown one: BT.601, studio range). */
+		ff.sws_setColorspaceDetails(d->sws, ff.sws_getCoefficients(cs), range,
+					 ff.sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
+		d->sws_w = f->width;
+		d->sws_h = f->height;
+		d->sws_fmt = f->format;
+		d->sws_cs = cs;
+		d->sws_range = range;
+	}
+	if (d->rgb->width != f->width || d->rgb->height != f->height || !d->rgb->buf[0]) {
+		ff.av_frame_unref(d->rgb);
+		d->rgb->width = f->width;
+		d->rgb->height = f->height;
+		d->rgb->format = AV_PIX_FMT_RGBA;
+		/* Rows back to back (align 1), as the image pipeline takes a region. */
+		if ((ret = ff.av_frame_get_buffer(d->rgb, 1)) < 0)
+			return fail_av(d, ret);
+	}
+	align = ff.sws_receive_slice_alignment(d->sws);
+	y0 = spec->exact ? 0 : p->y / align * align;
+	y1 = spec->exact ? H : (p->y + p->h + align - 1) / align * align;
+	if (y1 > H)
+		y1 = H;
+	if ((ret = ff.sws_frame_start(d->sws, d->rgb, f)) < 0 ||
+	    (ret = ff.sws_send_slice(d->sws, 0, H)) < 0 ||
+	    (ret = ff.sws_receive_slice(d->sws, y0, y1 - y0)) < 0) {
+		ff.sws_frame_end(d->sws);
+		return fail_av(d, ret);
+	}
+	ff.sws_frame_end(d->sws);
+	d->st.converted++;
+	memset(&r, 0, sizeof(r));
+	r.px = d->rgb->data[0] + (size_t)y0 * (size_t)d->rgb->linesize[0];
+	r.bw = (uint32_t)f->width;
+	r.bh = y1 - y0;
+	r.x0 = p->x;
+	r.x1 = (double)p->x + p->w;
+	r.y0 = (double)p->y - y0;
+	r.y1 = (double)p->y + p->h - y0;
+	r.pixel = 4;
+	if ((ret = slab_image_finish(d->img, &r, spec, p->flip, out)) < 0)
+		return slab_fail_from(&d->err, ret, slab_image_error(d->img));
+	return 0;
+}
+
+/* Frame k of the clip, made from the picked frame into out (T x H x W x 3), or into
+ * d->planes and from there to each plane's place (C x T x H x W); again = the frame of
+ * target k - 1, already made: copied. */
+static int put_frame(struct slab_video_decoder *d, const struct slab_video_spec *spec,
+		     const struct slab_video_params *p, unsigned char *out, unsigned k, int again)
+{
+	size_t plane = (size_t)spec->image.out_w * spec->image.out_h, frame = plane * 3;
+	int ret;
+
+	if (!spec->image.chw) {
+		if (again) {
+			memcpy(out + k * frame, out + (k - 1) * frame, frame);
+			return 0;
+		}
+		return emit(d, d->frame, &spec->image, &p->crop, out + k * frame);
+	}
+	if (!again) {
+		if (slab_scratch_reserve(&d->planes, frame) < 0)
+			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a frame");
+		if ((ret = emit(d, d->frame, &spec->image, &p->crop, d->planes.p)) < 0)
+			return ret;
+	}
+	for (unsigned c = 0; c < 3; c++)
+		memcpy(out + (c * (size_t)spec->frames + k) * plane,
+		       (unsigned char *)d->planes.p + c * plane, plane);
+	return 0;
+}
+
+/* The clip: targets t_k = t0 + k step (wrapped past the end under LOOP), each given the first
+ * frame whose time is at or after t_k less half a frame; past the end, the last frame. */
+static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spec *spec,
+		       const struct slab_video_params *p, unsigned char *out)
+{
+	double half = 0.5 / d->fps, n = (double)d->info.frames, prev_t = -1, cur_t = 0;
+	int have = 0, eof = 0, made = 0, ret;
+	unsigned made_k = 0;
+
+	d->budget = d->info.frames * PACKETS_TIMES + PACKETS_EXTRA;
+	for (unsigned k = 0; k < spec->frames; k++) {
+		double t = p->t0 + k * p->step, x = t * d->fps;
+
+		if (spec->on_short == SLAB_VIDEO_SHORT_LOOP && x + 0.5 >= n)
+			t = (x - n * floor((x + 0.5) / n)) / d->fps;
+		if (k == 0 || t < prev_t) {
+			/* The first target, or back to the start (LOOP): seek, then check that
+			 * the first frame decoded is not past the target (the demuxer may land
+			 * late); back off further until it is, or from the start. */
+			double back = 0, at;
+
+			for (;;) {
+				at = t - half - back;
+				if ((ret = seek_to(d, at)) < 0)
+					return ret;
+				have = eof = made = 0;
+				if ((ret = next_frame(d)) < 0)
+					return ret;
+				if (ret == 0) {
+					if (at <= 0)
+						return corrupt(d, "no frame decodes");
+					back = back ? 2 * back : 1;
+					continue;
+				}
+				have = 1;
+				cur_t = frame_time(d, d->frame, -1.0 / d->fps);
+				if (at <= 0 || cur_t <= t + half + TIE_EPS)
+					break;
+				back = back ? 2 * back : 1;
+			}
+		}
+		prev_t = t;
+		/* Decode until a frame is at or past the target less half a frame (a frame at
+		 * exactly that time is taken: TIE_EPS keeps the rounding of times out of it),
+		 * or the end. */
+		while (!eof && cur_t < t - half - TIE_EPS) {
+			if ((ret = next_frame(d)) < 0)
+				return ret;
+			if (ret == 0) {
+				eof = 1;
+				break;
+			}
+			cur_t = frame_time(d, d->frame, cur_t);
+			have = 1;
+			made = 0;
+		}
+		if (!have)
+			return corrupt(d, "no frame decodes");
+		if (d->frame->decode_error_flags || (d->frame->flags & AV_FRAME_FLAG_CORRUPT))
+			return corrupt(d, "the frame at %.3f s does not decode whole", cur_t);
+		if ((ret = put_frame(d, spec, p, out, k, made && made_k == k - 1)) < 0)
+			return ret;
+		made = 1;
+		made_k = k;
+	}
+	return 0;
+}
+
+int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len,
+		      const struct slab_video_spec *spec, const struct slab_video_params *p,
+		      void *out, struct slab_video_stats *stats)
+{
+	int ret;
+
+	memset(&d->st, 0, sizeof(d->st));
+	if (stats)
+		*stats = d->st;
+	log_line[0] = '\0';
+	if (!spec_ok(spec) || !p || !out || !(p->t0 >= 0) || !isfinite(p->t0) ||
+	    !(p->step > 0) || !isfinite(p->step))
+		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL, "bad video spec or parameters");
+	/* The video slab_video_info() opened, if these are its bytes; else open them. */
+	if (!d->fmt || d->data != data || d->len != len || !data ||
+	    d->sig != fingerprint(data, len)) {
+		if ((ret = open_video(d, data, len)) < 0)
+			return ret;
+	}
+	ret = slab_image_crop_check(&p->crop, d->info.width, d->info.height, &d->err);
+	if (ret == 0 && spec->on_short == SLAB_VIDEO_SHORT_ERROR &&
+	    span(spec, d->fps) > d->info.frames)
+		ret = slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "video of %llu frames: the clip "
+				"needs %llu", (unsigned long long)d->info.frames,
+				(unsigned long long)span(spec, d->fps));
+	if (ret == 0)
+		ret = open_codec(d, spec->codec_threads);
+	if (ret == 0)
+		ret = decode_clip(d, spec, p, out);
+	/* Whatever failed, the next call starts afresh. */
+	if (ret < 0)
+		close_video(d);
+	if (d->frame)
+		ff.av_frame_unref(d->frame);
+	slab_scratch_trim(&d->planes);
+	if (stats)
+		*stats = d->st;
+	return ret;
+}

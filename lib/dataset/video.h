@@ -1,0 +1,20 @@
+/* video.h: what the video pipeline (video.c) offers the rest of libslab beyond slab.h. */
+#ifndef SLAB_VIDEO_H
+#define SLAB_VIDEO_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "slab.h"
+
+/* 0 when FFmpeg's libraries are loaded (video.c loads them at first use), else
+ * SLAB_ERR_INVAL with "video needs FFmpeg's libraries: <the loader's reason>" in *err (err may
+ * be NULL). */
+int slab_video_ready(struct slab_err *err);
+
+/* The frames a clip of spec spans in the video info describes, as slab_video_params() counts
+ * them: (frames - 1) x stride + 1, or at fps up to the frame nearest the last one's time. More
+ * than info->frames: the video is short (spec->on_short). */
+uint64_t slab_video_span(const struct slab_video_spec *spec, const struct slab_video_info *info);
+
+#endif

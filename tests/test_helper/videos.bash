@@ -1,0 +1,106 @@
+# videos.bash: test videos for tests/video.bats, made at test time with Debian's ffmpeg (never
+# kept in git), whose frames tell their numbers; ffmpeg's own decode of chosen frames as the
+# reference; and the Python (/usr/bin/python3: numpy, PIL) that reads numbers and compares.
+#
+# Each frame is lavfi's testsrc2 with its top quarter painted one flat colour that encodes the
+# frame number n: red 4 + 8 (n % 32), green 4 + 8 floor(n / 32), blue 128. Through YUV 4:2:0 and
+# a lossy codec the band's mean comes back within a level or two, far inside the 8-level
+# step, so any output that keeps the top eighth of the picture tells which frame it was.
+
+VPY=/usr/bin/python3
+
+# Skip unless ffmpeg and /usr/bin/python3 with numpy and PIL are here, and ffmpeg has the
+# encoders named.
+need_video_tools() {
+	command -v ffmpeg >/dev/null 2>&1 || skip "no ffmpeg (Debian package ffmpeg)"
+	command -v ffprobe >/dev/null 2>&1 || skip "no ffprobe (Debian package ffmpeg)"
+	$VPY -c 'import numpy, PIL' 2>/dev/null || skip "no numpy and PIL for $VPY"
+	local enc
+	for enc in "$@"; do
+		ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " $enc " ||
+			skip "ffmpeg has no $enc encoder"
+	done
+}
+
+# numbered_src WxH RATE: the lavfi source of numbered frames.
+numbered_src() {
+	local band='lt(Y\,H/4)'
+	printf '%s' "testsrc2=size=$1:rate=$2,format=gbrp,geq=r='if($band\,4+8*mod(N\,32)\,r(X\,Y))':g='if($band\,4+8*floor(N/32)\,g(X\,Y))':b='if($band\,128\,b(X\,Y))'"
+}
+
+# make_video OUT WxH RATE FRAMES [ffmpeg output options...]: a numbered video.
+make_video() {
+	local out=$1 size=$2 rate=$3 frames=$4
+	shift 4
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i "$(numbered_src "$size" "$rate")" \
+		-frames:v "$frames" "$@" "$out"
+}
+
+# ref_frames VIDEO OUT.raw N...: ffmpeg's decode of frames N... (in presentation order, as
+# its decoder hands them out), RGB, full size, in the order given (each once, ascending).
+ref_frames() {
+	local video=$1 out=$2 expr="" n
+	shift 2
+	for n in "$@"; do
+		expr="$expr${expr:++}eq(n\\,$n)"
+	done
+	ffmpeg -nostdin -hide_banner -loglevel error -y -i "$video" -vf "select='$expr'" \
+		-fps_mode passthrough -pix_fmt rgb24 -f rawvideo "$out"
+}
+
+# frame_numbers RAW W H T: the numbers the T frames of W x H RGB (HWC) tell, on one line.
+frame_numbers() {
+	$VPY - "$@" <<'PY'
+import sys
+import numpy as np
+path, w, h, t = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+a = np.fromfile(path, np.uint8).reshape(t, h, w, 3).astype(float)
+band = a[:, : max(1, h // 8)].reshape(t, -1, 3).mean(axis=1)
+print(" ".join(str(int(round((r - 4) / 8)) + 32 * int(round((g - 4) / 8))) for r, g, _ in band))
+PY
+}
+
+# clip_vs_ref CLIP W H T REF RW RH CROPLINE: the clip's frames (T x H x W x 3) against PIL's
+# crop + BILINEAR resize (reducing_gap None) + flip of the reference frames (T x RH x RW x 3),
+# with CROPLINE vidclip's "clip ... crop WxH+X+Y flip F" line. Prints the largest per-channel
+# mean absolute error of any frame and the largest difference of any byte.
+clip_vs_ref() {
+	$VPY - "$@" <<'PY'
+import re, sys
+import numpy as np
+from PIL import Image
+clip, w, h, t, ref, rw, rh, line = sys.argv[1:9]
+w, h, t, rw, rh = int(w), int(h), int(t), int(rw), int(rh)
+m = re.search(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d)", line)
+cw, ch, cx, cy, flip = map(int, m.groups())
+a = np.fromfile(clip, np.uint8).reshape(t, h, w, 3).astype(int)
+r = np.fromfile(ref, np.uint8).reshape(t, rh, rw, 3)
+worst_mae, worst_max = 0.0, 0
+for k in range(t):
+    im = Image.fromarray(r[k]).crop((cx, cy, cx + cw, cy + ch))
+    im = im.resize((w, h), Image.BILINEAR, reducing_gap=None)
+    if flip:
+        im = im.transpose(Image.FLIP_LEFT_RIGHT)
+    b = np.asarray(im).astype(int)
+    mae = max(np.abs(a[k, :, :, c] - b[:, :, c]).mean() for c in range(3))
+    worst_mae = max(worst_mae, mae)
+    worst_max = max(worst_max, int(np.abs(a[k] - b).max()))
+print("%.4f %d" % (worst_mae, worst_max))
+PY
+}
+
+# expected_by_time TIMES FIRST_T STEP T FPS: the frames the fps rule picks, from the frames'
+# times (one per line, presentation order): for each target t = FIRST_T + k STEP, the first
+# frame whose time is at or after t less half a frame (1 / (2 FPS)), else the last.
+expected_by_time() {
+	$VPY - "$@" <<'PY'
+import sys
+times = [float(x) for x in open(sys.argv[1]).read().split()]
+t0, step, t, fps = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+out = []
+for k in range(t):
+    target = t0 + k * step - 0.5 / fps - 1e-6
+    out.append(next((i for i, x in enumerate(times) if x >= target), len(times) - 1))
+print(" ".join(map(str, out)))
+PY
+}

@@ -1,0 +1,331 @@
+#!/usr/bin/env bats
+# The video pipeline from the shell (build/bin/vidclip, scripts/vidclip.c, over
+# lib/dataset/video.c) on videos Debian's ffmpeg makes here (tests/test_helper/videos.bash:
+# each frame tells its number): what the header says, which frames a clip takes (stride,
+# fps by timestamps, centre, random, PAD, LOOP, ERROR), pixels against ffmpeg's own decode,
+# determinism, limits, and broken input.
+#
+# Tolerances: at full size with no crop, the clip is ffmpeg's decode byte for byte (the same
+# libavcodec decode and the same libswscale conversion, the frame's colour matrix and range,
+# as ffmpeg's auto-inserted scale filter uses them). Cropped and resized, against PIL's
+# crop + resize((W, H), BILINEAR, reducing_gap=None) + flip of ffmpeg's frames: the largest
+# per-channel mean absolute error of any frame <= 0.25 and no byte more than 2 apart. The
+# pixels going in are the same (byte for byte, as above), so what is left is the resize's
+# rounding (the image pipeline's 14-bit SIMD weights against PIL's 22-bit ones): measured
+# 0.019 at most, no byte more than 1 apart. tests/image.bats holds the image pipeline's full
+# decode to 1.0; the bound here is tighter because no decoder differs.
+
+load test_helper/common
+load test_helper/videos
+
+setup_file() {
+	command -v ffmpeg >/dev/null 2>&1 || return 0
+	cd "$BATS_FILE_TMPDIR" || return 1
+	# H.264 with B-frames (x264's default), a keyframe every 12; 4:2:0, and 4:4:4 at an odd
+	# size (4:2:0 needs even sides); VP9 in WebM and MPEG-4 Part 2 in AVI and MP4 at an odd
+	# size; H.264 in MPEG-TS, FLV and Matroska.
+	make_video h264.mp4 160x120 30 60 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 12 || true
+	make_video odd444.mp4 321x239 25 40 -c:v libx264 -pix_fmt yuv444p -crf 12 -g 12 || true
+	make_video odd.webm 321x239 25 40 -c:v libvpx-vp9 -pix_fmt yuv420p -crf 20 -b:v 0 \
+		-g 12 -deadline realtime -cpu-used 8 || true
+	make_video odd.avi 321x239 25 40 -c:v mpeg4 -q:v 2 -g 12 || true
+	make_video mpeg4.mp4 128x96 25 40 -c:v mpeg4 -q:v 2 -g 12 || true
+	make_video h264.ts 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
+	make_video h264.flv 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
+	make_video h264.mkv 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
+	# Variable frame rate: 30 a second for 20 frames, then 10 a second.
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi \
+		-i "$(numbered_src 96x64 30),setpts='if(lt(N\,20)\,N/30\,20/30+(N-20)/10)/TB'" \
+		-frames:v 40 -fps_mode passthrough -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 \
+		vfr.mp4 || true
+}
+
+# v NAME: the file-wide video NAME, skipping when it could not be made.
+v() {
+	[ -s "$BATS_FILE_TMPDIR/$1" ] || skip "ffmpeg could not make $1"
+	echo "$BATS_FILE_TMPDIR/$1"
+}
+
+@test "vidclip reports size, frames, rate, duration and codec from the headers, or counted" {
+	need_video_tools
+	run -0 vidclip --info "$(v h264.mp4)" x
+	assert_output "video 160x120 frames 60 duration 2.000 fps 30/1 codec h264"
+	run -0 vidclip --info "$(v odd.webm)" x
+	assert_output "video 321x239 frames 40 duration 1.600 fps 25/1 codec vp9"
+	run -0 vidclip --info "$(v odd.avi)" x
+	assert_output "video 321x239 frames 40 duration 1.600 fps 25/1 codec mpeg4"
+	run -0 vidclip --info "$(v mpeg4.mp4)" x
+	assert_output "video 128x96 frames 40 duration 1.600 fps 25/1 codec mpeg4"
+	run -0 vidclip --info "$(v h264.mkv)" x
+	assert_output "video 96x64 frames 40 duration 1.333 fps 30/1 codec h264"
+	run -0 vidclip --info "$(v h264.flv)" x
+	assert_output --regexp "^video 96x64 frames 40 duration 1\.[0-9]+ fps 30/1 codec h264$"
+	run -0 vidclip --info "$(v h264.ts)" x
+	assert_output --regexp "^video 96x64 frames 40 duration 1\.[0-9]+ fps 30/1 codec h264$"
+}
+
+@test "a clip takes every stride-th frame from its start, in every container and codec" {
+	need_video_tools
+	local f
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 h264.ts h264.flv h264.mkv; do
+		local path frames
+		path=$(v $f)
+		frames=$(vidclip --info "$path" x | sed 's/.* frames \([0-9]*\) .*/\1/')
+		for stride in 1 2 3; do
+			# centre: (N - span) / 2, span = 5 stride + 1
+			local first=$(((frames - (5 * stride + 1)) / 2)) want=""
+			for k in 0 1 2 3 4 5; do want="$want${want:+ }$((first + k * stride))"; done
+			run -0 vidclip --crop none --size 48x32 --frames 6 --stride $stride \
+				--start center "$path" clip.raw
+			assert_line --index 1 --regexp "^clip first $first "
+			run -0 frame_numbers clip.raw 48 32 6
+			[ "$output" = "$want" ] || fail "$f stride $stride: frames $output, not $want"
+		done
+	done
+}
+
+@test "random starts are the frames the clip parameters name, and keyframe seeks decode less" {
+	need_video_tools
+	local path first want
+	path=$(v h264.mp4)
+	for index in 0 1 2 3 4 5 6 7; do
+		run -0 vidclip --crop none --size 32x24 --frames 4 --stride 2 --start random \
+			--seed 11 --index $index "$path" clip.raw
+		first=$(echo "${lines[1]}" | sed 's/^clip first \([0-9]*\) .*/\1/')
+		[ "$first" -le $((60 - 7)) ]
+		want="$first $((first + 2)) $((first + 4)) $((first + 6))"
+		run -0 frame_numbers clip.raw 32 24 4
+		assert_output "$want"
+	done
+	# A keyframe every 12 frames: the centred clip of frames 26..32 seeks once, decodes from
+	# frame 24 on (9 frames; a demuxer landing a keyframe early would add 12) and converts
+	# only its 4 frames.
+	run -0 vidclip --crop none --size 32x24 --frames 4 --stride 2 --start center "$path" \
+		clip.raw
+	assert_line --index 1 --regexp "^clip first 26 "
+	run -0 bash -c "echo '${lines[2]}' | awk '{ print (\$2 >= 9 && \$2 <= 20), \$4, \$6 }'"
+	assert_output "1 4 1"
+}
+
+@test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4" {
+	need_video_tools
+	local f path w h frames
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4; do
+		path=$(v $f)
+		read -r w h frames < <(vidclip --info "$path" x |
+			sed 's/^video \([0-9]*\)x\([0-9]*\) frames \([0-9]*\) .*/\1 \2 \3/')
+		local first=$(((frames - 16) / 2))
+		run -0 vidclip --crop none --size ${w}x$h --frames 6 --stride 3 --start center \
+			"$path" clip.raw
+		ref_frames "$path" ref.raw $first $((first + 3)) $((first + 6)) $((first + 9)) \
+			$((first + 12)) $((first + 15))
+		cmp clip.raw ref.raw || fail "$f: not ffmpeg's frames"
+	done
+}
+
+@test "crops, flips and resizes match PIL on ffmpeg's frames (MAE <= 0.25), rows-only = whole frame" {
+	need_video_tools
+	local f path w h frames line
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi; do
+		path=$(v $f)
+		read -r w h frames < <(vidclip --info "$path" x |
+			sed 's/^video \([0-9]*\)x\([0-9]*\) frames \([0-9]*\) .*/\1 \2 \3/')
+		for index in 0 1 2 3; do
+			run -0 vidclip --crop random-resized --flip --size 45x37 --frames 3 --stride 4 \
+				--start random --seed 5 --index $index "$path" clip.raw
+			line=${lines[1]}
+			local first
+			first=$(echo "$line" | sed 's/^clip first \([0-9]*\) .*/\1/')
+			ref_frames "$path" ref.raw $first $((first + 4)) $((first + 8))
+			run -0 clip_vs_ref clip.raw 45 37 3 ref.raw $w $h "$line"
+			awk -v m="${output% *}" -v x="${output#* }" 'BEGIN { exit !(m <= 0.25 && x <= 2) }' ||
+				fail "$f index $index: MAE, largest difference $output: over 0.25, 2 ($line)"
+			# The rows the crop needs converted, or the whole frame: the same bytes.
+			vidclip --crop random-resized --flip --size 45x37 --frames 3 --stride 4 \
+				--start random --seed 5 --index $index --exact "$path" exact.raw >/dev/null
+			cmp clip.raw exact.raw
+			vidclip --crop random-resized --flip --size 45x37 --frames 3 --stride 4 \
+				--start random --seed 5 --index $index --resize nearest "$path" n.raw >/dev/null
+			vidclip --crop random-resized --flip --size 45x37 --frames 3 --stride 4 \
+				--start random --seed 5 --index $index --resize nearest --exact "$path" \
+				nx.raw >/dev/null
+			cmp n.raw nx.raw
+		done
+	done
+}
+
+@test "--chw is the clip's planes C x T x H x W" {
+	need_video_tools
+	vidclip --crop random-resized --flip --size 20x14 --frames 5 --stride 2 --index 3 \
+		"$(v odd.webm)" hwc.raw >/dev/null
+	vidclip --crop random-resized --flip --size 20x14 --frames 5 --stride 2 --index 3 --chw \
+		"$(v odd.webm)" chw.raw >/dev/null
+	run -0 $VPY -c '
+import numpy as np
+a = np.fromfile("hwc.raw", np.uint8).reshape(5, 14, 20, 3)
+c = np.fromfile("chw.raw", np.uint8).reshape(3, 5, 14, 20)
+print((a.transpose(3, 0, 1, 2) == c).all())'
+	assert_output "True"
+}
+
+@test "by fps: targets by timestamps, frames repeated above the video's rate, and a variable rate" {
+	need_video_tools
+	# 60 a second in a video of 30: each frame twice; ties go to the earlier frame.
+	run -0 vidclip --crop none --size 32x24 --frames 10 --fps 60 --start center "$(v h264.mp4)" \
+		clip.raw
+	assert_line --index 1 --regexp "^clip first 27 "
+	assert_line --index 2 --regexp " converted 5 "
+	run -0 frame_numbers clip.raw 32 24 10
+	assert_output "27 27 28 28 29 29 30 30 31 31"
+	# 7.5 a second: every 4th frame.
+	run -0 vidclip --crop none --size 32x24 --frames 5 --fps 7.5 --start begin "$(v h264.mp4)" \
+		clip.raw
+	run -0 frame_numbers clip.raw 32 24 5
+	assert_output "0 4 8 12 16"
+	# The variable-rate file: the frames the rule picks from ffprobe's timestamps.
+	local path
+	path=$(v vfr.mp4)
+	ffprobe -v error -select_streams v -show_entries frame=best_effort_timestamp_time \
+		-of default=nw=1:nk=1 "$path" | grep -E '^[0-9.]+$' > times.txt
+	[ "$(wc -l < times.txt)" -eq 40 ]
+	for start in begin center; do
+		run -0 vidclip --crop none --size 32x24 --frames 9 --fps 5 --start $start "$path" \
+			clip.raw
+		local t0 step fps
+		t0=$(echo "${lines[1]}" | awk '{ print $5 }')
+		step=$(echo "${lines[1]}" | awk '{ print $7 }')
+		fps=$(echo "${lines[0]}" | awk '{ split($8, r, "/"); print r[1] / r[2] }')
+		local want
+		want=$(expected_by_time times.txt "$t0" "$step" 9 "$fps")
+		run -0 frame_numbers clip.raw 32 24 9
+		assert_output "$want"
+	done
+}
+
+@test "a video shorter than the clip: padded with its last frame, looped, or refused" {
+	need_video_tools
+	local path
+	path=$(v h264.mp4)
+	# 25 frames at stride 3 span 73 of 60.
+	run -0 vidclip --crop none --size 32x24 --frames 25 --stride 3 --start random \
+		--on-short pad "$path" clip.raw
+	assert_line --index 1 --regexp "^clip first 0 "
+	assert_line --index 2 --regexp " converted 21 "
+	run -0 frame_numbers clip.raw 32 24 25
+	assert_output "0 3 6 9 12 15 18 21 24 27 30 33 36 39 42 45 48 51 54 57 59 59 59 59 59"
+	run -0 vidclip --crop none --size 32x24 --frames 25 --stride 3 --start center \
+		--on-short loop "$path" clip.raw
+	assert_line --index 1 --regexp "^clip first 0 "
+	run -0 frame_numbers clip.raw 32 24 25
+	assert_output "0 3 6 9 12 15 18 21 24 27 30 33 36 39 42 45 48 51 54 57 0 3 6 9 12"
+	run -1 --separate-stderr vidclip --crop none --size 32x24 --frames 25 --stride 3 \
+		--on-short error "$path" clip.raw
+	assert_equal "$stderr" "vidclip: '$path': video of 60 frames: the clip needs 73"
+	# By fps: 40 frames at 5 a second span 7.8 s of a 2 s video; looped by time.
+	run -0 vidclip --crop none --size 32x24 --frames 12 --fps 5 --on-short loop "$path" clip.raw
+	run -0 frame_numbers clip.raw 32 24 12
+	assert_output "0 6 12 18 24 30 36 42 48 54 0 6"
+}
+
+@test "the same clip twice, from two decoders taking turns, and with codec threads" {
+	need_video_tools
+	local a b
+	a=$(v odd444.mp4)
+	b=$(v odd.webm)
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 3 --clips 5 "$a" one.raw >/dev/null
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 3 --clips 5 "$a" two.raw >/dev/null
+	cmp one.raw two.raw
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 3 --clips 5 "$b" bone.raw >/dev/null
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 3 --clips 5 --second "$b" btwo.raw "$a" atwo.raw >/dev/null
+	cmp one.raw atwo.raw
+	cmp bone.raw btwo.raw
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 3 --clips 5 --threads 2 "$a" threads.raw >/dev/null
+	cmp one.raw threads.raw
+	# Another seed, another clip.
+	vidclip --crop random-resized --flip --size 40x30 --frames 4 --stride 2 --start random \
+		--seed 4 --clips 5 "$a" other.raw >/dev/null
+	! cmp -s one.raw other.raw
+}
+
+@test "limits: a frame over the pixel limit and a stream over the frame limit are refused" {
+	need_video_tools
+	# An AVI whose headers say 8000x8000 (its stream is 321x239).
+	$VPY - "$(v odd.avi)" big.avi <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.index(b"avih") + 8
+b[i + 32:i + 40] = struct.pack("<II", 8000, 8000)
+i = b.index(b"strf") + 8
+b[i + 4:i + 12] = struct.pack("<ii", 8000, 8000)
+open(sys.argv[2], "wb").write(b)
+PY
+	run -1 --separate-stderr vidclip --max-pixels 1000000 big.avi x
+	assert_equal "$stderr" "vidclip: 'big.avi': video of 8000x8000 pixels (64000000): over the limit of 1000000 pixels"
+	run -1 --separate-stderr vidclip --max-pixels 76718 "$(v odd.avi)" x
+	assert_equal "$stderr" "vidclip: '$(v odd.avi)': video of 321x239 pixels (76719): over the limit of 76718 pixels"
+	run -0 vidclip --max-pixels 76719 --info "$(v odd.avi)" x
+	run -1 --separate-stderr vidclip --max-frames 59 "$(v h264.mp4)" x
+	assert_equal "$stderr" "vidclip: '$(v h264.mp4)': video of 60 frames: over the limit of 59 frames"
+	# Matroska does not say: counted, and refused as the count passes the limit.
+	run -1 --separate-stderr vidclip --max-frames 39 "$(v h264.mkv)" x
+	assert_equal "$stderr" "vidclip: '$(v h264.mkv)': video of more than 39 frames: over the limit of 39 frames"
+	run -0 vidclip --max-frames 40 --info "$(v h264.mkv)" x
+}
+
+@test "broken input: no bytes, random bytes, no video stream, truncated: clean errors" {
+	need_video_tools
+	: > empty.mp4
+	run -1 --separate-stderr vidclip empty.mp4 x
+	assert_equal "$stderr" "vidclip: 'empty.mp4': corrupt video: no bytes"
+	printf '\x12\x34\x56\x78' > random.bin
+	head -c 4000 /dev/urandom >> random.bin
+	run -1 --separate-stderr vidclip random.bin x
+	assert_equal "$stderr" "vidclip: 'random.bin': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS or FLV: starts with 0x12 0x34 0x56 0x78"
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i sine=frequency=440:duration=1 \
+		-c:a aac audio.mp4
+	run -1 --separate-stderr vidclip audio.mp4 x
+	assert_equal "$stderr" "vidclip: 'audio.mp4': corrupt video: no video stream"
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i sine=frequency=440:duration=1 \
+		-c:a libopus audio.webm
+	run -1 --separate-stderr vidclip audio.webm x
+	assert_equal "$stderr" "vidclip: 'audio.webm': corrupt video: no video stream"
+	# The index (moov) at the end, cut off: FFmpeg's reason.
+	local path size
+	path=$(v h264.mp4)
+	size=$(stat -c %s "$path")
+	head -c $((size / 2)) "$path" > half.mp4
+	run -1 --separate-stderr vidclip half.mp4 x
+	assert_equal "$stderr" "vidclip: 'half.mp4': corrupt video: invalid data found when processing input (moov atom not found)"
+	# The index first (faststart), the frames cut: the header reads, a clip in the part
+	# that is there decodes, one past the cut fails.
+	ffmpeg -nostdin -hide_banner -loglevel error -y -i "$path" -c copy -movflags +faststart \
+		fast.mp4
+	size=$(stat -c %s fast.mp4)
+	head -c $((size / 2)) fast.mp4 > cut.mp4
+	run -0 vidclip --info cut.mp4 x
+	run -0 vidclip --crop none --size 32x24 --frames 4 --start begin cut.mp4 clip.raw
+	run -0 frame_numbers clip.raw 32 24 4
+	assert_output "0 1 2 3"
+	run -1 --separate-stderr vidclip --frames 60 --start begin cut.mp4 clip.raw
+	assert_regex "$stderr" "^vidclip: 'cut.mp4': corrupt video: "
+	# The AVI cut in its last frame: that frame does not decode whole.
+	size=$(stat -c %s "$(v odd.avi)")
+	head -c $((size - 3000)) "$(v odd.avi)" > cut.avi
+	run -1 --separate-stderr vidclip --frames 40 --start begin cut.avi clip.raw
+	assert_regex "$stderr" "^vidclip: 'cut.avi': corrupt video: "
+	# Every cut of a small file: an error or a clip, never a crash (the exit status 1 or 0).
+	local cut
+	for cut in 100 1000 3000 10000 20000 40000 60000; do
+		head -c $cut "$path" > c.mp4
+		head -c $cut "$(v odd.webm)" > c.webm
+		run vidclip --frames 8 --start center c.mp4 clip.raw
+		[ "$status" -le 1 ]
+		run vidclip --frames 8 --start center c.webm clip.raw
+		[ "$status" -le 1 ]
+	done
+}
