@@ -181,6 +181,17 @@ SLAB_API int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field 
  * may not be yet: read them through slab_get(). For a local file the same as slab_get(). */
 SLAB_API int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out);
 
+struct slab_video_info;
+
+/* What pack recorded of a video field (SLAB_FIELD_VIDEO, format 1.3): field f of sample i as
+ * slab_video_info() found it, from the table alone (nothing is fetched or decoded): width
+ * and height from the field record (0 x 0 for a side over 65535), frames, duration (to the
+ * microsecond), rate and codec (its first 8 bytes) from the field's video record. 1 and
+ * *info; 0 when the sample lacks the field or it is not a video; SLAB_ERR_RANGE;
+ * SLAB_ERR_CORRUPT (a record outside the table's video records). */
+SLAB_API int slab_field_video(struct slab *s, uint64_t i, unsigned f,
+			      struct slab_video_info *info);
+
 /* The index of the sample with this key through the stored hash index: 0 and *index, or
  * SLAB_ERR_NOTFOUND. */
 SLAB_API int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
@@ -561,8 +572,10 @@ struct slab_writer_field {
 	const void *data;
 	uint64_t size;
 	unsigned flags;         /* one of SLAB_FIELD_IMAGE, SLAB_FIELD_TRANSCODED,
-				 * SLAB_FIELD_RESTART; PRESENT is implied */
-	uint32_t width, height; /* with an image flag; a side over 65535 records both as 0 */
+				 * SLAB_FIELD_RESTART; or SLAB_FIELD_VIDEO (slab_writer_add_ex());
+				 * PRESENT is implied */
+	uint32_t width, height; /* with an image flag or SLAB_FIELD_VIDEO; a side over 65535
+				 * records both as 0 */
 	unsigned subsamp, colorspace;   /* with SLAB_FIELD_JPEG */
 };
 
@@ -591,6 +604,16 @@ SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
  * 65535 bytes, more than 255 fields, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
 SLAB_API int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_writer_field *fields, size_t nfields);
+
+/* slab_writer_add() with videos: videos[k] (videos may be NULL: none) describes fields[k]
+ * when its flags have SLAB_FIELD_VIDEO (else it is not read, and may be NULL), recorded in
+ * the field's video record (slab(5); read back by slab_field_video()): its frames, duration
+ * (to the microsecond), rate and codec (the first 8 bytes of the name); width and height
+ * come from fields[k]. A video flag without its info is SLAB_ERR_INVAL, as are more than
+ * 2^32 - 1 videos in a file. */
+SLAB_API int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
+				const struct slab_writer_field *fields, size_t nfields,
+				const struct slab_video_info *const *videos);
 
 /* Write the table and the trailer. The fd is left open (the caller fsyncs and closes). */
 SLAB_API int slab_writer_finish(struct slab_writer *w);
@@ -1042,7 +1065,7 @@ SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigne
 
 /* The next batch in plan order, waiting until a worker has filled it: 1 and *b, 0 after the
  * last one, or a negative error. A sample that failed fails its batch (unless skip): the
- * error, naming the file, the sample and its key (an image's, the field too), is in
+ * error, naming the file, the sample and its key (an image's or a video's, the field too), is in
  * slab_loader_error(), and every later call returns it again. With skip, a batch whose every
  * sample was skipped is not handed out (its samples count in slab_loader_skipped()), so an
  * epoch may have fewer batches than slab_loader_batches(). SLAB_ERR_IO when a file could not be read through its mapping (it
@@ -1089,7 +1112,8 @@ SLAB_API int slab_loader_batch_field(const struct slab_loader_batch *b, size_t j
 				     const unsigned char **data, uint64_t *size);
 /* Sample j's out_size bytes of transform output; NULL without a transform or past count.
  * With the image pipeline the images are back to back (no padding between them), so
- * slab_loader_batch_out(b, 0) is one count x H x W x C array (count x C x H x W with chw). */
+ * slab_loader_batch_out(b, 0) is one count x H x W x C array (count x C x H x W with chw);
+ * with the video pipeline the clips, count x T x H x W x 3 (count x 3 x T x H x W). */
 SLAB_API unsigned char *slab_loader_batch_out(const struct slab_loader_batch *b, size_t j);
 /* With label_field: the batch's count labels, one int64 per sample in sample order, in the
  * ring's memory (page aligned, valid until the batch is released); NULL without labels. */

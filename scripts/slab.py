@@ -47,6 +47,7 @@ pure reader gives (a verification is redone in Python only from the last point l
 reported checked); a file libslab refuses but the pure reader opens (a table checksum, which
 the pure reader checks in verify() unless check_table) is read in Python.
 """
+import collections
 import ctypes
 import ctypes.util
 import mmap
@@ -82,6 +83,8 @@ FIELD_TRANSCODED = 0x04
 FIELD_PNG = 0x08
 FIELD_WEBP = 0x10
 FIELD_RESTART = 0x20    # a JPEG given restart markers by pack --jpeg-restart (format 1.2)
+FIELD_VIDEO = 0x40      # a video: its frames, duration, rate and codec in a video record (1.3)
+VIDEO_RECORD = 32
 
 _CRC_TABLE = []
 for _n in range(256):
@@ -320,14 +323,23 @@ def _find_library():
 _lib, backend, backend_reason = _find_library()
 
 
+VideoInfo = collections.namedtuple("VideoInfo", "width height frames duration fps_num fps_den codec")
+VideoInfo.__doc__ = """What pack recorded of a video field (format 1.3): frame width and height
+(0 x 0 when a side is over 65535), frames in the stream, duration in seconds (to the
+microsecond), the frame rate fps_num / fps_den (0/0 unknown), and FFmpeg's codec name ("h264",
+"vp9", ...; its first 8 bytes)."""
+
+
 class Field:
-    """One field of one sample: .data is a memoryview into the file's mapping."""
+    """One field of one sample: .data is a memoryview into the file's mapping; .video a
+    VideoInfo for a video field, else None."""
 
-    __slots__ = ("name", "data", "offset", "crc", "width", "height", "flags", "order")
+    __slots__ = ("name", "data", "offset", "crc", "width", "height", "flags", "order", "video")
 
-    def __init__(self, name, data, offset, crc, width, height, flags, order):
+    def __init__(self, name, data, offset, crc, width, height, flags, order, video=None):
         self.name, self.data, self.offset, self.crc = name, data, offset, crc
         self.width, self.height, self.flags, self.order = width, height, flags, order
+        self.video = video
 
     @property
     def is_jpeg(self):
@@ -335,10 +347,11 @@ class Field:
 
     @property
     def format(self):
-        """The image format pack found in the bytes: "jpeg", "png", "webp", or None (not an
-        image, or packed without its header read). width x height are its size then; 0 x 0
-        when a side is over 65535 pixels."""
-        for flag, name in ((FIELD_JPEG, "jpeg"), (FIELD_PNG, "png"), (FIELD_WEBP, "webp")):
+        """The image format pack found in the bytes: "jpeg", "png", "webp", "video" (see
+        .video), or None (not an image, or packed without its header read). width x height
+        are its size then; 0 x 0 when a side is over 65535 pixels."""
+        for flag, name in ((FIELD_JPEG, "jpeg"), (FIELD_PNG, "png"), (FIELD_WEBP, "webp"),
+                           (FIELD_VIDEO, "video")):
             if self.flags & flag:
                 return name
         return None
@@ -575,6 +588,11 @@ class SlabFile:
                               "and at least twice the samples)", buckets, n)
         if buckets > tsize // 8 or not _inside(index_off, buckets * 8, 0, tsize):
             raise self._error("key index outside the table")
+        # 42: the video records (1.3; none before)
+        videos_off, nvideos = struct.unpack_from("<QQ", m, tb + 96)
+        if nvideos > tsize // VIDEO_RECORD or not _inside(videos_off, nvideos * VIDEO_RECORD, 0, tsize):
+            raise self._error("video records outside the table (%d records)", nvideos)
+        self._videos, self._nvideos = tb + videos_off, nvideos
         # 22
         if self.page_count > (size - d) // ps + 1:
             raise self._error("page count %d does not fit the file", self.page_count)
@@ -650,17 +668,43 @@ class SlabFile:
                               i, _show(key), offset, size)
         return offset, size, key, page
 
+    def _video(self, i, f, rec):
+        """The VideoInfo of field f of sample i, whose record rec is (w, h, flags, vindex),
+        checked (43); None for a field that is not a video."""
+        w, h, flags, k = rec
+        if not flags & FIELD_VIDEO:
+            return None
+        # 43
+        if k >= self._nvideos:
+            raise self._error("sample %d field %s: video record %d, past the %d records",
+                              i, self.names[f], k, self._nvideos)
+        us, frames, num, den, codec = struct.unpack_from("<QQII8s", self._mv,
+                                                         self._videos + k * VIDEO_RECORD)
+        return VideoInfo(w, h, frames, us / 1e6, num, den,
+                         codec.rstrip(b"\0").decode("utf-8", "backslashreplace"))
+
+    def video(self, i, name):
+        """Sample i's field name as a VideoInfo (format 1.3), or None when the sample lacks
+        it or it is not a video."""
+        self._check_index(i)
+        f = self.names.index(name) if name in self.names else None
+        if f is None:
+            return None
+        r = self._field(i, f)
+        return None if r is None else self._video(i, f, (r[3], r[4], r[5], r[7]))
+
     def _field(self, i, f):
-        """Field f of sample i: None when absent, else the record's values, checked (28)."""
-        foff, fsize, crc, w, h, flags, _ss, _cs, order = struct.unpack_from(
-            "<QQIHHBBBB", self._mv, self._fields + (i * len(self.names) + f) * FIELD_RECORD)
+        """Field f of sample i: None when absent, else the record's values, checked (28),
+        and the video record's index (bytes 28 to 31)."""
+        foff, fsize, crc, w, h, flags, _ss, _cs, order, vindex = struct.unpack_from(
+            "<QQIHHBBBBI", self._mv, self._fields + (i * len(self.names) + f) * FIELD_RECORD)
         if not flags & FIELD_PRESENT:
             return None
         # 28
         if not _inside(foff, fsize, self.data_offset, self.table_offset):
             raise self._error("sample %d field %s: offset %d, size %d outside the data area",
                               i, self.names[f], foff, fsize)
-        return foff, fsize, crc, w, h, flags, order
+        return foff, fsize, crc, w, h, flags, order, vindex
 
     def _check_index(self, i):
         if not 0 <= i < self.count:
@@ -733,8 +777,14 @@ class SlabFile:
                 return None
             if got:
                 o = fld.offset
+                video = None
+                if fld.flags & FIELD_VIDEO:
+                    (k,) = struct.unpack_from("<I", m, self._fields + (i * len(self.names) + f) * FIELD_RECORD + 28)
+                    if k >= self._nvideos:
+                        return None
+                    video = self._video(i, f, (fld.width, fld.height, fld.flags, k))
                 fields.append(Field(name, m[o:o + fld.size], o, fld.crc, fld.width, fld.height,
-                                    fld.flags, fld.order))
+                                    fld.flags, fld.order, video))
         fields.sort(key=lambda x: x.order)
         return Sample(key.decode("utf-8", "surrogateescape"), None, i, offset, size, page, fields)
 
@@ -746,8 +796,9 @@ class SlabFile:
             r = self._field(i, f)
             if r is None:
                 continue
-            foff, fsize, crc, w, h, flags, order = r
-            fields.append(Field(self.names[f], m[foff:foff + fsize], foff, crc, w, h, flags, order))
+            foff, fsize, crc, w, h, flags, order, vindex = r
+            fields.append(Field(self.names[f], m[foff:foff + fsize], foff, crc, w, h, flags, order,
+                                self._video(i, f, (w, h, flags, vindex))))
         fields.sort(key=lambda x: x.order)
         return Sample(key.decode("utf-8", "surrogateescape"), None, i, offset, size, page, fields)
 
@@ -823,6 +874,7 @@ class SlabFile:
         m = self._mv
         ps, d, nf = self.page_size, self.data_offset, len(self.names)
         pos = min_next = d
+        next_video = 0
         pages_used = 0
         for i in range(self.count):
             offset, size, key, page = self._record(i)
@@ -851,23 +903,35 @@ class SlabFile:
                         raise self._error("%s: record of absent field %s is not zero",
                                           who, self.names[f])
                     continue
-                foff, fsize, crc, _w, _h, _flags, order = r
+                foff, fsize, crc, _w, _h, flags, order, vindex = r
+                # 43
+                self._video(i, f, (_w, _h, flags, vindex))
+                # 44: bytes 28 to 31 of a field that is not a video are zero
+                if not flags & FIELD_VIDEO and vindex:
+                    raise self._error("%s field %s: reserved record bytes are not zero",
+                                      who, self.names[f])
                 # 35: the field's CRC (unless libslab checked it)
                 if ((size == 0 or offset + size > checked_to)
                         and crc32c(m[foff:foff + fsize]) != crc):
                     raise self._error("sample %d field %s: checksum mismatch (bytes at offset %d, size %d)",
                                       i, self.names[f], foff, fsize)
-                spans.append((foff, order, f, fsize))
+                spans.append((foff, order, f, fsize, vindex if flags & FIELD_VIDEO else None))
             # 36: the fields tile the sample, in the order of their order bytes
             spans.sort()
             end = offset
-            for k, (foff, order, f, fsize) in enumerate(spans):
+            for k, (foff, order, f, fsize, vindex) in enumerate(spans):
                 if order != k:
                     raise self._error("%s field %s: order byte %d, expected %d",
                                       who, self.names[f], order, k)
                 if foff != end:
                     raise self._error("%s field %s at offset %d: fields do not tile the sample",
                                       who, self.names[f], foff)
+                # 44: the video records, one per video field, in the fields' order
+                if vindex is not None:
+                    if vindex != next_video:
+                        raise self._error("%s field %s: video record %d, expected %d",
+                                          who, self.names[f], vindex, next_video)
+                    next_video += 1
                 end += fsize
             if end != offset + size:
                 raise self._error("%s: fields sum to %d bytes, record says %d",
@@ -888,6 +952,10 @@ class SlabFile:
             pages_used = max(pages_used, last)
         # 34: after the last sample
         self._check_zero(pos, self.table_offset, self.count)
+        # 45
+        if next_video != self._nvideos:
+            raise self._error("table has %d video records, the fields use %d",
+                              self._nvideos, next_video)
         # 39
         if pages_used != self.page_count:
             raise self._error("table says %d pages, the samples use %d", self.page_count, pages_used)
@@ -1146,6 +1214,12 @@ class _CImageSpec(ctypes.Structure):
                 ("resize", ctypes.c_int)]
 
 
+class _CVideoSpec(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("image", _CImageSpec), ("frames", ctypes.c_uint),
+                ("stride", ctypes.c_uint), ("fps", ctypes.c_double), ("start", ctypes.c_int),
+                ("on_short", ctypes.c_int), ("codec_threads", ctypes.c_uint)]
+
+
 class _CPlanParams(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("mode", ctypes.c_int), ("seed", ctypes.c_uint64),
                 ("epoch", ctypes.c_uint64), ("rank", ctypes.c_uint32), ("world", ctypes.c_uint32),
@@ -1164,7 +1238,8 @@ class _CLoaderOptions(ctypes.Structure):
                 ("cache_policy", ctypes.c_int), ("next_plans", ctypes.POINTER(ctypes.c_void_p)),
                 ("nnext", ctypes.c_size_t), ("max_pixels", ctypes.c_uint64),
                 ("max_scans", ctypes.c_uint), ("label_field", ctypes.c_char_p),
-                ("disk", ctypes.c_uint64)]
+                ("disk", ctypes.c_uint64), ("video", ctypes.POINTER(_CVideoSpec)),
+                ("max_frames", ctypes.c_uint64)]
 
 
 class _CLoaderStats(ctypes.Structure):
@@ -1172,13 +1247,16 @@ class _CLoaderStats(ctypes.Structure):
                 ("samples", ctypes.c_uint64), ("skipped", ctypes.c_uint64),
                 ("bytes", ctypes.c_uint64), ("images", ctypes.c_uint64),
                 ("scaled", ctypes.c_uint64 * 4), ("region", ctypes.c_uint64),
-                ("decoded_pixels", ctypes.c_uint64)]
+                ("decoded_pixels", ctypes.c_uint64), ("clips", ctypes.c_uint64),
+                ("video_decoded", ctypes.c_uint64), ("video_converted", ctypes.c_uint64)]
 
 
 _CROPS = {None: 0, "none": 0, "center": 1, "random-resized": 2}
 _ALPHAS = {"drop": 0, "composite": 1, "keep": 0}
 _RESIZES = {"bilinear": 0, "nearest": 1}
 _POLICIES = {"belady": 0, "fixed": 1}
+_CLIP_STARTS = {"random": 0, "center": 1, "begin": 2}
+_ON_SHORT = {"pad": 0, "loop": 1, "error": 2}
 
 
 def _size(v):
@@ -1204,6 +1282,8 @@ _loader_api = None
 _U32, _U64 = (1 << 32) - 1, (1 << 64) - 1
 # PIL's Image.MAX_IMAGE_PIXELS, as libslab's SLAB_IMAGE_MAX_PIXELS.
 MAX_IMAGE_PIXELS = 178956970
+# libslab's SLAB_VIDEO_MAX_FRAMES: the most frames a video may declare or hold.
+MAX_VIDEO_FRAMES = 10000000
 
 
 def _int(name, v, lo, hi):
@@ -1396,6 +1476,8 @@ class Batch:
                     numpy.asarray(b.images) and
                     torch.from_numpy(...) wrap it without a copy. None in raw mode.
                     b.image(j): sample j's alone, flat.
+                    Video mode: the clips, shape (n, T, H, W, 3) (or (n, 3, T, H, W) with
+                    chw=True), the same memory; also b.clips (None in other modes).
       b.labels      with labels=FIELD: a memoryview of shape (n,), format "q" (int64), the
                     sample's field parsed as an integer, in the ring like the images
                     (numpy.asarray(b.labels), torch.from_numpy(...): no copy). None without.
@@ -1424,6 +1506,12 @@ class Batch:
     __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "labels",
                  "_lflat", "_fields", "_samples", "__weakref__")
 
+    @property
+    def clips(self):
+        """Video mode: b.images under the name it reads best by, (n, T, H, W, 3) or
+        (n, 3, T, H, W); None otherwise."""
+        return self.images if self._ld._video else None
+
     def __init__(self, ld, h):
         # _h, the slot this batch holds, is set by the loader once the batch is handed over
         # for good (Loader._take): a Batch dropped before that releases nothing.
@@ -1448,8 +1536,8 @@ class Batch:
         return self._n
 
     def image(self, j):
-        """Sample j's image as a flat memoryview of H x W x C bytes (memoryview cannot index
-        a sub-array of b.images; numpy.asarray(b.images)[j] can)."""
+        """Sample j's image (or clip: T x H x W x 3) as a flat memoryview of H x W x C bytes
+        (memoryview cannot index a sub-array of b.images; numpy.asarray(b.images)[j] can)."""
         if not 0 <= j < self._n or self._flat is None:
             raise IndexError(j)
         size = self._ld._image_bytes
@@ -1622,6 +1710,26 @@ class Loader:
       channels are resized premultiplied by alpha, as PIL resizes RGBA) or "nearest" (PIL's
       NEAREST: each output pixel is one source pixel, so label values stay exact; the image
       is then decoded at full scale). A segmentation mask: channels=1, resize="nearest".
+    video: a video field to make clips of in C (MP4, WebM/Matroska, AVI, MPEG-TS, ... found
+      by their bytes; FFmpeg's libraries decode them from the mapping), instead of image
+      (ValueError with both): for each sample, frames=T frames (1-65535, default 16),
+      stride frames apart (1-65535, default 1), or fps=F: 1/F seconds apart by the frames'
+      timestamps (stride then stays 1); the clip starts at clip_start="random" (uniform
+      over the starts where it fits, from (seed, epoch, the sample's global index) only:
+      the same clips with any thread count and on resume, other clips in another epoch),
+      "center" or "begin". Each frame is cropped with one crop and flip drawn for the whole
+      clip (crop, scale, ratio, center_ratio, flip as for images), resized to size=(H, W)
+      (resize as for images), uint8 RGB: b.images (also b.clips) is (n, T, H, W, 3), or
+      (n, 3, T, H, W) with chw=True, zero-copy as images are. channels, alpha and
+      background go with image= alone (ValueError). A video of fewer frames than the clip
+      spans: on_short="pad" (default: the clip from the first frame, the last frame
+      repeated to fill it), "loop" (from the first frame, on from the first frame again
+      after the last) or "error" (a bad sample, on_error). A corrupt, truncated or
+      unsupported video is a bad sample too, its error naming the file, the sample, its
+      key and the field with the decoder's words ("... field 'mp4': corrupt video: ...").
+      max_frames: a video declaring or holding more frames (default MAX_VIDEO_FRAMES =
+      10,000,000; None: no limit), or frames of more than max_pixels pixels, is refused
+      before anything is allocated for it: a bad sample.
     labels: a field (such as "cls") parsed in C as an ASCII decimal integer (blanks around
       it, newline included, and a sign allowed; within int64) into b.labels, one int64 per
       sample; loaded whether or not it is among fields (added to them). A sample that lacks
@@ -1673,7 +1781,8 @@ class Loader:
                  memory=0, next_plans=(), cache_policy="belady",
                  max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0,
                  channels=None, alpha=None, background=None, resize="bilinear", disk=0,
-                 **remote):
+                 video=None, frames=16, stride=1, fps=None, clip_start="random",
+                 on_short="pad", max_frames=MAX_VIDEO_FRAMES, **remote):
         self._owner = None
         self._closed = True
         lib = self._lib = _loader_lib()
@@ -1684,7 +1793,36 @@ class Loader:
             raise ValueError("slab.Loader: no files")
         if on_error not in ("raise", "skip"):
             raise ValueError("on_error must be 'raise' or 'skip', not %r" % (on_error,))
-        if image is not None and crop not in _CROPS:
+        if image is not None and video is not None:
+            raise ValueError("image and video exclude each other: give one")
+        if video is not None:
+            if not isinstance(video, str) or not video:
+                raise ValueError("video must be a field name such as 'mp4', not %r" % (video,))
+            if channels not in (None, 3) or alpha is not None or background is not None:
+                raise ValueError("video clips are RGB: channels, alpha and background go with "
+                                 "image=")
+            frames = _int("frames", frames, 1, 65535)
+            stride = _int("stride", stride, 1, 65535)
+            if fps is not None:
+                if isinstance(fps, (str, bytes, bool)):
+                    raise ValueError("fps must be a number of frames a second, not %r" % (fps,))
+                try:
+                    fps = float(fps)
+                except (TypeError, ValueError):
+                    raise ValueError("fps must be a number of frames a second, not %r" % (fps,)) from None
+                if not 0 < fps <= 1e6:     # NaN fails too
+                    raise ValueError("fps must be a number with 0 < fps <= 1000000, not %r" % (fps,))
+                if stride != 1:
+                    raise ValueError("stride and fps exclude each other: give one")
+            if clip_start not in _CLIP_STARTS:
+                raise ValueError("clip_start must be 'random', 'center' or 'begin', not %r"
+                                 % (clip_start,))
+            if on_short not in _ON_SHORT:
+                raise ValueError("on_short must be 'pad', 'loop' or 'error', not %r" % (on_short,))
+        max_frames = _U64 if max_frames is None else _int("max_frames", max_frames, 1, _U64)
+        self._video = video is not None
+        media = video if video is not None else image
+        if media is not None and crop not in _CROPS:
             raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
         if plan is not None and subset is not None:
             raise ValueError("subset applies to a plan made here (plan=None), not to a plan file")
@@ -1719,11 +1857,11 @@ class Loader:
         max_scans = _U32 if max_scans is None else _int("max_scans", max_scans, 1, _U32)
         center_ratio = _center_ratio(center_ratio)
         channels, alpha, background, resize = _channels(channels, alpha, background, resize)
-        if image is not None and center_ratio != 1.0 and crop != "center":
+        if media is not None and center_ratio != 1.0 and crop != "center":
             raise ValueError("center_ratio needs crop='center', not crop=%r" % (crop,))
         if labels is not None and (not isinstance(labels, str) or not labels):
             raise ValueError("labels must be a field name such as 'cls', not %r" % (labels,))
-        if image is not None:
+        if media is not None:
             try:
                 h, w = size
             except (TypeError, ValueError):
@@ -1769,8 +1907,8 @@ class Loader:
         self.batch_size = batch_size
 
         wanted = list(fields) if fields is not None else None
-        if image is not None and wanted is not None and image not in wanted:
-            wanted.insert(0, image)
+        if media is not None and wanted is not None and media not in wanted:
+            wanted.insert(0, media)
         if labels is not None and wanted is not None and labels not in wanted:
             wanted.append(labels)
         o = _CLoaderOptions()
@@ -1784,7 +1922,7 @@ class Loader:
         o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
         o.seed, o.epoch = self.seed, self.epoch
         o.memory, o.cache_policy, o.disk = memory, _POLICIES[cache_policy], disk
-        o.max_pixels, o.max_scans = max_pixels, max_scans
+        o.max_pixels, o.max_scans, o.max_frames = max_pixels, max_scans, max_frames
         self._labels = labels is not None
         if labels is not None:
             self._label_field = labels.encode()
@@ -1802,6 +1940,16 @@ class Loader:
             o.image, o.transform_field = ctypes.pointer(self._spec), self._image_field
             self._image_shape = (channels, h, w) if chw else (h, w, channels)
             self._image_bytes = h * w * channels
+        if video is not None:
+            image_spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
+                                     bool(flip), bool(chw), 0, center_ratio, 3, 0,
+                                     (ctypes.c_uint8 * 3)(255, 255, 255), _RESIZES[resize])
+            self._vspec = _CVideoSpec(ctypes.sizeof(_CVideoSpec), image_spec, frames, stride,
+                                      fps or 0.0, _CLIP_STARTS[clip_start], _ON_SHORT[on_short], 0)
+            self._image_field = video.encode()
+            o.video, o.transform_field = ctypes.pointer(self._vspec), self._image_field
+            self._image_shape = (3, frames, h, w) if chw else (frames, h, w, 3)
+            self._image_bytes = frames * h * w * 3
         own.loader = lib.slab_loader_new()
         if not own.loader:
             raise MemoryError("slab.Loader: out of memory")
@@ -1913,15 +2061,18 @@ class Loader:
     def stats(self):
         """What the batches handed out so far held: batches, samples, skipped, bytes (of the
         wanted fields), images, scaled (DCT-scaled decodes: at 1/2, 1/4 or 1/8), scales
-        ({1: n, 2: n, 4: n, 8: n}), region (decodes of only the crop's region) and
-        decoded_pixels."""
+        ({1: n, 2: n, 4: n, 8: n}), region (decodes of only the crop's region),
+        decoded_pixels; and for video, clips (made), video_decoded (frames decoded for
+        them, sampled or not) and video_converted (frames sampled, cropped and resized)."""
         st = _CLoaderStats()
         st.size = ctypes.sizeof(st)
         self._lib.slab_loader_stats(self._handle(), ctypes.byref(st))
         scales = {1 << k: st.scaled[k] for k in range(4)}
         return {"batches": st.batches, "samples": st.samples, "skipped": st.skipped,
                 "bytes": st.bytes, "images": st.images, "scaled": st.images - st.scaled[0],
-                "scales": scales, "region": st.region, "decoded_pixels": st.decoded_pixels}
+                "scales": scales, "region": st.region, "decoded_pixels": st.decoded_pixels,
+                "clips": st.clips, "video_decoded": st.video_decoded,
+                "video_converted": st.video_converted}
 
     def close(self):
         """Stop the threads now (joined before this returns; their file descriptors and

@@ -192,7 +192,7 @@ $try"
 	run -2 --separate-stderr prefetch --plan q.plan --on-error skip a.slab b.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: --on-error goes with --emit-format frames"
 	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format frames a.slab b.slab
-	assert_equal "$stderr" "prefetch: --emit-format frames needs --image FIELD (the image field, such as jpg)
+	assert_equal "$stderr" "prefetch: --emit-format frames needs --image FIELD (the image field, such as jpg) or --video FIELD
 $try"
 	run -2 --separate-stderr prefetch --plan q.plan --emit --emit-format zip a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar, raw or frames)"

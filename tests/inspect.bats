@@ -34,7 +34,7 @@ Try 'inspect --help' for more information."
 	small_slab
 	run -0 inspect small.slab
 	assert_line "file:         small.slab"
-	assert_line "format:       slab 1.2"
+	assert_line "format:       slab 1.3"
 	assert_line "page size:    2.0 MiB (2097152 bytes)"
 	assert_line "samples:      3"
 	assert_line "data:         7 B (7 bytes)"
@@ -52,7 +52,7 @@ Try 'inspect --help' for more information."
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["file"] == "small.slab"
-assert (d["version_major"], d["version_minor"]) == (1, 2)
+assert (d["version_major"], d["version_minor"]) == (1, 3)
 assert d["page_size"] == 2097152 and d["samples"] == 3 and d["pages"] == 1
 assert d["data_bytes"] == 7
 assert d["padding_bytes"] == 4096 - 7

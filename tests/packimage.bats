@@ -122,7 +122,7 @@ PY
 	python3 - "$output" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
-assert (d["version_major"], d["version_minor"]) == (1, 2)
+assert (d["version_major"], d["version_minor"]) == (1, 3)
 png = [f for f in d["fields"] if f["name"] == "png"][0]
 assert png["webp"] == {"count": 1, "min_width": 300, "max_width": 300, "min_height": 200, "max_height": 200}, png
 assert png["png"]["count"] == 1 and "jpeg" not in png

@@ -142,7 +142,7 @@ PY
 	assert_line "  jpeg-restart=rows"
 	run -0 inspect two.slab
 	assert_line "  jpeg-restart=2"
-	assert_line "format:       slab 1.2"
+	assert_line "format:       slab 1.3"
 	run -0 inspect four.slab
 	assert_line "  jpeg-restart=4"
 }

@@ -25,7 +25,8 @@ static const char help_text[] =
 "\n"
 "Modes:\n"
 "      --list               one line per sample: index, key, page, and each field as\n"
-"                           name:offset:size (images add :WIDTHxHEIGHT:FORMAT)\n"
+"                           name:offset:size (images add :WIDTHxHEIGHT:FORMAT,\n"
+"                           videos :WIDTHxHEIGHT:CODEC:FRAMESf:SECONDSs:FPSfps)\n"
 "      --get KEY|#INDEX     write one field's exact bytes to standard output\n"
 "      --field NAME         the field for --get (needed when the sample has several)\n"
 "      --verify             check every checksum and structural rule; exit 1 at the\n"
@@ -83,8 +84,8 @@ static const char *cs_name(unsigned v)
 	return v < sizeof(cs_names) / sizeof(cs_names[0]) ? cs_names[v] : "unknown";
 }
 
-/* The image formats a field record can name: its flag, the name in --list and the JSON
- * keys, the name in the summary. */
+/* The image formats (and videos) a field record can name: its flag, the name in --list and
+ * the JSON keys, the name in the summary. */
 static const struct image_kind {
 	unsigned flag;
 	const char *key, *title;
@@ -92,6 +93,7 @@ static const struct image_kind {
 	{ SLAB_FIELD_JPEG, "jpeg", "JPEG" },
 	{ SLAB_FIELD_PNG, "png", "PNG" },
 	{ SLAB_FIELD_WEBP, "webp", "WebP" },
+	{ SLAB_FIELD_VIDEO, "video", "video" },
 };
 #define NKINDS (sizeof(image_kinds) / sizeof(image_kinds[0]))
 
@@ -301,6 +303,17 @@ static int summary_json(struct slab *s, const char *path, struct json *j)
 	return 0;
 }
 
+/* A video's frame rate as --list shows it: "24", "29.97", or "?" when unknown. */
+static void fps_text(char *buf, size_t len, const struct slab_video_info *v)
+{
+	if (!v->fps_den || !v->fps_num)
+		snprintf(buf, len, "?");
+	else if (v->fps_num % v->fps_den == 0)
+		snprintf(buf, len, "%u", v->fps_num / v->fps_den);
+	else
+		snprintf(buf, len, "%.2f", (double)v->fps_num / v->fps_den);
+}
+
 static int list(struct slab *s, struct json *j)
 {
 	unsigned nf = slab_field_count(s);
@@ -328,9 +341,12 @@ static int list(struct slab *s, struct json *j)
 		}
 		for (unsigned f = 0; f < nf; f++) {
 			struct slab_field fl;
+			struct slab_video_info vi;
 			const struct image_kind *kind;
-			char crc[16];
-			int r = slab_get_record(s, i, f, &fl);
+			char crc[16], fps[32];
+			int r = slab_get_record(s, i, f, &fl), video = 0;
+			if (r > 0 && (fl.flags & SLAB_FIELD_VIDEO))
+				r = video = slab_field_video(s, i, f, &vi);
 			if (r < 0) {
 				cli_error("%s", slab_error(s));
 				return -1;
@@ -338,6 +354,8 @@ static int list(struct slab *s, struct json *j)
 			if (!r)
 				continue;
 			kind = image_kind(fl.flags);
+			if (video)
+				fps_text(fps, sizeof(fps), &vi);
 			if (j) {
 				json_object_begin(j, NULL);
 				json_string(j, "name", slab_field_name(s, f));
@@ -354,7 +372,14 @@ static int list(struct slab *s, struct json *j)
 					json_string(j, "subsampling", samp_name(fl.subsamp));
 					json_string(j, "colorspace", cs_name(fl.colorspace));
 				}
-				if (kind)
+				if (video) {
+					json_string(j, "codec", vi.codec);
+					json_u64(j, "frames", vi.frames);
+					json_double(j, "duration", vi.duration);
+					json_u64(j, "fps_num", vi.fps_num);
+					json_u64(j, "fps_den", vi.fps_den);
+				}
+				if (kind && !video)
 					json_bool(j, "transcoded", !!(fl.flags & SLAB_FIELD_TRANSCODED));
 				json_object_end(j);
 			} else {
@@ -362,8 +387,14 @@ static int list(struct slab *s, struct json *j)
 				cli_fputs_escaped(slab_field_name(s, f), stdout);
 				printf(":%llu:%llu",
 				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
-				if (kind)
+				if (video) {
+					printf(":%ux%u:", fl.width, fl.height);
+					cli_fputs_escaped(vi.codec, stdout);
+					printf(":%lluf:%.2fs:%sfps", (unsigned long long)vi.frames,
+					       vi.duration, fps);
+				} else if (kind) {
 					printf(":%ux%u:%s", fl.width, fl.height, kind->key);
+				}
 			}
 		}
 		if (j) {

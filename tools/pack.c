@@ -1,5 +1,6 @@
 /* pack: tar / WebDataset shards (plain or compressed, files or a pipe) -> one .slab file.
- * Reads samples in order, records, checks or re-encodes their images (JPEG, PNG, WebP) on
+ * Reads samples in order, records what their videos hold, records, checks or re-encodes
+ * their images (JPEG, PNG, WebP) on
  * --jobs threads, and writes them in input order so the output is the same whatever the
  * thread count. */
 #include "cli.h"
@@ -39,8 +40,9 @@ static const char help_text[] =
 "      --max-sample-size SIZE refuse samples larger than SIZE (default 1G)\n"
 "      --on-error=MODE        fail (default): a bad sample stops the pack;\n"
 "                             skip: warn, drop the sample and go on\n"
-"      --image-check          decode every image (JPEG, PNG, WebP) fully; a corrupt\n"
-"                             one is a bad sample (alias: --jpeg-check)\n"
+"      --image-check          decode every image (JPEG, PNG, WebP) fully, and every\n"
+"                             frame of every video; a corrupt one is a bad sample\n"
+"                             (alias: --jpeg-check)\n"
 "      --image-max-side N     re-encode images whose longer side exceeds N pixels,\n"
 "                             each in its own format (alias: --jpeg-max-side)\n"
 "      --jpeg-quality Q       quality of re-encoded JPEGs, 1-100 (default 90)\n"
@@ -127,6 +129,8 @@ struct job {
 	struct slab_tarin_sample *s;
 	const char *input;
 	struct slab_writer_field *fin;
+	struct slab_video_info *video;  /* per field: what a video field holds */
+	const struct slab_video_info **vptr;    /* per field: &video[i] for a video, else NULL */
 	void **owned;                   /* re-encoded buffers */
 	int bad;
 	char reason[512];
@@ -142,6 +146,8 @@ static void job_clear(struct job *jb)
 			free(jb->owned[i]);
 	free(jb->owned);
 	free(jb->fin);
+	free(jb->video);
+	free(jb->vptr);
 	slab_tarin_sample_free(jb->s);
 	memset(jb, 0, sizeof(*jb));
 }
@@ -157,7 +163,9 @@ static void process(struct job *jb, struct slab_imgpack *ip)
 	}
 	jb->fin = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->fin));
 	jb->owned = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->owned));
-	if (!jb->fin || !jb->owned) {
+	jb->video = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->video));
+	jb->vptr = calloc(s->nfields ? s->nfields : 1, sizeof(*jb->vptr));
+	if (!jb->fin || !jb->owned || !jb->video || !jb->vptr) {
 		jb->bad = -1;
 		snprintf(jb->reason, sizeof(jb->reason), "out of memory");
 		return;
@@ -190,6 +198,10 @@ static void process(struct job *jb, struct slab_imgpack *ip)
 		f->height = res.height;
 		f->subsamp = res.subsamp;
 		f->colorspace = res.colorspace;
+		if (res.flags & SLAB_FIELD_VIDEO) {
+			jb->video[i] = res.video;
+			jb->vptr[i] = &jb->video[i];
+		}
 	}
 }
 
@@ -317,7 +329,7 @@ static int emit(struct run *r, struct job *jb)
 		r->bad_samples++;
 		return 0;
 	}
-	rc = slab_writer_add(r->w, s->key, s->key_len, jb->fin, s->nfields);
+	rc = slab_writer_add_ex(r->w, s->key, s->key_len, jb->fin, s->nfields, jb->vptr);
 	if (rc == SLAB_ERR_DUPKEY || rc == SLAB_ERR_DUPFIELD) {
 		if (!r->o->skip_bad) {
 			cli_error("'%s': %s", jb->input, slab_writer_error(r->w));

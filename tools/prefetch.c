@@ -32,7 +32,8 @@ static const char usage_text[] =
 "       prefetch --plan PLAN [--ahead N] [--release] [--direct] FILE...\n"
 "       prefetch --plan PLAN --plan PLAN... [--memory SIZE] [OPTIONS] FILE...\n"
 "       prefetch --plan PLAN --emit [--emit-format tar|raw] [OPTIONS] FILE...\n"
-"       prefetch --plan PLAN --emit --emit-format frames --image FIELD [OPTIONS] FILE...\n";
+"       prefetch --plan PLAN --emit --emit-format frames --image FIELD [OPTIONS] FILE...\n"
+"       prefetch --plan PLAN --emit --emit-format frames --video FIELD [OPTIONS] FILE...\n";
 
 static const char help_text[] =
 "Report, warm or evict the page cache of files, or follow a plan over .slab files.\n"
@@ -91,9 +92,20 @@ CLI_REMOTE_HELP"\n"
 "                           kept exact)\n"
 "      --fields LIST        the other fields each record carries, comma-separated\n"
 "                           (default: every field but the image)\n"
+"      --video FIELD        a video field (MP4, WebM, ..., found by its bytes) made\n"
+"                           into clips instead of images: each record T frames, each\n"
+"                           cropped, flipped and resized alike (RGB)\n"
+"      --frames T           frames of each clip, 1 to 65535 (default 16)\n"
+"      --stride S           every S-th frame, 1 to 65535 (default 1)\n"
+"      --fps F              frames 1/F seconds apart by their timestamps, instead of\n"
+"                           --stride\n"
+"      --clip-start MODE    random (default), center or begin: where a clip starts\n"
+"      --on-short MODE      pad (default), loop or error: a video shorter than the\n"
+"                           clip ends with its last frame repeated, goes on from its\n"
+"                           first frame again, or is a bad sample (--on-error)\n"
 "  -j, --threads N          decoding threads, 1 to 1024 (default 2)\n"
-"      --on-error MODE      fail (default): an image that does not decode stops\n"
-"                           the stream; skip: leave it out and count it\n"
+"      --on-error MODE      fail (default): an image or a video that does not\n"
+"                           decode stops the stream; skip: leave it out and count it\n"
 "      --max-pixels N       an image of more than N pixels (width x height) is\n"
 "                           one that does not decode (default 178956970;\n"
 "                           none: no limit)\n"
@@ -111,6 +123,7 @@ enum {
 	OPT_CENTER_RATIO,
 	OPT_CHANNELS,
 	OPT_CHW,
+	OPT_CLIP_START,
 	OPT_CROP,
 	OPT_DIRECT,
 	OPT_EMIT,
@@ -119,18 +132,23 @@ enum {
 	OPT_EVICT,
 	OPT_FIELDS,
 	OPT_FLIP,
+	OPT_FPS,
+	OPT_FRAMES,
 	OPT_IMAGE,
 	OPT_JSON,
 	OPT_MAX_PIXELS,
 	OPT_MEMORY,
 	OPT_DISK,
 	OPT_ON_ERROR,
+	OPT_ON_SHORT,
 	OPT_PLAN,
 	OPT_RELEASE,
 	OPT_RESIZE,
 	OPT_SEED,
 	OPT_SIZE,
 	OPT_STATUS,
+	OPT_STRIDE,
+	OPT_VIDEO,
 	OPT_WARM,
 };
 
@@ -142,6 +160,7 @@ static const struct option longopts[] = {
 	{ "center-ratio", required_argument, NULL, OPT_CENTER_RATIO },
 	{ "channels",    required_argument, NULL, OPT_CHANNELS },
 	{ "chw",         no_argument,       NULL, OPT_CHW },
+	{ "clip-start",  required_argument, NULL, OPT_CLIP_START },
 	{ "crop",        required_argument, NULL, OPT_CROP },
 	{ "direct",      no_argument,       NULL, OPT_DIRECT },
 	{ "emit",        no_argument,       NULL, OPT_EMIT },
@@ -150,6 +169,8 @@ static const struct option longopts[] = {
 	{ "evict",       no_argument,       NULL, OPT_EVICT },
 	{ "fields",      required_argument, NULL, OPT_FIELDS },
 	{ "flip",        no_argument,       NULL, OPT_FLIP },
+	{ "fps",         required_argument, NULL, OPT_FPS },
+	{ "frames",      required_argument, NULL, OPT_FRAMES },
 	{ "help",        no_argument,       NULL, 'h' },
 	{ "image",       required_argument, NULL, OPT_IMAGE },
 	{ "json",        no_argument,       NULL, OPT_JSON },
@@ -157,6 +178,7 @@ static const struct option longopts[] = {
 	{ "memory",      required_argument, NULL, OPT_MEMORY },
 	{ "disk",        required_argument, NULL, OPT_DISK },
 	{ "on-error",    required_argument, NULL, OPT_ON_ERROR },
+	{ "on-short",    required_argument, NULL, OPT_ON_SHORT },
 	{ "plan",        required_argument, NULL, OPT_PLAN },
 	{ "quiet",       no_argument,       NULL, 'q' },
 	{ "release",     no_argument,       NULL, OPT_RELEASE },
@@ -164,9 +186,11 @@ static const struct option longopts[] = {
 	{ "seed",        required_argument, NULL, OPT_SEED },
 	{ "size",        required_argument, NULL, OPT_SIZE },
 	{ "status",      no_argument,       NULL, OPT_STATUS },
+	{ "stride",      required_argument, NULL, OPT_STRIDE },
 	{ "threads",     required_argument, NULL, 'j' },
 	{ "verbose",     no_argument,       NULL, 'v' },
 	{ "version",     no_argument,       NULL, 'V' },
+	{ "video",       required_argument, NULL, OPT_VIDEO },
 	CLI_REMOTE_LONGOPTS,
 	{ "warm",        no_argument,       NULL, OPT_WARM },
 	{ NULL, 0, NULL, 0 }
@@ -500,9 +524,11 @@ static int evict(char **paths, int n)
 
 /* ---- --plan ------------------------------------------------------------------------------- */
 
-/* --emit-format frames: what each image becomes, and the other fields carried. */
+/* --emit-format frames: what each image (or video) becomes, and the other fields carried. */
 struct frame_opts {
-	const char *image;              /* the image field */
+	const char *image;              /* the image field (or the video field) */
+	int video;                      /* --video: clips as vspec says (its image: spec) */
+	struct slab_video_spec vspec;
 	char **fields;                  /* --fields; NULL: every field but the image */
 	size_t nfields;
 	struct slab_image_spec spec;
@@ -1289,7 +1315,8 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	const char **names = NULL;      /* the name of each field a record carries */
 	unsigned nf;
 	uint64_t image_bytes = (uint64_t)fr->spec.out_w * fr->spec.out_h *
-			       (fr->spec.channels ? fr->spec.channels : 3), dataset = 0;
+			       (fr->spec.channels ? fr->spec.channels : 3) *
+			       (fr->video ? fr->vspec.frames : 1), dataset = 0;
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, wr = 0;
 	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
 	struct epoch_mark mark, now;
@@ -1352,7 +1379,10 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	lo.disk = po->fo.disk;
 	lo.cache_policy = (int)po->fo.policy;
 	lo.skip = fr->skip;
-	lo.image = &fr->spec;
+	if (fr->video)
+		lo.video = &fr->vspec;
+	else
+		lo.image = &fr->spec;
 	lo.transform_field = fr->image;
 	lo.max_pixels = fr->max_pixels;
 	/* A reader that stops early is not an error: the write says EPIPE, we stop. */
@@ -1399,6 +1429,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			fp.height = fr->spec.out_h;
 			fp.chw = fr->spec.chw;
 			fp.channels = fr->spec.channels ? fr->spec.channels : 3;
+			fp.frames = fr->video ? fr->vspec.frames : 0;
 			fp.crop = fr->spec.crop;
 			fp.flip = fr->spec.flip;
 			fp.seed = lo.seed;
@@ -1484,17 +1515,23 @@ static const char *frames_option(int c)
 	case OPT_CENTER_RATIO:  return "--center-ratio";
 	case OPT_CHANNELS:      return "--channels";
 	case OPT_CHW:           return "--chw";
+	case OPT_CLIP_START:    return "--clip-start";
 	case OPT_CROP:          return "--crop";
 	case OPT_EPOCH:         return "--epoch";
 	case OPT_FIELDS:        return "--fields";
 	case OPT_FLIP:          return "--flip";
+	case OPT_FPS:           return "--fps";
+	case OPT_FRAMES:        return "--frames";
 	case OPT_IMAGE:         return "--image";
 	case OPT_MAX_PIXELS:    return "--max-pixels";
 	case 'j':               return "--threads";
 	case OPT_ON_ERROR:      return "--on-error";
+	case OPT_ON_SHORT:      return "--on-short";
 	case OPT_RESIZE:        return "--resize";
 	case OPT_SEED:          return "--seed";
 	case OPT_SIZE:          return "--size";
+	case OPT_STRIDE:        return "--stride";
+	case OPT_VIDEO:         return "--video";
 	default:                return NULL;
 	}
 }
@@ -1522,6 +1559,41 @@ static int image_channels(struct slab_image_spec *spec, int alpha, const char *a
 	if (background_set && spec->alpha != SLAB_IMAGE_ALPHA_COMPOSITE)
 		return cli_usage_error("--background goes with --alpha composite");
 	return 0;
+}
+
+/* The name of an option that goes with --video alone, else NULL. */
+static const char *video_option(int c)
+{
+	switch (c) {
+	case OPT_CLIP_START:    return "--clip-start";
+	case OPT_FPS:           return "--fps";
+	case OPT_FRAMES:        return "--frames";
+	case OPT_ON_SHORT:      return "--on-short";
+	case OPT_STRIDE:        return "--stride";
+	default:                return NULL;
+	}
+}
+
+/* The name of an option that goes with --image alone (clips are RGB), else NULL. */
+static const char *image_option(int c)
+{
+	switch (c) {
+	case OPT_ALPHA:         return "--alpha";
+	case OPT_BACKGROUND:    return "--background";
+	case OPT_CHANNELS:      return "--channels";
+	default:                return NULL;
+	}
+}
+
+/* A frame rate: a decimal number > 0 and at most 1000000: 0, or -1. */
+static int parse_fps(const char *s, double *r)
+{
+	char *end;
+
+	if (!((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	*r = strtod(s, &end);
+	return *end || !(*r > 0 && *r <= 1e6) ? -1 : 0;
 }
 
 /* A number in (0, 1], in decimal: 0, or -1. */
@@ -1561,7 +1633,8 @@ int main(int argc, char **argv)
 		.fo = { .size = sizeof(po.fo), .ahead = DEFAULT_AHEAD },
 		.fr = { .threads = DEFAULT_THREADS },
 	};
-	const char *emit_format = NULL, *frames_opt = NULL;
+	const char *emit_format = NULL, *frames_opt = NULL, *video_opt = NULL, *image_opt = NULL;
+	int stride_set = 0, fps_set = 0;
 	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, nmodes = 0, c, ret;
 	/* --alpha: -1 not given, else enum slab_image_alpha, or ALPHA_KEEP */
 	int alpha = -1, background_set = 0;
@@ -1572,9 +1645,14 @@ int main(int argc, char **argv)
 	argv[0] = (char *)cli_progname();      /* getopt names the tool as messages do */
 	slab_image_spec_init(&po.fr.spec, 224, 224);
 	po.fr.spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+	slab_video_spec_init(&po.fr.vspec, 224, 224, 16);
 	while ((c = getopt_long(argc, argv, "hj:qvV", longopts, NULL)) != -1) {
 		if (!frames_opt)
 			frames_opt = frames_option(c);
+		if (!video_opt)
+			video_opt = video_option(c);
+		if (!image_opt)
+			image_opt = image_option(c);
 		switch (c) {
 		case OPT_AHEAD:
 			if (cli_parse_u64(optarg, 1, UINT32_MAX, &v) < 0)
@@ -1616,6 +1694,17 @@ int main(int argc, char **argv)
 		case OPT_CHW:
 			po.fr.spec.chw = 1;
 			break;
+		case OPT_CLIP_START:
+			if (strcmp(optarg, "random") == 0)
+				po.fr.vspec.start = SLAB_VIDEO_START_RANDOM;
+			else if (strcmp(optarg, "center") == 0)
+				po.fr.vspec.start = SLAB_VIDEO_START_CENTER;
+			else if (strcmp(optarg, "begin") == 0)
+				po.fr.vspec.start = SLAB_VIDEO_START_BEGIN;
+			else
+				return cli_usage_error("invalid --clip-start '%s' (random, center or begin)",
+						       optarg);
+			break;
 		case OPT_CROP:
 			if (strcmp(optarg, "random-resized") == 0)
 				po.fr.spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
@@ -1654,12 +1743,32 @@ int main(int argc, char **argv)
 		case OPT_FLIP:
 			po.fr.spec.flip = 1;
 			break;
+		case OPT_FPS:
+			if (parse_fps(optarg, &po.fr.vspec.fps) < 0)
+				return cli_usage_error("invalid --fps '%s' (a number, 0 < F <= 1000000)", optarg);
+			fps_set = 1;
+			break;
+		case OPT_FRAMES:
+			if (cli_parse_u64(optarg, 1, 65535, &v) < 0)
+				return cli_usage_error("invalid --frames '%s' (a number from 1 to 65535)", optarg);
+			po.fr.vspec.frames = (unsigned)v;
+			break;
 		case 'h':
 			return cli_help(usage_text, help_text);
 		case OPT_IMAGE:
 			if (!*optarg)
 				return cli_usage_error("invalid --image '' (the name of an image field, such as jpg)");
+			if (po.fr.video)
+				return cli_usage_error("--image and --video exclude each other");
 			po.fr.image = optarg;
+			break;
+		case OPT_VIDEO:
+			if (!*optarg)
+				return cli_usage_error("invalid --video '' (the name of a video field, such as mp4)");
+			if (po.fr.image && !po.fr.video)
+				return cli_usage_error("--image and --video exclude each other");
+			po.fr.image = optarg;
+			po.fr.video = 1;
 			break;
 		case 'j':
 			if (cli_parse_u64(optarg, 1, MAX_THREADS, &v) < 0)
@@ -1684,6 +1793,16 @@ int main(int argc, char **argv)
 				po.fr.skip = 0;
 			else
 				return cli_usage_error("invalid --on-error '%s' (fail or skip)", optarg);
+			break;
+		case OPT_ON_SHORT:
+			if (strcmp(optarg, "pad") == 0)
+				po.fr.vspec.on_short = SLAB_VIDEO_SHORT_PAD;
+			else if (strcmp(optarg, "loop") == 0)
+				po.fr.vspec.on_short = SLAB_VIDEO_SHORT_LOOP;
+			else if (strcmp(optarg, "error") == 0)
+				po.fr.vspec.on_short = SLAB_VIDEO_SHORT_ERROR;
+			else
+				return cli_usage_error("invalid --on-short '%s' (pad, loop or error)", optarg);
 			break;
 		case OPT_PLAN:
 			if (po.nplans == MAX_PLANS)
@@ -1739,6 +1858,12 @@ int main(int argc, char **argv)
 			mode = MODE_STATUS;
 			nmodes++;
 			break;
+		case OPT_STRIDE:
+			if (cli_parse_u64(optarg, 1, 65535, &v) < 0)
+				return cli_usage_error("invalid --stride '%s' (a number from 1 to 65535)", optarg);
+			po.fr.vspec.stride = (unsigned)v;
+			stride_set = 1;
+			break;
 		case 'v':
 			cli_verbosity = 2;
 			break;
@@ -1764,13 +1889,20 @@ int main(int argc, char **argv)
 		return cli_usage_error("--emit-format goes with --emit");
 	if (emit_format && strcmp(emit_format, "frames") == 0) {
 		if (!po.fr.image)
-			return cli_usage_error("--emit-format frames needs --image FIELD (the image field, such as jpg)");
+			return cli_usage_error("--emit-format frames needs --image FIELD (the image field, such as jpg) or --video FIELD");
+		if (video_opt && !po.fr.video)
+			return cli_usage_error("%s goes with --video", video_opt);
+		if (image_opt && po.fr.video)
+			return cli_usage_error("%s goes with --image (clips are RGB)", image_opt);
+		if (stride_set && fps_set)
+			return cli_usage_error("--stride and --fps exclude each other");
 		if (po.fo.direct)
 			return cli_usage_error("--direct does not go with --emit-format frames");
 		if (ratio_set && po.fr.spec.crop != SLAB_IMAGE_CROP_CENTER)
 			return cli_usage_error("--center-ratio goes with --crop center");
 		if ((c = image_channels(&po.fr.spec, alpha, alpha_arg, background_set)) != 0)
 			return c;
+		po.fr.vspec.image = po.fr.spec;
 		for (size_t a = 0; a < po.fr.nfields; a++)
 			for (size_t b = a + 1; b < po.fr.nfields; b++)
 				if (strcmp(po.fr.fields[a], po.fr.fields[b]) == 0)

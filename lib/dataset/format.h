@@ -15,8 +15,8 @@
  * Header (offset 0, SLAB_HEADER_SIZE bytes):
  *   0   8  magic "\x89SLAB\r\n\x1a"
  *   8   2  version major (1); a reader refuses any other major
- *   10  2  version minor (1: 1.1 added the PNG and WEBP field flags); readers accept any
- *          minor
+ *   10  2  version minor (3: 1.1 added the PNG and WEBP field flags, 1.2 the RESTART
+ *          flag, 1.3 the VIDEO flag and the video records); readers accept any minor
  *   12  4  header size (4096)
  *   16  8  page size (power of two, >= 4096)
  *   24  8  data offset: start of page 0 (multiple of 4096)
@@ -43,7 +43,10 @@
  *   72  8  keys size
  *   80  8  key index offset (B slots of 8 bytes), relative to the table
  *   88  8  key index slot count B (a power of two, >= 2 * N, >= 2)
- *   96  32 reserved, zero
+ *   96  8  video records offset (V records of 32 bytes), relative to the table; 0 when V
+ *          is 0 (1.3; zero before)
+ *   104 8  video record count V (1.3; zero before)
+ *   112 16 reserved, zero
  *   Sections start at multiples of 8 from the table start and are zero-padded to one.
  *
  *   schema: F entries in field-id order (names sorted by bytes): u16 length, then the name.
@@ -59,17 +62,26 @@
  *   0   8  offset of the field's bytes (0 when absent)
  *   8   8  size
  *   16  4  CRC32C of the bytes
- *   20  2  image width  (when flags has SLAB_FIELD_JPEG, _PNG or _WEBP; 0 with the
- *          height when a side is over 65535)
+ *   20  2  image width  (when flags has SLAB_FIELD_JPEG, _PNG, _WEBP or _VIDEO; 0 with
+ *          the height when a side is over 65535)
  *   22  2  image height
  *   24  1  flags (SLAB_FIELD_*)
  *   25  1  JPEG chroma subsampling (SLAB_SAMP_*)
  *   26  1  JPEG colour space (SLAB_CS_*)
  *   27  1  position of the field in the sample as read from the tar (0-based)
- *   28  4  reserved, zero
+ *   28  4  with SLAB_FIELD_VIDEO: the index of its video record (< V), else zero. The
+ *          video fields of the file, taken in sample order and within a sample in the
+ *          order of byte 27, have the records 0, 1, ... V - 1 in turn
  *
  *   key index slot: 0 = empty, else sample index + 1. A key's home slot is
  *   FNV-1a-64(key bytes) & (B - 1); probe forward by one, wrapping, until an empty slot.
+ *
+ *   video record k (32 bytes), after the key index:
+ *   0   8  duration in microseconds
+ *   8   8  frames in the video stream
+ *   16  4  frame rate numerator (frames a second = numerator / denominator; 0/0 unknown)
+ *   20  4  frame rate denominator
+ *   24  8  codec name (FFmpeg's: "h264", "vp9", ...), its first 8 bytes, NUL-padded
  *
  * Trailer (last SLAB_TRAILER_SIZE bytes of the file):
  *   0   8  magic "SLABTAIL"
@@ -87,13 +99,15 @@
 #define SLAB_TABLE_MAGIC        "SLABTABL"
 #define SLAB_TRAILER_MAGIC      "SLABTAIL"
 #define SLAB_FORMAT_MAJOR      1
-#define SLAB_FORMAT_MINOR      2
+#define SLAB_FORMAT_MINOR      3
 #define SLAB_HEADER_SIZE        4096u
 #define SLAB_OPTIONS_OFFSET     64u
 #define SLAB_OPTIONS_MAX        (SLAB_HEADER_SIZE - SLAB_OPTIONS_OFFSET - 1)
 #define SLAB_TABLE_HEADER_SIZE  128u
 #define SLAB_SAMPLE_RECORD      32u
 #define SLAB_FIELD_RECORD       32u
+#define SLAB_VIDEO_RECORD       32u
+#define SLAB_VIDEO_CODEC        8u      /* bytes of the codec name in a video record */
 #define SLAB_TRAILER_SIZE       64u
 #define SLAB_ALIGN              4096u
 #define SLAB_MIN_PAGE_SIZE      4096u

@@ -1,4 +1,4 @@
-/* frameout.c: decoded images as fixed-layout records (layout in frameout.h and prefetch(1)):
+/* frameout.c: decoded images (or clips) as fixed-layout records (layout in frameout.h and prefetch(1)):
  * heads and tails gathered in one bounded buffer, images and large fields written straight
  * from their bytes. */
 #include "frameout.h"
@@ -68,6 +68,9 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 				 p->height);
 	if (ch != 1 && ch != 3 && ch != 4)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "%u channels: 1, 3 or 4", ch);
+	if (p->frames > 65535 || (p->frames && ch != 3))
+		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "clips of %u frames of %u channels",
+				 p->frames, ch);
 	for (unsigned f = 0; f < p->nfields; f++) {
 		size_t len = strlen(p->fields[f]);
 
@@ -86,10 +89,11 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	w->out.fd = fd;
 	w->opened = 1;
 	w->nfields = p->nfields;
-	w->image_bytes = (uint64_t)p->width * p->height * ch;
+	w->image_bytes = (uint64_t)p->width * p->height * ch * (p->frames ? p->frames : 1);
 	w->image_block = round8(w->image_bytes);
 	memcpy(h, SLAB_FRAMES_MAGIC, 8);
-	slab_put32(h + 8, ch == 3 ? SLAB_FRAMES_VERSION : SLAB_FRAMES_VERSION_CHANNELS);
+	slab_put32(h + 8, p->frames ? SLAB_FRAMES_VERSION_CLIPS :
+			  ch == 3 ? SLAB_FRAMES_VERSION : SLAB_FRAMES_VERSION_CHANNELS);
 	slab_put32(h + 12, (uint32_t)size);
 	slab_put64(h + 16, p->count);
 	slab_put32(h + 24, p->width);
@@ -103,6 +107,7 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	slab_put32(h + 72, (uint32_t)p->crop);
 	slab_put32(h + 76, p->flip ? 1 : 0);
 	slab_put32(h + 80, p->nfields);
+	slab_put32(h + 84, p->frames);
 	at = h + SLAB_FRAMES_FIXED;
 	for (unsigned f = 0; f < p->nfields; f++) {
 		size_t len = strlen(p->fields[f]);

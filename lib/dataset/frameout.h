@@ -1,6 +1,6 @@
-/* frameout.h: the fixed-layout records of prefetch --emit-format frames: decoded images of one
- * size and the sample's other fields, for readers in any language that want pixels without a
- * parser. prefetch(1), FRAMES FORMAT, gives it byte by byte. */
+/* frameout.h: the fixed-layout records of prefetch --emit-format frames: decoded images (or
+ * clips of T frames) of one size and the sample's other fields, for readers in any language
+ * that want pixels without a parser. prefetch(1), FRAMES FORMAT, gives it byte by byte. */
 #ifndef SLAB_FRAMEOUT_H
 #define SLAB_FRAMEOUT_H
 
@@ -15,22 +15,25 @@ struct slab;
  *
  * Header, header_size bytes (a multiple of 8):
  *   0   8  magic "SLABFRMS"
- *   8   4  version: 1 for 3 channels, 2 for 1 or 4 (a reader of version 1 refuses those
- *          rather than misread their images as RGB); the layout is the same
+ *   8   4  version: 1 for images of 3 channels, 2 for 1 or 4 (a reader of version 1
+ *          refuses those rather than misread their images as RGB), 3 for clips of T
+ *          frames (3 channels; a reader of version 1 or 2 refuses them rather than misread
+ *          a clip as an image); the layout is the same
  *   12  4  header_size
  *   16  8  count: the entries of the plan, or of all the plans (the most records that follow)
  *   24  4  width W
  *   28  4  height H
  *   32  4  channels C: 3 (RGB); version 2: 1 (grey) or 4 (RGBA)
- *   36  4  layout: 0 HWC (H x W x C), 1 CHW (C x H x W)
- *   40  8  image_bytes: W * H * C
+ *   36  4  layout: 0 HWC (H x W x C), 1 CHW (C x H x W); version 3: 0 T x H x W x C,
+ *          1 C x T x H x W
+ *   40  8  image_bytes: W * H * C; version 3: T * W * H * C (a record's clip)
  *   48  8  image_block: image_bytes rounded up to a multiple of 8
  *   56  8  seed
  *   64  8  epoch
  *   72  4  crop (enum slab_image_crop: 0 none, 1 center, 2 random-resized)
  *   76  4  flip (0 or 1)
  *   80  4  nfields: the other fields each record carries
- *   84  4  0
+ *   84  4  version 3: frames T of each clip (1 .. 65535); versions 1 and 2: 0
  *   88  .  nfields times: u16 name length, the name's bytes; then zeros up to header_size
  *
  * Sample record: a head of 40 bytes, image_block bytes (the pixels, then zeros), tail_len
@@ -55,6 +58,7 @@ struct slab;
 #define SLAB_FRAMES_END_MAGIC   "DONE"
 #define SLAB_FRAMES_VERSION     1       /* 3 channels */
 #define SLAB_FRAMES_VERSION_CHANNELS 2  /* 1 or 4 channels */
+#define SLAB_FRAMES_VERSION_CLIPS 3     /* clips of T frames */
 #define SLAB_FRAMES_FIXED       88u     /* the header before the field names */
 #define SLAB_FRAMES_HEAD        40u     /* a record's head, and the end record */
 #define SLAB_FRAMES_ABSENT      UINT64_MAX
@@ -67,6 +71,8 @@ struct slab_frameout_params {
 	uint32_t width, height;         /* each 1 .. 65535 */
 	int chw;
 	unsigned channels;              /* 1, 3 or 4; 0 is 3 */
+	unsigned frames;                /* clips of this many frames (3 channels), 1 .. 65535:
+					 * version 3; 0: images */
 	int crop;                       /* enum slab_image_crop */
 	int flip;
 	uint64_t seed, epoch;
@@ -90,7 +96,8 @@ struct slab_frameout *slab_frameout_new(void);
 int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameout_params *p);
 
 /* Append a record: file, index and plan position of the sample, its key, its image (exactly
- * width * height * channels bytes) and its other fields (nfields of them, in the header's order).
+ * width * height * channels bytes; a clip: frames times that) and its other fields (nfields
+ * of them, in the header's order).
  * Key and fields point into src's mapping, read under a SIGBUS guard: a file truncated under
  * the stream is SLAB_ERR_IO naming it (slab_frameout_errno() 0: not the output's failure).
  * 0, SLAB_ERR_IO (slab_frameout_errno() says why, EPIPE when the reader has gone) or

@@ -1,6 +1,7 @@
 /* imgpack.c: pack's work on image fields (imgpack.h): the format from the bytes, the size for
  * the table, a full-decode check, a re-encode to fit a longest side, for every format the
- * image pipeline knows; restart markers for JPEGs (jpegrst.h). */
+ * image pipeline knows; restart markers for JPEGs (jpegrst.h); what a video holds, and a
+ * decode of its every frame as the check, through the video pipeline. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "jpegrst.h"
 #include "scratch.h"
 #include "slab.h"
+#include "video.h"
 
 /* The formats pack records: the pipeline's decoder (its probe finds the format), the table's
  * flag, and the re-encoder (NULL: JPEG, which jpeg.c does whole). */
@@ -30,7 +32,9 @@ struct slab_imgpack {
 	struct slab_jpeg *jp;
 	struct slab_jpegrst *rst;       /* made by the first JPEG given restart markers */
 	struct slab_image_decoder *dec;
-	struct slab_scratch rgb;        /* a fitted image before it is re-encoded */
+	struct slab_video_decoder *vdec;        /* made by the first video */
+	struct slab_scratch rgb;        /* a fitted image before it is re-encoded; a checked
+					 * video's frames of one pixel */
 	struct slab_err err;
 };
 
@@ -59,6 +63,7 @@ void slab_imgpack_free(struct slab_imgpack *ip)
 	slab_jpeg_free(ip->jp);
 	slab_jpegrst_free(ip->rst);
 	slab_image_decoder_free(ip->dec);
+	slab_video_decoder_free(ip->vdec);
 	slab_scratch_free(&ip->rgb);
 	free(ip);
 }
@@ -216,6 +221,63 @@ static int do_other(struct slab_imgpack *ip, const struct kind *k, const void *d
 	return 0;
 }
 
+/* Decode every frame of a video (the check): one clip of all its frames (every stride-th
+ * converted when they are more than a clip holds, the others decoded all the same), each to
+ * one pixel. */
+static int check_video(struct slab_imgpack *ip, const void *data, size_t len,
+		       const struct slab_video_info *info)
+{
+	struct slab_video_spec spec;
+	struct slab_video_params p;
+	uint64_t t = info->frames < 65535 ? info->frames : 65535;
+	int r;
+
+	slab_video_spec_init(&spec, 1, 1, t ? (unsigned)t : 1);
+	spec.size = sizeof(spec);
+	spec.image.crop = SLAB_IMAGE_CROP_NONE;
+	spec.stride = t ? (unsigned)((info->frames + t - 1) / t) : 1;
+	spec.start = SLAB_VIDEO_START_BEGIN;
+	spec.on_short = SLAB_VIDEO_SHORT_PAD;
+	if ((r = slab_video_params(&spec, info, 0, 0, 0, &p)) < 0)
+		return slab_fail(&ip->err, SLAB_ERR_CORRUPT, NULL,
+				 "corrupt video: no clip of its %llu frames",
+				 (unsigned long long)info->frames);
+	if (slab_scratch_reserve(&ip->rgb, (size_t)spec.frames * 3) < 0)
+		return slab_fail(&ip->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	r = slab_video_decode(ip->vdec, data, len, &spec, &p, ip->rgb.p, NULL);
+	slab_scratch_trim(&ip->rgb);
+	return r < 0 ? slab_fail_from(&ip->err, r, slab_video_error(ip->vdec)) : 0;
+}
+
+/* A video: its size, frames, duration, rate and codec for the table; with check, every frame
+ * decoded. As for an image, one whose headers cannot be read is kept as bytes unless
+ * checked; so is every video where FFmpeg's libraries cannot be loaded (video.h), which a
+ * check needs. */
+static int do_video(struct slab_imgpack *ip, const void *data, size_t len,
+		    struct slab_imgpack_result *res)
+{
+	int r;
+
+	if (!ip->vdec) {
+		if (!(ip->vdec = slab_video_decoder_new()))
+			return slab_fail(&ip->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+		slab_video_decoder_limits(ip->vdec, ip->o.max_pixels, 0);
+	}
+	r = slab_video_info(ip->vdec, data, len, &res->video);
+	if ((r == SLAB_ERR_CORRUPT || slab_video_ready(NULL) < 0) && !ip->o.check) {
+		memset(&res->video, 0, sizeof(res->video));
+		return 0;
+	}
+	if (r < 0)
+		return slab_fail_from(&ip->err, r, slab_video_error(ip->vdec));
+	if (ip->o.check && (r = check_video(ip, data, len, &res->video)) < 0)
+		return r;
+	res->flags = SLAB_FIELD_VIDEO;
+	res->width = res->video.width;
+	res->height = res->video.height;
+	return 0;
+}
+
 int slab_imgpack_field(struct slab_imgpack *ip, const char *name, const void *data, size_t len,
 		       struct slab_imgpack_result *res)
 {
@@ -232,6 +294,11 @@ int slab_imgpack_field(struct slab_imgpack *ip, const char *name, const void *da
 			free(res->data);
 			memset(res, 0, sizeof(*res));
 		}
+		return r;
+	}
+	if (p && slab_video_probe(p, len)) {
+		if ((r = do_video(ip, data, len, res)) < 0)
+			memset(res, 0, sizeof(*res));
 		return r;
 	}
 	/* No format's bytes. Checked, a field named as an image is damaged (or of a format

@@ -12,6 +12,7 @@
 #include "reader.h"
 #include "sized.h"
 #include "slab.h"
+#include "video.h"
 
 #include <linux/mempolicy.h>
 #include <limits.h>
@@ -65,6 +66,7 @@ struct worker {
 	 * error text, and these texts are the worker's alone. */
 	struct slab **rd;
 	struct slab_image_decoder *dec; /* with an image spec: the worker's own decoder */
+	struct slab_video_decoder *vdec;        /* with a video spec: its own video decoder */
 	unsigned char sink;     /* touched bytes go here */
 	int no_populate;        /* MADV_POPULATE_READ failed once: touch pages from then on */
 	/* The last sample's failure is not the sample's own (the machine's memory, a file that
@@ -86,6 +88,7 @@ struct slab_loader {
 	int tf;                 /* the transform's field among the wanted ones, -1 for none */
 	int lf;                 /* the label field among the wanted ones, -1 for none */
 	struct slab_image_spec image;   /* o.image's copy */
+	struct slab_video_spec video;   /* o.video's copy */
 	size_t out_stride;
 	uint64_t nbatches;
 
@@ -120,10 +123,12 @@ struct slab_loader {
 	struct slab_err err;
 };
 
-/* The first version (0.1.0) ended with nnext: max_pixels, max_scans and label_field came
- * after it. */
+/* The first version (0.1.0) ended with nnext: max_pixels, max_scans, label_field, disk, video
+ * and max_frames came after it. Its stats ended with decoded_pixels. */
 #define LOADER_OPTIONS_FIRST offsetof(struct slab_loader_options, max_pixels)
-#define LOADER_STATS_FIRST sizeof(struct slab_loader_stats)
+#define LOADER_STATS_FIRST offsetof(struct slab_loader_stats, clips)
+/* The video spec's first version: all of it so far. */
+#define VIDEO_SPEC_FIRST sizeof(struct slab_video_spec)
 
 struct slab_loader *slab_loader_new(void)
 {
@@ -334,6 +339,42 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		b->st.scaled[is.scale_denom == 8 ? 3 : is.scale_denom == 4 ? 2 : is.scale_denom == 2]++;
 		b->st.region += is.region != 0;
 		b->st.decoded_pixels += (uint64_t)is.decoded_w * is.decoded_h;
+	} else if (l->o.video) {
+		const struct fref *t = &fr[l->tf];
+		struct slab_video_info vi;
+		struct slab_video_params vp;
+		struct slab_video_stats vs = { 0 };
+		uint64_t g = 0;
+
+		if (!t->data) {
+			snprintf(why, sizeof(why), "no video field '%s'", l->names[l->tf]);
+			return sample_fail(b, SLAB_ERR_NOTFOUND, path, en->sample, &smp, why);
+		}
+		slab_dataset_global(l->d, en->file, en->sample, &g);
+		/* As for an image: out of memory here is this video's demand. */
+		rc = slab_video_info(w->vdec, t->data, (size_t)t->size, &vi);
+		if (rc == 0 && (rc = slab_video_params(&l->video, &vi, l->o.seed, l->o.epoch, g, &vp)) < 0) {
+			/* The pipeline's pure function has no words of its own: slab_video_decode()'s. */
+			if (rc == SLAB_ERR_CORRUPT)
+				snprintf(why, sizeof(why), "field '%s': video of %llu frames: the clip needs %llu",
+					 l->names[l->tf], (unsigned long long)vi.frames,
+					 (unsigned long long)slab_video_span(&l->video, &vi));
+			else
+				snprintf(why, sizeof(why), "field '%s': no clip of a %ux%u video of %llu frames",
+					 l->names[l->tf], vi.width, vi.height, (unsigned long long)vi.frames);
+			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
+		}
+		if (rc == 0)
+			rc = slab_video_decode(w->vdec, t->data, (size_t)t->size, &l->video, &vp,
+					       b->out + j * l->out_stride, &vs);
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "field '%s': %s", l->names[l->tf],
+				 slab_video_error(w->vdec));
+			return sample_fail(b, rc, path, en->sample, &smp, why);
+		}
+		b->st.clips++;
+		b->st.video_decoded += vs.decoded;
+		b->st.video_converted += vs.converted;
 	} else if (l->o.transform) {
 		const struct fref *t = l->tf >= 0 ? &fr[l->tf] : NULL;
 
@@ -356,6 +397,15 @@ static struct slab_image_decoder *new_decoder(const struct slab_loader *l)
 
 	if (d)
 		slab_image_decoder_limits(d, l->o.max_pixels, l->o.max_scans);
+	return d;
+}
+
+static struct slab_video_decoder *new_video_decoder(const struct slab_loader *l)
+{
+	struct slab_video_decoder *d = slab_video_decoder_new();
+
+	if (d)
+		slab_video_decoder_limits(d, l->o.max_pixels, l->o.max_frames);
 	return d;
 }
 
@@ -392,6 +442,10 @@ static int load_guarded(struct worker *w, struct slab_loader_batch *b, uint64_t 
 			slab_image_decoder_free(w->dec);
 			w->dec = new_decoder(l);
 		}
+		if (w->vdec) {
+			slab_video_decoder_free(w->vdec);
+			w->vdec = new_video_decoder(l);
+		}
 		fi = file_at(l, hint, g.addr);
 		if (fi < 0)
 			return slab_fail(&b->err, SLAB_ERR_IO, slab_dataset_path(l->d, hint),
@@ -401,7 +455,7 @@ static int load_guarded(struct worker *w, struct slab_loader_batch *b, uint64_t 
 				       slab_base(slab_dataset_file(l->d, (uint32_t)fi)),
 				       slab_file_size(slab_dataset_file(l->d, (uint32_t)fi)), g.addr);
 	}
-	if (l->o.image && !w->dec) {
+	if ((l->o.image && !w->dec) || (l->o.video && !w->vdec)) {
 		w->fatal = 1;
 		return slab_fail(&b->err, SLAB_ERR_NOMEM, NULL, "out of memory making a decoder");
 	}
@@ -633,7 +687,7 @@ static int resolve_fields(struct slab_loader *l)
 					 l->names[f]);
 	}
 	l->tf = -1;
-	if ((l->o.transform || l->o.image) && l->o.transform_field) {
+	if ((l->o.transform || l->o.image || l->o.video) && l->o.transform_field) {
 		for (size_t f = 0; f < n; f++)
 			if (strcmp(l->names[f], l->o.transform_field) == 0)
 				l->tf = (int)f;
@@ -697,8 +751,8 @@ static int make_ring(struct slab_loader *l)
 	size_t index, outlen, len;
 	unsigned cpu, node;
 
-	/* Images back to back, one array; a transform's outputs each on OUT_ALIGN. */
-	if (l->o.image)
+	/* Images (or clips) back to back, one array; a transform's outputs each on OUT_ALIGN. */
+	if (l->o.image || l->o.video)
 		l->out_stride = l->o.out_size;
 	else if (l->o.transform)
 		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
@@ -771,6 +825,8 @@ static int start_threads(struct slab_loader *l)
 			return nomem(l);
 		if (l->o.image && !(w->dec = new_decoder(l)))
 			return nomem(l);
+		if (l->o.video && !(w->vdec = new_video_decoder(l)))
+			return nomem(l);
 		for (uint32_t i = 0; i < l->nfiles; i++) {
 			struct slab *s = slab_dataset_file(l->d, i);
 			int rc;
@@ -827,6 +883,7 @@ static void stop_threads(struct slab_loader *l)
 				slab_close(l->w[t].rd[i]);
 			free(l->w[t].rd);
 			slab_image_decoder_free(l->w[t].dec);
+			slab_video_decoder_free(l->w[t].vdec);
 		}
 		free(l->w);
 		l->w = NULL;
@@ -867,10 +924,10 @@ static void loader_clear(struct slab_loader *l)
 	}
 }
 
-/* The crop's ranges, checked once here rather than failing every sample. */
-static int check_spec(struct slab_loader *l)
+/* The crop's ranges, checked once here rather than failing every sample (the image spec's,
+ * or the video spec's image). */
+static int check_spec(struct slab_loader *l, const struct slab_image_spec *sp)
 {
-	const struct slab_image_spec *sp = &l->image;
 	struct slab_image_params p;
 
 	if (sp->crop != SLAB_IMAGE_CROP_NONE && sp->crop != SLAB_IMAGE_CROP_CENTER &&
@@ -905,6 +962,65 @@ static int check_spec(struct slab_loader *l)
 	/* Anything else the pipeline would refuse for every image. */
 	if (slab_image_params(sp, 1, 1, 0, 0, 0, &p) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "image spec refused by the pipeline");
+	return 0;
+}
+
+/* The video spec: checked, copied, the output's size set. */
+static int open_video(struct slab_loader *l)
+{
+	struct slab_video_spec *v = &l->video;
+	/* A video the spec fits whatever it asks: 64x64, 25 frames a second, long enough. */
+	struct slab_video_info vi = { .width = 64, .height = 64, .fps_num = 25, .fps_den = 1 };
+	struct slab_video_params p;
+	int rc;
+
+	if (l->o.image || l->o.transform)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "a video spec and %s: one or the other",
+				 l->o.image ? "an image spec" : "a transform");
+	if (!l->o.transform_field)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "a video spec needs the video field (transform_field)");
+	if (slab_sized_in(v, sizeof(*v), l->o.video, VIDEO_SPEC_FIRST) < 0)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "video spec of %zu bytes: no such version", l->o.video->size);
+	l->o.video = v;
+	if (v->image.out_w == 0 || v->image.out_h == 0 || v->image.out_w > 65535 ||
+	    v->image.out_h > 65535)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video frame size %ux%u",
+				 v->image.out_w, v->image.out_h);
+	if (v->frames == 0 || v->frames > 65535)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video clip of %u frames: 1 to 65535",
+				 v->frames);
+	if (!(v->fps >= 0 && isfinite(v->fps)))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video fps %g: wanted > 0, or 0 for a stride",
+				 v->fps);
+	if (v->fps == 0 && (v->stride == 0 || v->stride > 65535))
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video stride %u: 1 to 65535", v->stride);
+	if (v->start != SLAB_VIDEO_START_RANDOM && v->start != SLAB_VIDEO_START_CENTER &&
+	    v->start != SLAB_VIDEO_START_BEGIN)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "video start %d: wanted 0 (random), 1 (center) or 2 (begin)", v->start);
+	if (v->on_short != SLAB_VIDEO_SHORT_PAD && v->on_short != SLAB_VIDEO_SHORT_LOOP &&
+	    v->on_short != SLAB_VIDEO_SHORT_ERROR)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "video on_short %d: wanted 0 (pad), 1 (loop) or 2 (error)", v->on_short);
+	if (v->image.channels != 0 && v->image.channels != 3)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+				 "video channels %u: clips are RGB (3)", v->image.channels);
+	if ((rc = check_spec(l, &v->image)) < 0)
+		return rc;
+	vi.frames = (uint64_t)v->frames * (v->fps > 0 ? 1 : v->stride) + 1;
+	if (v->fps > 0 && v->fps < 25)
+		vi.frames = (uint64_t)(vi.frames * (25 / v->fps)) + 1;
+	vi.duration = (double)vi.frames / 25;
+	if (slab_video_params(v, &vi, 0, 0, 0, &p) == SLAB_ERR_INVAL)
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video spec refused by the pipeline");
+	/* Without FFmpeg's libraries every clip would fail: say so once, here. */
+	if (slab_video_ready(&l->err) < 0)
+		return SLAB_ERR_INVAL;
+	/* Each side at most 65535 and at most 65535 frames: no overflow in 64 bits. */
+	l->o.out_size = (size_t)v->frames * v->image.out_h * v->image.out_w * 3;
 	return 0;
 }
 
@@ -950,9 +1066,11 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 		l->o.image = &l->image;
 		l->o.out_size = (size_t)l->image.out_w * l->image.out_h *
 				(l->image.channels ? l->image.channels : 3);
-		if ((rc = check_spec(l)) < 0)
+		if ((rc = check_spec(l, &l->image)) < 0)
 			return rc;
 	}
+	if (l->o.video && (rc = open_video(l)) < 0)
+		return rc;
 	if ((rc = slab_fault_setup(&l->err)) < 0)
 		return rc;
 	if (slab_dataset_files(d) == 0)
@@ -1097,6 +1215,9 @@ static void account(struct slab_loader *l, struct slab_loader_batch *b)
 		l->st.scaled[k] += b->st.scaled[k];
 	l->st.region += b->st.region;
 	l->st.decoded_pixels += b->st.decoded_pixels;
+	l->st.clips += b->st.clips;
+	l->st.video_decoded += b->st.video_decoded;
+	l->st.video_converted += b->st.video_converted;
 	if (b->skipped) {
 		if (l->skipped == 0)
 			slab_fail_from(&l->err, SLAB_ERR_CORRUPT, b->err.text);

@@ -33,7 +33,8 @@ struct slab {
 	uint64_t nsamples, npages;
 	uint32_t nfields;
 	const unsigned char *samples, *fields, *keys, *index;
-	uint64_t keys_size, buckets;
+	const unsigned char *videos;    /* the video records (1.3) */
+	uint64_t keys_size, buckets, nvideos;
 	uint32_t header_crc, table_crc;
 	char **names;
 	char options[SLAB_HEADER_SIZE];
@@ -189,6 +190,12 @@ static int parse(struct slab *s)
 	    s->buckets > n / 8 || !inside(off, s->buckets * 8, 0, n))
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index outside the table");
 	s->index = t + off;
+	/* 1.3's video records; zeros (none) before. */
+	off = slab_le64(t + 96);
+	s->nvideos = slab_le64(t + 104);
+	if (s->nvideos > n / SLAB_VIDEO_RECORD || !inside(off, s->nvideos * SLAB_VIDEO_RECORD, 0, n))
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "video records outside the table");
+	s->videos = t + off;
 	if (s->npages > (size - s->data_offset) / s->page_size + 1)
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "page count %llu does not fit the file",
 			    (unsigned long long)s->npages);
@@ -551,6 +558,33 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 	return rc;
 }
 
+int slab_field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_info *info)
+{
+	struct slab_field fl;
+	const unsigned char *v;
+	uint32_t k;
+	int rc = slab_get_record(s, i, f, &fl);
+
+	if (rc <= 0)
+		return rc;
+	if (!(fl.flags & SLAB_FIELD_VIDEO))
+		return 0;
+	k = slab_le32(s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD + 28);
+	if (k >= s->nvideos)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu field '%s': video record %u, past the %llu records",
+				 (unsigned long long)i, s->names[f], k, (unsigned long long)s->nvideos);
+	v = s->videos + (uint64_t)k * SLAB_VIDEO_RECORD;
+	memset(info, 0, sizeof(*info));
+	info->width = fl.width;
+	info->height = fl.height;
+	info->duration = (double)slab_le64(v) / 1e6;
+	info->frames = slab_le64(v + 8);
+	info->fps_num = slab_le32(v + 16);
+	info->fps_den = slab_le32(v + 20);
+	memcpy(info->codec, v + 24, SLAB_VIDEO_CODEC);
+	return 1;
+}
+
 int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 {
 	uint64_t mask = s->buckets - 1, h = slab_key_hash(key, key_len) & mask;
@@ -693,6 +727,8 @@ static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
 struct span {
 	uint64_t off, size;
 	unsigned f, order;
+	int video;              /* SLAB_FIELD_VIDEO: its record is vindex */
+	uint32_t vindex;
 };
 
 /* By offset, and at one offset by input order: an empty field shares its offset with the
@@ -823,7 +859,7 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		void *arg)
 {
 	uint64_t pos = s->data_offset, ps = s->page_size, total = s->table_offset - s->data_offset;
-	uint64_t pages_used = 0, last_report = 0, min_next = pos;
+	uint64_t pages_used = 0, last_report = 0, min_next = pos, next_video = 0;
 	struct span *spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*spans));
 	int ret = SLAB_ERR_CORRUPT;
 
@@ -892,6 +928,18 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 			spans[n].size = fl.size;
 			spans[n].f = f;
 			spans[n].order = fl.order;
+			spans[n].video = !!(fl.flags & SLAB_FIELD_VIDEO);
+			spans[n].vindex = slab_le32(s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD + 28);
+			if (spans[n].video) {
+				struct slab_video_info vi;
+
+				if (slab_field_video(s, i, f, &vi) < 0)
+					goto out;
+			} else if (spans[n].vindex) {
+				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': reserved record bytes are not zero",
+				     (unsigned long long)i, kl, smp.key, s->names[f]);
+				goto out;
+			}
 			n++;
 		}
 		/* The fields tile the sample exactly, back to back. */
@@ -908,6 +956,13 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
 				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
 				     (unsigned long long)spans[k].off);
+				goto out;
+			}
+			/* The video records, one per video field, in the fields' order. */
+			if (spans[k].video && spans[k].vindex != next_video++) {
+				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': video record %u, expected %llu",
+				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
+				     spans[k].vindex, (unsigned long long)(next_video - 1));
 				goto out;
 			}
 			end += spans[k].size;
@@ -937,6 +992,11 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 	ret = SLAB_ERR_CORRUPT;
 	if (check_zero(s, pos, s->table_offset, s->nsamples) < 0)
 		goto out;
+	if (next_video != s->nvideos) {
+		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table has %llu video records, the fields use %llu",
+		     (unsigned long long)s->nvideos, (unsigned long long)next_video);
+		goto out;
+	}
 	if (pages_used != s->npages) {
 		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu pages, the samples use %llu",
 		     (unsigned long long)s->npages, (unsigned long long)pages_used);

@@ -8,6 +8,7 @@
 #include "keyset.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,15 @@ struct wfield {
 	uint64_t offset, size;
 	uint32_t crc, width, height;
 	uint32_t id;            /* id in order of first appearance; sorted at finish */
+	uint32_t video;         /* with SLAB_FIELD_VIDEO: its video record */
 	unsigned char flags, subsamp, colorspace, order;
+};
+
+/* A video record (slab(5)), as it will be written. */
+struct wvideo {
+	uint64_t duration_us, frames;
+	uint32_t fps_num, fps_den;
+	char codec[SLAB_VIDEO_CODEC];
 };
 
 struct slab_writer {
@@ -98,6 +107,8 @@ struct slab_writer {
 	uint64_t nsamples, cap_samples;
 	struct wfield *fields;
 	uint64_t nfields, cap_fields;
+	struct wvideo *videos;
+	uint64_t nvideos, cap_videos;
 	char *keys;
 	uint64_t keys_len, keys_cap;
 	struct slab_keyset keyset;      /* keys so far, by sample index: the duplicate check */
@@ -497,10 +508,33 @@ static int new_page(struct slab_writer *w)
 	return 0;
 }
 
+/* A video's info as its record holds it: the duration rounded to the microsecond (0 when
+ * it is not a finite number of seconds from 0), the codec's first bytes. */
+static void video_record(struct wvideo *v, const struct slab_video_info *in)
+{
+	double us = in->duration * 1e6;
+	size_t n;
+
+	memset(v, 0, sizeof(*v));
+	v->duration_us = isfinite(us) && us >= 0 ? (us < 1.8e19 ? (uint64_t)llround(us) : UINT64_MAX) : 0;
+	v->frames = in->frames;
+	v->fps_num = in->fps_num;
+	v->fps_den = in->fps_den;
+	n = strnlen(in->codec, sizeof(in->codec));
+	memcpy(v->codec, in->codec, n < sizeof(v->codec) ? n : sizeof(v->codec));
+}
+
 int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_writer_field *fields, size_t nfields)
 {
-	uint64_t size = 0, used, hash, first;
+	return slab_writer_add_ex(w, key, key_len, fields, nfields, NULL);
+}
+
+int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
+		       const struct slab_writer_field *fields, size_t nfields,
+		       const struct slab_video_info *const *videos)
+{
+	uint64_t size = 0, used, hash, first, nv = 0;
 	struct wsample *s;
 
 	if (w->failed || w->finished)
@@ -517,7 +551,18 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 					    (int)(key_len > 200 ? 200 : key_len), key,
 					    fields[i].name);
 		size += fields[i].size;
+		if (!(fields[i].flags & SLAB_FIELD_VIDEO))
+			continue;
+		if (fields[i].flags & SLAB_FIELD_IMAGE)
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': a video and an image",
+					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
+		if (!videos || !videos[i])
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': a video without its info",
+					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
+		nv++;
 	}
+	if (w->nvideos + nv > UINT32_MAX)
+		return writer_fail(w, SLAB_ERR_INVAL, "more than %u videos", UINT32_MAX);
 	/* Room first, so that adding the key once the sample is written cannot fail. */
 	if (slab_keyset_reserve(&w->keyset, w->nsamples + 1) < 0)
 		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
@@ -541,7 +586,8 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 
 	if (grow((void **)&w->samples, &w->cap_samples, w->nsamples + 1, sizeof(*w->samples)) < 0 ||
 	    grow((void **)&w->fields, &w->cap_fields, w->nfields + nfields, sizeof(*w->fields)) < 0 ||
-	    grow((void **)&w->keys, &w->keys_cap, w->keys_len + key_len + 1, 1) < 0)
+	    grow((void **)&w->keys, &w->keys_cap, w->keys_len + key_len + 1, 1) < 0 ||
+	    grow((void **)&w->videos, &w->cap_videos, w->nvideos + nv, sizeof(*w->videos)) < 0)
 		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 
 	if ((w->pos - w->data_offset) / w->page_size > UINT32_MAX)
@@ -569,12 +615,17 @@ int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		f->crc = slab_crc32c(0, in->data, (size_t)in->size);
 		f->flags = (unsigned char)(SLAB_FIELD_PRESENT |
 				(in->flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_TRANSCODED |
-					      SLAB_FIELD_RESTART)));
+					      SLAB_FIELD_RESTART | SLAB_FIELD_VIDEO)));
 		/* slab(5): the image bytes are zero without an image flag, and a size the u16s
 		 * cannot hold is recorded as 0 x 0, never cut to its low bits. */
 		f->width = f->height = 0;
 		f->subsamp = f->colorspace = 0;
-		if ((in->flags & SLAB_FIELD_IMAGE) && in->width <= UINT16_MAX &&
+		f->video = 0;
+		if (in->flags & SLAB_FIELD_VIDEO) {
+			f->video = (uint32_t)w->nvideos;
+			video_record(&w->videos[w->nvideos++], videos[i]);
+		}
+		if ((in->flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_VIDEO)) && in->width <= UINT16_MAX &&
 		    in->height <= UINT16_MAX) {
 			f->width = in->width;
 			f->height = in->height;
@@ -713,6 +764,11 @@ int slab_writer_finish(struct slab_writer *w)
 	slab_put64(th + 80, off);                       /* key index */
 	slab_put64(th + 88, B);
 	off += B * 8;
+	if (w->nvideos) {                               /* video records (1.3) */
+		slab_put64(th + 96, off);
+		slab_put64(th + 104, w->nvideos);
+		off += w->nvideos * SLAB_VIDEO_RECORD;
+	}
 	w->table_crc = 0;
 	if (tout(w, th, sizeof(th)) < 0)
 		goto out;
@@ -754,6 +810,8 @@ int slab_writer_finish(struct slab_writer *w)
 			p[25] = f->subsamp;
 			p[26] = f->colorspace;
 			p[27] = f->order;
+			if (f->flags & SLAB_FIELD_VIDEO)
+				slab_put32(p + 28, f->video);
 		}
 		if (F && tout(w, row, (size_t)F * SLAB_FIELD_RECORD) < 0)
 			goto out;
@@ -764,6 +822,18 @@ int slab_writer_finish(struct slab_writer *w)
 	for (uint64_t i = 0; i < B; i++) {
 		slab_put64(rec, index[i]);
 		if (tout(w, rec, 8) < 0)
+			goto out;
+	}
+	for (uint64_t k = 0; k < w->nvideos; k++) {
+		const struct wvideo *v = &w->videos[k];
+
+		memset(rec, 0, SLAB_VIDEO_RECORD);
+		slab_put64(rec, v->duration_us);
+		slab_put64(rec + 8, v->frames);
+		slab_put32(rec + 16, v->fps_num);
+		slab_put32(rec + 20, v->fps_den);
+		memcpy(rec + 24, v->codec, SLAB_VIDEO_CODEC);
+		if (tout(w, rec, SLAB_VIDEO_RECORD) < 0)
 			goto out;
 	}
 
@@ -820,6 +890,7 @@ void slab_writer_free(struct slab_writer *w)
 	free(w->buf);
 	free(w->samples);
 	free(w->fields);
+	free(w->videos);
 	free(w->keys);
 	slab_keyset_free(&w->keyset);
 	free(w);

@@ -4,7 +4,7 @@
 # every public name of the module and of its classes, with the same parameters.
 import os
 from types import TracebackType
-from typing import Any, Final, Iterable, Iterator, Literal, Sequence, Union
+from typing import Any, Final, Iterable, Iterator, Literal, NamedTuple, Sequence, SupportsIndex, Union
 
 _Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 _Bytes = Union[bytes, bytearray, memoryview]
@@ -35,9 +35,12 @@ FIELD_TRANSCODED: Final[int]
 FIELD_PNG: Final[int]
 FIELD_WEBP: Final[int]
 FIELD_RESTART: Final[int]
+FIELD_VIDEO: Final[int]
+VIDEO_RECORD: Final[int]
 LIBSLAB_MAJOR: Final[int]
 SLAB_ERR_NOTFOUND: Final[int]
 MAX_IMAGE_PIXELS: Final[int]
+MAX_VIDEO_FRAMES: Final[int]
 USAGE: Final[str]
 HELP: Final[str]
 
@@ -51,6 +54,17 @@ def is_url(path: object) -> bool: ...
 
 class SlabError(Exception): ...
 
+class VideoInfo(NamedTuple):
+    width: int
+    height: int
+    frames: int
+    duration: float
+    fps_num: int
+    fps_den: int
+    codec: str
+    def count(self, value: Any, /) -> int: ...
+    def index(self, value: Any, start: SupportsIndex = ..., stop: SupportsIndex = ..., /) -> int: ...
+
 class Field:
     name: str
     data: memoryview
@@ -60,12 +74,13 @@ class Field:
     height: int
     flags: int
     order: int
+    video: VideoInfo | None
     def __init__(self, name: str, data: memoryview, offset: int, crc: int, width: int,
-                 height: int, flags: int, order: int) -> None: ...
+                 height: int, flags: int, order: int, video: VideoInfo | None = ...) -> None: ...
     @property
     def is_jpeg(self) -> bool: ...
     @property
-    def format(self) -> Literal["jpeg", "png", "webp"] | None: ...
+    def format(self) -> Literal["jpeg", "png", "webp", "video"] | None: ...
 
 class Sample:
     key: str
@@ -106,6 +121,7 @@ class SlabFile:
     def key(self, i: int) -> str: ...
     def sample(self, i: int) -> Sample: ...
     def find(self, key: str) -> int | None: ...
+    def video(self, i: int, name: str) -> VideoInfo | None: ...
     def verify(self) -> None: ...
 
 class Dataset:
@@ -129,11 +145,14 @@ def read_plan(path: _Path, dataset: Dataset | None = ...) -> list[tuple[int, int
 class Batch:
     number: int
     skipped: int
-    images: memoryview | None       # (n, H, W, C) or (n, C, H, W), "B"; None in raw mode
+    images: memoryview | None       # (n, H, W, C) or (n, C, H, W), "B"; video: (n, T, H, W, 3)
+                                    # or (n, 3, T, H, W); None in raw mode
     labels: memoryview | None       # (n,), "q" (int64); None without labels=
     def __init__(self, ld: Loader, h: int) -> None: ...
     def __len__(self) -> int: ...
     def image(self, j: int) -> memoryview: ...
+    @property
+    def clips(self) -> memoryview | None: ...
     @property
     def samples(self) -> list[tuple[int, int]]: ...
     @property
@@ -167,7 +186,12 @@ class Loader:
                  center_ratio: float = ..., channels: Literal[1, 3, 4] | None = ...,
                  alpha: Literal["drop", "composite", "keep"] | None = ...,
                  background: tuple[int, int, int] | None = ...,
-                 resize: Literal["bilinear", "nearest"] = ..., disk: _Size = ..., *,
+                 resize: Literal["bilinear", "nearest"] = ..., disk: _Size = ...,
+                 video: str | None = ..., frames: int = ..., stride: int = ...,
+                 fps: float | None = ...,
+                 clip_start: Literal["random", "center", "begin"] = ...,
+                 on_short: Literal["pad", "loop", "error"] = ...,
+                 max_frames: int | None = ..., *,
                  cache_dir: _Path | None = ..., endpoint: str | None = ...,
                  profile: str | None = ..., region: str | None = ...,
                  addressing: Literal["path", "virtual", "auto"] | None = ...,

@@ -143,11 +143,20 @@ static void exercise(struct slab *s)
 				__builtin_trap();
 		}
 		for (unsigned f = 0; f < nf; f++) {
+			struct slab_video_info vi;
+
 			r = slab_get(s, i, f, &fl);
 			if (r == 1) {
 				if (fl.data != slab_base(s) + fl.offset)
 					__builtin_trap();
 				touch(fl.data, fl.size);
+			}
+			/* A video's record (1.3): in the table, or an error. */
+			r = slab_field_video(s, i, f, &vi);
+			if (r == 1) {
+				if (memchr(vi.codec, '\0', sizeof(vi.codec)) == NULL)
+					__builtin_trap();
+				sink += vi.frames + vi.fps_num + vi.fps_den + vi.width + strlen(vi.codec);
 			}
 		}
 		sink += (uint64_t)slab_get(s, i, nf, &fl);

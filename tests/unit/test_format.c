@@ -253,7 +253,7 @@ static void test_writer_errors(void)
 
 /* The image part of field records (slab(5), Field records): an image flag keeps width and
  * height, a side over 65535 makes both 0, no image flag zeroes them, subsampling and colour
- * space only with JPEG; version 1.2 in the header. */
+ * space only with JPEG; version 1.3 in the header. */
 static void test_image_fields(void)
 {
 	int fd = memfd_create("slab", 0);
@@ -281,7 +281,7 @@ static void test_image_fields(void)
 	buf = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 	CHECK(buf != MAP_FAILED);
 	CHECK(slab_open_mem(s, buf, (size_t)size, "mem") == 0);
-	CHECK(slab_format_major(s) == 1 && slab_format_minor(s) == 2);
+	CHECK(slab_format_major(s) == 1 && slab_format_minor(s) == 3);
 	CHECK(slab_get(s, 0, 0, &fl) == 1);
 	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_JPEG) && fl.width == 640 &&
 	      fl.height == 480 && fl.subsamp == SLAB_SAMP_420 && fl.colorspace == SLAB_CS_YCBCR);
@@ -295,6 +295,70 @@ static void test_image_fields(void)
 	CHECK(slab_verify(s, NULL, NULL) == 0);
 	slab_close(s);
 	munmap(buf, (size_t)size);
+	slab_writer_free(w);
+	close(fd);
+}
+
+/* Video fields (format 1.3): the writer keeps each one's info in a video record, in the
+ * order the fields come, which slab_field_video() reads back (the codec's first 8 bytes, the
+ * duration to the microsecond); a video flag without its info is refused. */
+static void test_video_fields(void)
+{
+	int fd = memfd_create("slab", 0);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options o = { .page_size = 4096 };
+	struct slab_video_info a = { .frames = 48, .duration = 2.0000004, .fps_num = 24,
+				     .fps_den = 1, .codec = "h264" };
+	struct slab_video_info b = { .frames = 5, .duration = 0.5, .fps_num = 30000,
+				     .fps_den = 1001, .codec = "mpeg2video" };
+	const struct slab_video_info *v1[2] = { NULL, &a }, *v2[1] = { &b };
+	struct slab_writer_field f1[2] = {
+		{ .name = "cls", .data = "1", .size = 1 },
+		{ .name = "mp4", .data = "vid", .size = 3, .flags = SLAB_FIELD_VIDEO, .width = 160,
+		  .height = 120 },
+	};
+	struct slab_writer_field f2[1] = {
+		{ .name = "mp4", .data = "v2", .size = 2, .flags = SLAB_FIELD_VIDEO, .width = 70000,
+		  .height = 8 },
+	};
+	struct slab *s = slab_new();
+	struct slab_video_info got;
+	struct slab_field fl;
+	unsigned char *buf;
+	off_t size;
+
+	CHECK(fd >= 0 && w && s);
+	CHECK(slab_writer_open(w, fd, "mem", &o) == 0);
+	CHECK(slab_writer_add_ex(w, "k0", 2, f1, 2, v1) == 0);
+	CHECK(slab_writer_add_ex(w, "k1", 2, f2, 1, v2) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	size = lseek(fd, 0, SEEK_END);
+	buf = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(buf != MAP_FAILED);
+	CHECK(slab_open_mem(s, buf, (size_t)size, "mem") == 0);
+	CHECK(slab_get(s, 0, 1, &fl) == 1);
+	CHECK(fl.flags == (SLAB_FIELD_PRESENT | SLAB_FIELD_VIDEO) && fl.width == 160 && fl.height == 120);
+	CHECK(slab_field_video(s, 0, 1, &got) == 1);
+	CHECK(got.width == 160 && got.height == 120 && got.frames == 48 && got.duration == 2.0 &&
+	      got.fps_num == 24 && got.fps_den == 1);
+	CHECK_STR(got.codec, "h264");
+	CHECK(slab_field_video(s, 1, 1, &got) == 1);
+	CHECK(got.width == 0 && got.height == 0 && got.frames == 5 && got.duration == 0.5 &&
+	      got.fps_num == 30000 && got.fps_den == 1001);
+	CHECK_STR(got.codec, "mpeg2vid");
+	CHECK(slab_field_video(s, 0, 0, &got) == 0);    /* not a video */
+	CHECK(slab_field_video(s, 1, 0, &got) == 0);    /* absent */
+	CHECK(slab_field_video(s, 2, 1, &got) == SLAB_ERR_RANGE);
+	CHECK(slab_verify(s, NULL, NULL) == 0);
+	slab_close(s);
+	munmap(buf, (size_t)size);
+	slab_writer_free(w);
+
+	/* A video flag without its info ends the writer. */
+	w = slab_writer_new();
+	CHECK(w && slab_writer_open(w, fd, "mem", &o) == 0);
+	CHECK(slab_writer_add(w, "k0", 2, f2, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'mem': sample 'k0' field 'mp4': a video without its info");
 	slab_writer_free(w);
 	close(fd);
 }
@@ -334,6 +398,7 @@ int main(void)
 	test_roundtrip_and_pages();
 	test_writer_errors();
 	test_image_fields();
+	test_video_fields();
 	test_reader_rejects();
 	return UNIT_DONE();
 }
