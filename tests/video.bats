@@ -107,6 +107,31 @@ v() {
 	assert_output "1 4 1"
 }
 
+@test "frames before the clip that nothing refers to are left undecoded; the clip is ffmpeg's frames" {
+	need_video_tools
+	# One keyframe (frame 0), x264's default B-frames (3, pyramid: 2 of each 3 are not
+	# references): the centred clip of frames 56..62 needs the 56 frames before it as
+	# references only, and about half of them are none.
+	make_video long.mp4 96x64 30 120 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 300 \
+		-x264-params scenecut=0 || skip "ffmpeg could not make long.mp4"
+	run -0 vidclip --crop none --size 96x64 --frames 4 --stride 2 --start center long.mp4 \
+		clip.raw
+	assert_line --index 1 --regexp "^clip first 56 "
+	local decoded
+	decoded=$(echo "${lines[2]}" | awk '{ print $2 }')
+	assert_line --index 2 --regexp "^decoded [0-9]+ converted 4 seeks 1$"
+	# SLAB_VIDEO_SKIP=0 decodes every frame up to the clip's last: 63, the same pixels
+	SLAB_VIDEO_SKIP=0 run -0 vidclip --crop none --size 96x64 --frames 4 --stride 2 \
+		--start center long.mp4 every.raw
+	assert_line --index 2 "decoded 63 converted 4 seeks 1"
+	[ "$decoded" -lt 56 ] || fail "decoded $decoded frames: non-reference frames were not skipped"
+	cmp clip.raw every.raw
+	ref_frames long.mp4 ref.raw 56 58 60 62
+	cmp clip.raw ref.raw
+	run -0 frame_numbers clip.raw 96 64 4
+	assert_output "56 58 60 62"
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4" {
 	need_video_tools
 	local f path w h frames

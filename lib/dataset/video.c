@@ -308,6 +308,10 @@ struct slab_video_decoder {
 	int fresh;                              /* nothing read since the open: at the start */
 	int draining;                           /* the end reached, the decoder drained */
 	uint64_t packets, budget;               /* this pass's video packets, and the most */
+	/* Frames shown before this time (seconds from the stream's start) will not be picked:
+	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
+	double skip_before;
+	int no_skip;                            /* SLAB_VIDEO_SKIP=0: decode every frame */
 
 	AVPacket *pkt;
 	AVFrame *frame;                         /* the last frame decoded */
@@ -322,11 +326,16 @@ struct slab_video_decoder {
 struct slab_video_decoder *slab_video_decoder_new(void)
 {
 	struct slab_video_decoder *d = calloc(1, sizeof(*d));
+	const char *env;
 
 	if (!d)
 		return NULL;
 	d->stream = -1;
 	slab_video_decoder_limits(d, 0, 0);
+	/* A debugging aid (libslab(3), ENVIRONMENT): every frame decoded, as before frames were
+	 * skipped; the same pixels, more time. */
+	env = getenv("SLAB_VIDEO_SKIP");
+	d->no_skip = env && strcmp(env, "0") == 0;
 	d->img = slab_image_decoder_new();
 	if (!d->img) {
 		free(d);
@@ -804,6 +813,27 @@ static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, d
 	return (double)(ts - d->start) * av_q2d(d->tb);
 }
 
+/* Before d->pkt goes to the decoder: a packet whose frame is shown before d->skip_before is
+ * sent with AVDISCARD_NONREF, so that the decoder drops it unread when no other frame refers to
+ * it (an H.264 or MPEG-4 B-frame that is not a reference: about half the frames x264 makes by
+ * default); reference frames decode as before, so every frame decoded, and every pixel of the
+ * clip, is what it would be without. This is where seeking to the keyframe before a clip costs:
+ * the frames between that keyframe and the clip's start. The packet's presentation time must be
+ * known and at least half a frame before the limit (its frame's time may differ from it by a
+ * rounding). */
+static void skip_nonref(struct slab_video_decoder *d)
+{
+	const AVPacket *k = d->pkt;
+	int skip = 0;
+
+	if (k->pts != AV_NOPTS_VALUE && d->skip_before > 0 && !d->no_skip) {
+		double t = (double)(k->pts - d->start) * av_q2d(d->tb);
+
+		skip = t < d->skip_before - 0.5 / d->fps;
+	}
+	d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+}
+
 /* The next frame in presentation order into d->frame: 1; 0 at the end of the stream (d->frame
  * still the last one); or an error. */
 static int next_frame(struct slab_video_decoder *d)
@@ -844,6 +874,7 @@ static int next_frame(struct slab_video_decoder *d)
 				       (unsigned long long)d->budget,
 				       (unsigned long long)d->info.frames);
 		}
+		skip_nonref(d);
 		ret = ff.avcodec_send_packet(d->cc, d->pkt);
 		ff.av_packet_unref(d->pkt);
 		if (ret < 0 && ret != AVERROR(EAGAIN))
@@ -1008,7 +1039,14 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			double back = 0, at;
 
 			for (;;) {
-				at = t - half - back;
+				/* First to the target itself, so that a clip starting on a keyframe
+				 * starts decoding there, not at the keyframe before: the same frames
+				 * where keyframes start closed groups (no frame decoded after a
+				 * keyframe is shown before it: H.264 IDR frames, VP8/VP9 keyframes,
+				 * as x264 and libvpx make them); with open groups a frame shown less
+				 * than half a frame before the keyframe would be passed over. */
+				at = back ? t - half - back : t;
+				d->skip_before = 0;     /* the first frame after the seek: decoded */
 				if ((ret = seek_to(d, at)) < 0)
 					return ret;
 				have = eof = made = 0;
@@ -1028,6 +1066,9 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			}
 		}
 		prev_t = t;
+		/* No frame shown before this target's threshold is picked from here on (the
+		 * targets after it are later, until a LOOP wraps, which seeks). */
+		d->skip_before = t - half - TIE_EPS;
 		/* Decode until a frame is at or past the target less half a frame (a frame at
 		 * exactly that time is taken: TIE_EPS keeps the rounding of times out of it),
 		 * or the end. */
