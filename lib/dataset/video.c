@@ -818,9 +818,9 @@ static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, d
  * it (an H.264 or MPEG-4 B-frame that is not a reference: about half the frames x264 makes by
  * default); reference frames decode as before, so every frame decoded, and every pixel of the
  * clip, is what it would be without. This is where seeking to the keyframe before a clip costs:
- * the frames between that keyframe and the clip's start. The packet's presentation time must be
- * known and at least half a frame before the limit (its frame's time may differ from it by a
- * rounding). */
+ * the frames between that keyframe and the clip's start, and, at a stride, the frames between
+ * the sampled ones. The packet's presentation time must be known and a quarter of a frame
+ * before the limit or more (its frame's time may differ from it by a rounding). */
 static void skip_nonref(struct slab_video_decoder *d)
 {
 	const AVPacket *k = d->pkt;
@@ -829,7 +829,7 @@ static void skip_nonref(struct slab_video_decoder *d)
 	if (k->pts != AV_NOPTS_VALUE && d->skip_before > 0 && !d->no_skip) {
 		double t = (double)(k->pts - d->start) * av_q2d(d->tb);
 
-		skip = t < d->skip_before - 0.5 / d->fps;
+		skip = t < d->skip_before - 0.25 / d->fps;
 	}
 	d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
