@@ -244,15 +244,17 @@ bench:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(abspath $(BUILD)) scripts/bench/run
 
-## fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
+## fuzz: build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60);
+## FUZZ_TARGETS="fuzz_video fuzz_png" runs those only
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 FUZZ_FLAGS  ?=
 FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang CFLAGS="-O1 -g" \
 		EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" build/fuzz/libslab.a \
 		build/fuzz/libslab-tools.a
-	$(Q)for src in $(FUZZ_SRCS); do \
+	$(Q)for src in $(if $(FUZZ_TARGETS),$(FUZZ_TARGETS:%=tests/fuzz/%.c),$(FUZZ_SRCS)); do \
 		name=$$(basename $$src .c); \
 		echo "  FUZZ    $$name ($(FUZZ_SECONDS) s)"; \
 		clang -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g $(INC_all) -fsanitize=fuzzer $(FUZZ_SANITIZE) \
