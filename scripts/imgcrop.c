@@ -40,33 +40,6 @@ static int limit_arg(const char *s, unsigned long long max, unsigned long long n
 	return *end || *out > max ? -1 : 0;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *p = NULL;
-	size_t cap = 0, n = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n == cap) {
-			unsigned char *q = realloc(p, cap = cap ? cap * 2 : 1 << 16);
-
-			if (!q) {
-				free(p);
-				fclose(f);
-				return NULL;
-			}
-			p = q;
-		}
-		got = fread(p + n, 1, cap - n, f);
-		n += got;
-	} while (got > 0);
-	fclose(f);
-	*len = n;
-	return p;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -219,7 +192,7 @@ int main(int argc, char **argv)
 	spec.alpha = alpha == 1 ? SLAB_IMAGE_ALPHA_COMPOSITE : SLAB_IMAGE_ALPHA_DROP;
 	memcpy(spec.background, bg, sizeof(bg));
 	spec.resize = resize;
-	jpeg = slurp(argv[optind], &len);
+	jpeg = cli_read_file(argv[optind], &len);
 	if (!jpeg) {
 		fprintf(stderr, "imgcrop: '%s': cannot read\n", argv[optind]);
 		return 1;

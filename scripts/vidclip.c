@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "slab.h"
 
 static void usage(FILE *f)
@@ -23,33 +24,6 @@ static void usage(FILE *f)
 		   "               [--resize bilinear|nearest] [--seed N] [--epoch N] [--index N]\n"
 		   "               [--clips N] [--threads N] [--max-pixels N] [--max-frames N]\n"
 		   "               [--second IN2 OUT2] [--info] IN OUT.raw\n");
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *p = NULL;
-	size_t cap = 0, n = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n == cap) {
-			unsigned char *q = realloc(p, cap = cap ? cap * 2 : 1 << 16);
-
-			if (!q) {
-				free(p);
-				fclose(f);
-				return NULL;
-			}
-			p = q;
-		}
-		got = fread(p + n, 1, cap - n, f);
-		n += got;
-	} while (got > 0);
-	fclose(f);
-	*len = n;
-	return p;
 }
 
 /* One of names (NULL-terminated) by its text: its index, or -1. */
@@ -72,7 +46,7 @@ struct job {
 
 static int open_job(struct job *j, unsigned long long max_pixels, unsigned long long max_frames)
 {
-	if (!(j->data = slurp(j->in, &j->len))) {
+	if (!(j->data = cli_read_file(j->in, &j->len))) {
 		fprintf(stderr, "vidclip: '%s': cannot read\n", j->in);
 		return -1;
 	}

@@ -164,6 +164,41 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f)
 	return escape_to(f, NULL, s, len);
 }
 
+unsigned char *cli_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *p = NULL;
+	size_t cap = 0, n = 0, got;
+	int failed;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n == cap) {
+			unsigned char *q = realloc(p, cap = cap ? cap * 2 : 1 << 16);
+
+			if (!q) {
+				free(p);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			p = q;
+		}
+		got = fread(p + n, 1, cap - n, f);
+		n += got;
+	} while (got > 0);
+	failed = ferror(f);
+	fclose(f);
+	if (failed) {
+		free(p);
+		errno = EIO;
+		return NULL;
+	}
+	*len = n;
+	return p;
+}
+
 /* ---- messages ---------------------------------------------------------------------------- */
 
 static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

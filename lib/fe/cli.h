@@ -54,6 +54,10 @@ int cli_split_list(const char *list, char ***items, size_t *n);
  * status for main to return (usage error, out of memory). */
 int cli_fields_option(const char *arg, char ***items, size_t *n);
 
+/* A whole file read into memory (malloc'd, the caller's to free), its size in *len: NULL when
+ * it cannot be opened or read, or memory runs out (errno says which). */
+unsigned char *cli_read_file(const char *path, size_t *len);
+
 /* "R,G,B", each a decimal from 0 to 255 (a colour such as --background's): 0, or -1. */
 int cli_parse_rgb(const char *s, uint8_t rgb[3]);
 

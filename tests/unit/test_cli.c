@@ -335,6 +335,38 @@ static void test_close_stdout(void)
 	close(fd);
 }
 
+/* cli_read_file(): exact bytes across the buffer's growth (64 KiB, then doubling), an empty
+ * file, and a missing one. */
+static void test_read_file(void)
+{
+	char path[] = "/tmp/test_cli_read.XXXXXX";
+	size_t n = 200000, len = 1;
+	unsigned char *want = malloc(n), *got;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && want != NULL);
+	if (fd < 0 || !want) {
+		free(want);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		want[i] = (unsigned char)(i * 131 + (i >> 9));
+	CHECK(write(fd, want, n) == (ssize_t)n);
+	got = cli_read_file(path, &len);
+	CHECK(got != NULL && len == n && memcmp(got, want, n) == 0);
+	free(got);
+	CHECK(ftruncate(fd, 0) == 0);
+	len = 1;
+	got = cli_read_file(path, &len);
+	CHECK(got != NULL && len == 0);
+	free(got);
+	close(fd);
+	unlink(path);
+	errno = 0;
+	CHECK(cli_read_file(path, &len) == NULL && errno == ENOENT);
+	free(want);
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -343,5 +375,6 @@ int main(void)
 	test_messages();
 	test_now();
 	test_close_stdout();
+	test_read_file();
 	return UNIT_DONE();
 }
