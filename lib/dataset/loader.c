@@ -965,13 +965,11 @@ static int check_spec(struct slab_loader *l, const struct slab_image_spec *sp)
 	return 0;
 }
 
-/* The video spec: checked, copied, the output's size set. */
+/* The video spec: copied, checked (by the pipeline's own check, then its image spec as an
+ * image spec is), the output's size set. */
 static int open_video(struct slab_loader *l)
 {
 	struct slab_video_spec *v = &l->video;
-	/* A video the spec fits whatever it asks: 64x64, 25 frames a second, long enough. */
-	struct slab_video_info vi = { .width = 64, .height = 64, .fps_num = 25, .fps_den = 1 };
-	struct slab_video_params p;
 	int rc;
 
 	if (l->o.image || l->o.transform)
@@ -985,37 +983,9 @@ static int open_video(struct slab_loader *l)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 				 "video spec of %zu bytes: no such version", l->o.video->size);
 	l->o.video = v;
-	if (v->image.out_w == 0 || v->image.out_h == 0 || v->image.out_w > 65535 ||
-	    v->image.out_h > 65535)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video frame size %ux%u",
-				 v->image.out_w, v->image.out_h);
-	if (v->frames == 0 || v->frames > 65535)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video clip of %u frames: 1 to 65535",
-				 v->frames);
-	if (!(v->fps >= 0 && isfinite(v->fps)))
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video fps %g: wanted > 0, or 0 for a stride",
-				 v->fps);
-	if (v->fps == 0 && (v->stride == 0 || v->stride > 65535))
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video stride %u: 1 to 65535", v->stride);
-	if (v->start != SLAB_VIDEO_START_RANDOM && v->start != SLAB_VIDEO_START_CENTER &&
-	    v->start != SLAB_VIDEO_START_BEGIN)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				 "video start %d: wanted 0 (random), 1 (center) or 2 (begin)", v->start);
-	if (v->on_short != SLAB_VIDEO_SHORT_PAD && v->on_short != SLAB_VIDEO_SHORT_LOOP &&
-	    v->on_short != SLAB_VIDEO_SHORT_ERROR)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				 "video on_short %d: wanted 0 (pad), 1 (loop) or 2 (error)", v->on_short);
-	if (v->image.channels != 0 && v->image.channels != 3)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				 "video channels %u: clips are RGB (3)", v->image.channels);
-	if ((rc = check_spec(l, &v->image)) < 0)
+	if ((rc = slab_video_spec_check(v, &l->err)) < 0 ||
+	    (rc = check_spec(l, &v->image)) < 0)
 		return rc;
-	vi.frames = (uint64_t)v->frames * (v->fps > 0 ? 1 : v->stride) + 1;
-	if (v->fps > 0 && v->fps < 25)
-		vi.frames = (uint64_t)(vi.frames * (25 / v->fps)) + 1;
-	vi.duration = (double)vi.frames / 25;
-	if (slab_video_params(v, &vi, 0, 0, 0, &p) == SLAB_ERR_INVAL)
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "video spec refused by the pipeline");
 	/* Without FFmpeg's libraries every clip would fail: say so once, here. */
 	if (slab_video_ready(&l->err) < 0)
 		return SLAB_ERR_INVAL;

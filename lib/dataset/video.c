@@ -9,6 +9,7 @@
  * error line, which the messages quote. An application that uses FFmpeg itself and wants its
  * log sets its callback again after making a video decoder. */
 #include <dlfcn.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -468,6 +469,15 @@ static void new_pass(struct slab_video_decoder *d)
 }
 
 /* The demuxer over the bytes, the video stream found: 0 or an error (the video closed). */
+/* SLAB_ERR_LIMIT, said as the image pipeline says it ("video of WxH pixels (N): over the
+ * limit of M pixels"), when a w x h frame (both > 0) is over the decoder's pixel limit; else 0. */
+static int over_pixels(struct slab_video_decoder *d, int w, int h)
+{
+	const struct slab_image_limits lim = { .max_pixels = d->max_pixels, .max_scans = UINT_MAX };
+
+	return slab_image_over_pixels("video", (uint32_t)w, (uint32_t)h, &lim, &d->err);
+}
+
 static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t len)
 {
 	const char *name = demuxer_of(data, len);
@@ -515,11 +525,7 @@ static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t l
 		const AVCodecParameters *cp = d->fmt->streams[i]->codecpar;
 
 		if (cp->codec_type == AVMEDIA_TYPE_VIDEO && cp->width > 0 && cp->height > 0 &&
-		    (uint64_t)cp->width * (uint64_t)cp->height > d->max_pixels) {
-			ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %dx%d pixels (%llu): "
-					"over the limit of %llu pixels", cp->width, cp->height,
-					(unsigned long long)cp->width * (unsigned long long)cp->height,
-					(unsigned long long)d->max_pixels);
+		    (ret = over_pixels(d, cp->width, cp->height)) < 0) {
 			close_video(d);
 			return ret;
 		}
@@ -607,11 +613,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		close_video(d);
 		return corrupt(d, "no frame size");
 	}
-	if ((uint64_t)cp->width * (uint64_t)cp->height > d->max_pixels) {
-		ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %dx%d pixels (%llu): over "
-				"the limit of %llu pixels", cp->width, cp->height,
-				(unsigned long long)cp->width * (unsigned long long)cp->height,
-				(unsigned long long)d->max_pixels);
+	if ((ret = over_pixels(d, cp->width, cp->height)) < 0) {
 		close_video(d);
 		return ret;
 	}
@@ -684,27 +686,44 @@ void slab_video_spec_init(struct slab_video_spec *spec, uint32_t out_w, uint32_t
 	spec->on_short = SLAB_VIDEO_SHORT_PAD;
 }
 
-static int spec_ok(const struct slab_video_spec *s)
+int slab_video_spec_check(const struct slab_video_spec *s, struct slab_err *err)
 {
-	if (!s || (s->size != 0 && s->size != sizeof(*s)))
-		return 0;
-	if (s->frames < 1 || s->frames > 65535)
-		return 0;
-	if (s->fps == 0) {
-		if (s->stride < 1 || s->stride > 65535)
-			return 0;
-	} else if (!(s->fps > 0 && isfinite(s->fps))) {
+	char text[96];
+
+	if (!s) {
+		snprintf(text, sizeof(text), "no video spec");
+	} else if (s->size != 0 && s->size != sizeof(*s)) {
+		snprintf(text, sizeof(text), "video spec of %zu bytes: no such version", s->size);
+	} else if (s->image.out_w == 0 || s->image.out_h == 0 || s->image.out_w > 65535 ||
+		   s->image.out_h > 65535) {
+		snprintf(text, sizeof(text), "video frame size %ux%u", s->image.out_w, s->image.out_h);
+	} else if (s->frames < 1 || s->frames > 65535) {
+		snprintf(text, sizeof(text), "video clip of %u frames: 1 to 65535", s->frames);
+	} else if (!(s->fps >= 0 && isfinite(s->fps))) {
+		snprintf(text, sizeof(text), "video fps %g: wanted > 0, or 0 for a stride", s->fps);
+	} else if (s->fps == 0 && (s->stride < 1 || s->stride > 65535)) {
+		snprintf(text, sizeof(text), "video stride %u: 1 to 65535", s->stride);
+	} else if (s->start != SLAB_VIDEO_START_RANDOM && s->start != SLAB_VIDEO_START_CENTER &&
+		   s->start != SLAB_VIDEO_START_BEGIN) {
+		snprintf(text, sizeof(text), "video start %d: wanted 0 (random), 1 (center) or 2 "
+			 "(begin)", s->start);
+	} else if (s->on_short != SLAB_VIDEO_SHORT_PAD && s->on_short != SLAB_VIDEO_SHORT_LOOP &&
+		   s->on_short != SLAB_VIDEO_SHORT_ERROR) {
+		snprintf(text, sizeof(text), "video on_short %d: wanted 0 (pad), 1 (loop) or 2 "
+			 "(error)", s->on_short);
+	} else if (s->image.channels != 0 && s->image.channels != 3) {
+		snprintf(text, sizeof(text), "video channels %u: clips are RGB (3)", s->image.channels);
+	} else {
 		return 0;
 	}
-	if (s->start != SLAB_VIDEO_START_RANDOM && s->start != SLAB_VIDEO_START_CENTER &&
-	    s->start != SLAB_VIDEO_START_BEGIN)
-		return 0;
-	if (s->on_short != SLAB_VIDEO_SHORT_PAD && s->on_short != SLAB_VIDEO_SHORT_LOOP &&
-	    s->on_short != SLAB_VIDEO_SHORT_ERROR)
-		return 0;
-	if (s->image.channels != 0 && s->image.channels != 3)
-		return 0;
-	return slab_image_spec_ok(&s->image);
+	if (!err)
+		return SLAB_ERR_INVAL;
+	return slab_fail(err, SLAB_ERR_INVAL, NULL, "%s", text);
+}
+
+static int spec_ok(const struct slab_video_spec *s)
+{
+	return slab_video_spec_check(s, NULL) == 0 && slab_image_spec_ok(&s->image);
 }
 
 static int info_ok(const struct slab_video_info *info)

@@ -12,6 +12,12 @@
  * be NULL). */
 int slab_video_ready(struct slab_err *err);
 
+/* 0 when the video pipeline takes what spec adds to its image spec (its size, the frame size,
+ * frames, stride or fps, start, short-video policy, 3 channels), else SLAB_ERR_INVAL with the
+ * first thing wrong in *err ("video stride 0: 1 to 65535"; err may be NULL). The image spec
+ * is checked apart (slab_image_spec_ok(), or the loader's own check with its reasons). */
+int slab_video_spec_check(const struct slab_video_spec *spec, struct slab_err *err);
+
 /* The frames a clip of spec spans in the video info describes, as slab_video_params() counts
  * them: (frames - 1) x stride + 1, or at fps up to the frame nearest the last one's time. More
  * than info->frames: the video is short (spec->on_short). */

@@ -12,6 +12,7 @@
 
 #include "slab.h"
 #include "unit.h"
+#include "video.h"
 #include "videogen.h"
 
 struct video {
@@ -53,6 +54,24 @@ static void test_spec(void)
 	REFUSED(image.crop, 7);
 	REFUSED(size, 8);
 #undef REFUSED
+	/* The reasons the loader gives at open (video.h). */
+#define REASON(field, value, want) do { \
+		struct slab_video_spec b = s; \
+		struct slab_err e = { 0 }; \
+		b.field = value; \
+		CHECK(slab_video_spec_check(&b, &e) == SLAB_ERR_INVAL); \
+		CHECK_STR(e.text, want); \
+	} while (0)
+	REASON(frames, 0, "video clip of 0 frames: 1 to 65535");
+	REASON(stride, 0, "video stride 0: 1 to 65535");
+	REASON(fps, -1, "video fps -1: wanted > 0, or 0 for a stride");
+	REASON(start, 3, "video start 3: wanted 0 (random), 1 (center) or 2 (begin)");
+	REASON(on_short, 3, "video on_short 3: wanted 0 (pad), 1 (loop) or 2 (error)");
+	REASON(image.channels, 4, "video channels 4: clips are RGB (3)");
+	REASON(image.out_h, 70000, "video frame size 32x70000");
+	REASON(size, 8, "video spec of 8 bytes: no such version");
+#undef REASON
+	CHECK(slab_video_spec_check(&s, NULL) == 0);
 	/* stride is not used with fps */
 	s.fps = 10;
 	s.stride = 0;
