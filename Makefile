@@ -57,7 +57,7 @@ BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -pthread
 FFMPEG_PKGS   = libavformat libavcodec libswscale libavutil
 FFMPEG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FFMPEG_PKGS) 2>/dev/null)
 FFMPEG_LIBS   := $(shell $(PKG_CONFIG) --libs $(FFMPEG_PKGS) 2>/dev/null)
-LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -lwebp -lcurl -lm -pthread
+LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -ldeflate -lwebp -lcurl -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # Include paths per layer (see the top of this file).
@@ -77,6 +77,8 @@ LIB_CFLAGS = -fPIC -fvisibility=hidden
 # option and vectorises at -O2 anyway).
 CC_IS_CLANG := $(shell $(CC) --version 2>/dev/null | grep -q clang && echo 1)
 OBJ_CFLAGS_lib/dataset/image.c = $(if $(CC_IS_CLANG),,-ftree-vectorize -fvect-cost-model=dynamic)
+# The same for PNG's unfiltering and pixel widening (image_png.c).
+OBJ_CFLAGS_lib/dataset/image_png.c = $(OBJ_CFLAGS_lib/dataset/image.c)
 OBJ_CFLAGS_lib/dataset/video.c = $(FFMPEG_CFLAGS)
 
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -371,6 +371,106 @@ PY
 	assert_output --regexp '^ok, worst MAE 0\.[0-9]+$'
 }
 
+@test "the libdeflate way: the same bytes as libspng's way for 8-bit colour types, filters, crops; other files go libspng's way, saying why" {
+	need_pil
+	make_pics
+	run -0 $PY - "$CORPUS/png" <<'PY'
+import glob, os, struct, subprocess, sys, zlib
+import pngtool
+from pngtool import chunk, encode, SIG
+
+def crop(mode, opts, path, out):
+    env = dict(os.environ, SLAB_PNG_LIBDEFLATE=mode)
+    p = subprocess.run(["imgcrop"] + [str(o) for o in opts] + [path, out], env=env,
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+def same(path, opts, taken):
+    """The default way and libspng's give the same exit, lines and bytes; require says
+    whether the libdeflate way was taken."""
+    a = crop("0", opts, path, "spng.out")
+    b = crop("", opts, path, "fast.out")
+    assert a[0] == b[0] and a[1] == b[1], (path, opts, a, b)
+    assert a[2].replace("spng.out", "fast.out") == b[2], (path, opts, a, b)
+    if a[0] == 0:
+        assert open("spng.out", "rb").read() == open("fast.out", "rb").read(), (path, opts)
+    r = crop("require", opts, path, "req.out")
+    if taken is True:
+        assert r[0] == 0 and open("req.out", "rb").read() == open("fast.out", "rb").read(), (path, opts, r)
+    else:
+        head = "imgcrop: '%s': PNG not inflated by libdeflate: " % path
+        assert r[0] == 1 and r[2] == head + taken + "\n", (path, opts, r, taken)
+    return a[0]
+
+RUNS = [["--crop", "random-resized", "--flip", "--size", "24x24", "--seed", "5", "--index", i]
+        for i in range(4)]
+RUNS += [["--crop", "none", "--size", "20x30"], ["--exact", "--crop", "center", "--size", "16x16"],
+         ["--channels", "1", "--resize", "nearest", "--size", "12x12"],
+         ["--channels", "4", "--alpha", "keep", "--crop", "random-resized", "--size", "9x9"]]
+n = 0
+# Every 8-bit colour type, odd sizes, the five filters (row k takes filter k % 5), the stream
+# in one IDAT and in many, a short palette (indices past it grey, as PIL has them).
+for ctype in (0, 2, 3, 4, 6):
+    ch = pngtool.CHANNELS[ctype]
+    for w, h in [(1, 1), (1, 7), (7, 1), (5, 11), (33, 17), (64, 40)]:
+        for idat_size in (None, 5):
+            px = lambda x, y, ch=ch: tuple((x * 37 + y * 101 + k * 53 + x * y) % 256 for k in range(ch))
+            plte = None
+            if ctype == 3:
+                plte = bytes((i * 73 + c * 91) % 256 for i in range(200) for c in range(3))
+                px = lambda x, y: ((x * 29 + y * 7) % 256,)
+            name = "f%d-%dx%d-%s.png" % (ctype, w, h, idat_size)
+            open(name, "wb").write(encode(w, h, 8, ctype, px, plte=plte, idat_size=idat_size))
+            for opts in RUNS:
+                assert same(name, opts, True) == 0
+                n += 1
+# PIL's own files (photograph-like, adaptive filters) and PngSuite's 8-bit ones.
+suite = sorted(glob.glob(os.path.join(sys.argv[1], "*.png")))
+for name in ["rgb.png", "l.png", "p.png", "rgba.png"] + suite:
+    if os.path.basename(name).startswith("x"):
+        continue
+    data = open(name, "rb").read()
+    w, h, depth, ctype = struct.unpack(">IIBB", data[16:26])
+    kinds = [k for k, _, _ in pngtool.chunks(data)]
+    why = ("interlaced" if data[28] else "not 8 bits a sample" if depth != 8 else
+           "tRNS" if b"tRNS" in kinds else True)
+    for opts in RUNS[:2] + RUNS[4:]:
+        assert same(name, opts, why) == 0
+        n += 1
+
+# Where the libdeflate way stops, libspng's way decides: it decodes, or refuses as before.
+data = open("rgb.png", "rb").read()
+body = pngtool.chunks(data)
+iend = len(data) - 12
+text = chunk(b"tEXt", b"Comment\0after the image")
+open("text.png", "wb").write(data[:iend] + text + data[iend:])
+open("tail.png", "wb").write(data + b"\0")
+bad = bytearray(data)
+off, size = next((o, s) for k, o, s in body if k == b"IDAT")
+bad[off + size] ^= 1                    # the first IDAT's CRC
+open("crc.png", "wb").write(bad)
+open("endless.png", "wb").write(encode(30, 20, 8, 2, lambda x, y: (x, y, 9), stream_tail=bytes(1000)))
+raw = b"".join(bytes([5 if y == 3 else 0]) + bytes(30 * 3) for y in range(20))
+open("filter5.png", "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", 30, 20, 8, 2, 0, 0, 0)) +
+                                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+open("short.png", "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", 30, 20, 8, 2, 0, 0, 0)) +
+                               chunk(b"IDAT", zlib.compress(raw[:-1])) + chunk(b"IEND", b""))
+whole = ["--crop", "none", "--size", "8x8"]
+for name, why, rc in [("text.png", "more than IEND after the image data", 0),
+                      ("tail.png", "more than IEND after the image data", 0),
+                      ("crc.png", "an IDAT chunk's checksum", 1),
+                      ("endless.png", "the image data does not inflate to the image", 0),
+                      ("filter5.png", "a filter type PNG does not have", 1),
+                      ("short.png", "the image data does not inflate to the image", 1)]:
+    assert same(name, whole, why) == rc, name
+    n += 1
+print("ok", n)
+PY
+	assert_output --regexp '^ok [0-9]+$'
+	local n=${output#ok }
+	[ "$n" -gt 600 ] || fail "only $n comparisons"
+}
+
 @test "crashers and damaged files (cut at 10 points, bytes flipped in IDAT) are exit 1 with one error line, never a crash" {
 	need_corpus
 	run -0 $PY - "$CORPUS/png" <<'PY'
@@ -535,8 +635,10 @@ open("rows.png", "wb").write(encode(40, 30, 4, 3, lambda x, y: ((x + y) % 16,),
                                     plte=bytes(range(48)), before=text))
 open("adam7.png", "wb").write(encode(40, 30, 16, 6, lambda x, y: (x * 999, y * 1999, 5, 9),
                                      interlace=1, before=text))
+open("rgb8.png", "wb").write(encode(40, 30, 8, 2, lambda x, y: (x * 5, y * 7, x ^ y), before=text,
+                                    idat_size=100))
 PY
-	for f in rows.png adam7.png; do
+	for f in rows.png adam7.png rgb8.png; do
 		FAILMALLOC_COUNT=$PWD/count LD_PRELOAD=$failmalloc \
 			imgcrop --crop random-resized --size 16x16 --index 3 "$f" ref.rgb > /dev/null
 		count=$(< count)

@@ -6,7 +6,10 @@
  * PNG without its 8-byte signature, which is put back in front, so no time goes on finding
  * it. slab_image_size(), slab_image_params() and slab_image_decode() must return one of their
  * documented codes, write exactly out_h x out_w x C bytes, and leave the decoder usable:
- * after every failure, a small valid PNG made at start-up decodes again. */
+ * after every failure, a small valid PNG made at start-up decodes again. A second decoder,
+ * made with SLAB_PNG_LIBDEFLATE=0, decodes every input on libspng's way only: it must return
+ * the same code, the same stats and the same bytes as the first, which takes the libdeflate
+ * way wherever it can. */
 #include "slab.h"
 
 #include <stddef.h>
@@ -25,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 
 static struct slab_image_decoder *dec;
+static struct slab_image_decoder *ref;  /* libspng's way only */
 static unsigned char *good;
 static size_t good_len;
 static unsigned char *png;              /* signature + the input, CRCs maybe fixed */
@@ -104,8 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct slab_image_spec spec;
 	struct slab_image_params p;
-	struct slab_image_stats st;
-	unsigned char *out;
+	struct slab_image_stats st, st2;
+	unsigned char *out, *out2;
+	size_t outlen;
 	uint32_t w, h;
 	uint64_t seed = 0;
 	size_t len;
@@ -118,6 +123,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		slab_image_decoder_limits(dec, MAX_PIXELS, 0);
 		make_good();
+		/* The PNG decoder reads SLAB_PNG_LIBDEFLATE when it is made, at a decoder's
+		 * first PNG. */
+		if (setenv("SLAB_PNG_LIBDEFLATE", "0", 1) != 0 ||
+		    !(ref = slab_image_decoder_new()) ||
+		    slab_image_size(ref, good, good_len, &w, &h) != 0 ||
+		    unsetenv("SLAB_PNG_LIBDEFLATE") != 0)
+			__builtin_trap();
+		slab_image_decoder_limits(ref, MAX_PIXELS, 0);
 		make_crc_table();
 		memcpy(png, signature, sizeof(signature));
 	}
@@ -148,12 +161,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();               /* past the pixel limit */
 	if (w == 0 || h == 0 || slab_image_params(&spec, w, h, seed, seed >> 8, seed >> 16, &p) != 0)
 		__builtin_trap();
-	out = malloc((size_t)spec.out_w * spec.out_h * spec.channels);
-	if (!out)
+	outlen = (size_t)spec.out_w * spec.out_h * spec.channels;
+	out = malloc(outlen);
+	out2 = malloc(outlen);
+	if (!out || !out2)
 		__builtin_trap();
+	memset(&st, 0, sizeof(st));
+	memset(&st2, 0, sizeof(st2));
 	rc = slab_image_decode(dec, png, len, &spec, &p, out, &st);
 	if (!documented(rc))
 		__builtin_trap();
+	if (slab_image_decode(ref, png, len, &spec, &p, out2, &st2) != rc ||
+	    (rc == 0 && (memcmp(out, out2, outlen) != 0 || memcmp(&st, &st2, sizeof(st)) != 0)))
+		__builtin_trap();               /* the two ways differ */
 	if (rc == 0 && (st.scale_denom != 1 || st.decoded_w != w || st.decoded_h > h ||
 			st.decoded_h < p.y + p.h))
 		__builtin_trap();
@@ -167,5 +187,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	}
 	free(out);
+	free(out2);
 	return 0;
 }
