@@ -977,9 +977,17 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 		d->rgb->width = f->width;
 		d->rgb->height = f->height;
 		d->rgb->format = AV_PIX_FMT_RGBA;
-		/* Rows back to back (align 1), as the image pipeline takes a region. */
-		if ((ret = ff.av_frame_get_buffer(d->rgb, 1)) < 0)
+		/* Rows padded as FFmpeg pads them (align 0): libswscale's SIMD converters write
+		 * whole blocks of pixels and, where a row has no room for the last block, leave
+		 * the row's last pixels unconverted (FFmpeg 5.1's yuv420p to RGBA leaves the last
+		 * 4 of a 340-pixel row: stale memory, different from run to run). */
+		if ((ret = ff.av_frame_get_buffer(d->rgb, 0)) < 0)
 			return fail_av(d, ret);
+		if (d->rgb->linesize[0] % 4 != 0 || d->rgb->linesize[0] < 4 * f->width) {
+			ff.av_frame_unref(d->rgb);
+			return corrupt(d, "a row of %d RGBA pixels in %d bytes", f->width,
+				       d->rgb->linesize[0]);
+		}
 	}
 	align = ff.sws_receive_slice_alignment(d->sws);
 	y0 = spec->exact ? 0 : p->y / align * align;
@@ -995,8 +1003,10 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 	ff.sws_frame_end(d->sws);
 	d->st.converted++;
 	memset(&r, 0, sizeof(r));
+	/* The region is the rows with their padding as more columns: the pipeline's rows are
+	 * back to back, and its crop box, which it never reads past, lies in the frame. */
 	r.px = d->rgb->data[0] + (size_t)y0 * (size_t)d->rgb->linesize[0];
-	r.bw = (uint32_t)f->width;
+	r.bw = (uint32_t)d->rgb->linesize[0] / 4;
 	r.bh = y1 - y0;
 	r.x0 = p->x;
 	r.x1 = (double)p->x + p->w;
