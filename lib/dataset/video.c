@@ -478,6 +478,36 @@ static int over_pixels(struct slab_video_decoder *d, int w, int h)
 	return slab_image_over_pixels("video", (uint32_t)w, (uint32_t)h, &lim, &d->err);
 }
 
+/*
+ * Whether the container's headers, as avformat_open_input() read them, say all a clip needs of
+ * its one video stream: codec, frame size, time base, start time and frame rate (MP4 and MOV
+ * do). Then avformat_find_stream_info(), which for the rest decodes the first frame (for its
+ * pixel format, which the decoder finds by itself) and reads ahead, is not needed: it would
+ * change none of these (it estimates a rate or a start only where the demuxer gave none),
+ * and costs as much as a few frames of the clip. With two video streams, the stream
+ * av_find_best_stream() picks may depend on what it finds: then it runs.
+ */
+static int headers_suffice(const AVFormatContext *fmt)
+{
+	const AVStream *video = NULL;
+
+	for (unsigned i = 0; i < fmt->nb_streams; i++) {
+		const AVStream *st = fmt->streams[i];
+
+		if (st->codecpar->codec_type != AVMEDIA_TYPE_VIDEO ||
+		    (st->disposition & AV_DISPOSITION_ATTACHED_PIC))
+			continue;
+		if (video)
+			return 0;
+		video = st;
+	}
+	return video && video->codecpar->codec_id != AV_CODEC_ID_NONE &&
+	       video->codecpar->width > 0 && video->codecpar->height > 0 &&
+	       video->time_base.num > 0 && video->time_base.den > 0 &&
+	       video->start_time != AV_NOPTS_VALUE &&
+	       video->avg_frame_rate.num > 0 && video->avg_frame_rate.den > 0;
+}
+
 static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t len)
 {
 	const char *name = demuxer_of(data, len);
@@ -530,6 +560,8 @@ static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t l
 			return ret;
 		}
 	}
+	if (headers_suffice(d->fmt))
+		goto found;
 	nopts = d->fmt->nb_streams;
 	if (nopts && !(opts = ff.av_calloc(nopts, sizeof(*opts)))) {
 		close_video(d);
@@ -547,6 +579,7 @@ static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t l
 		close_video(d);
 		return ret;
 	}
+found:
 	s = ff.av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
 	if (s < 0 || (d->fmt->streams[s]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
 		close_video(d);
