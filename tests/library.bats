@@ -195,24 +195,29 @@ Try 'slab --help' for more information."
 	cp root/usr/bin/slab alone/
 	run -0 env PATH="$PWD/root/usr/bin:/usr/bin:/bin" alone/slab pack --version
 	assert_output "slab-pack (slab) $(slab_version)"
-	run -127 --separate-stderr env PATH=/usr/bin:/bin alone/slab pack --version
+	# A PATH with no slab on it: not the system's, where tests/deb.bats, running beside
+	# this file, may have installed slab-pack for a moment.
+	mkdir nothing
+	run -127 --separate-stderr env PATH="$PWD/nothing" alone/slab pack --version
 	assert_output ""
 	assert_equal "$stderr" "slab: 'slab-pack' is not installed (neither beside '$(pwd -P)/alone' nor on PATH)"
 }
 
 @test "in the build tree the front runs the short-named tools beside it; elsewhere it never runs a short name" {
-	run -0 env PATH=/usr/bin:/bin "$SLAB_BUILD/bin/slab" inspect --version
+	# PATH names a folder with nothing in it (not the system's: see the test above).
+	mkdir nothing
+	run -0 env PATH="$PWD/nothing" "$SLAB_BUILD/bin/slab" inspect --version
 	assert_output "inspect (slab) $(slab_version)"
 	# A folder of programs that is not a build tree: its pack is somebody else's.
 	mkdir -p t/bin
 	cp "$SLAB_BUILD/bin/slab" t/bin/
 	printf '#!/bin/sh\necho "not slab: $0 $*"\n' > t/bin/pack
 	chmod +x t/bin/pack
-	run -127 env PATH=/usr/bin:/bin t/bin/slab pack -x
+	run -127 env PATH="$PWD/nothing" t/bin/slab pack -x
 	refute_output --partial "not slab"
 	# With the build's libslab-tools.a beside bin/ it is one, and pack there is slab's.
 	touch t/libslab-tools.a
-	run -0 env PATH=/usr/bin:/bin t/bin/slab pack -x
+	run -0 env PATH="$PWD/nothing" t/bin/slab pack -x
 	assert_output "not slab: $(pwd -P)/t/bin/pack -x"
 }
 
