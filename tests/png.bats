@@ -374,7 +374,11 @@ PY
 @test "the libdeflate way: the same bytes as libspng's way for 8-bit colour types, filters, crops; other files go libspng's way, saying why" {
 	need_pil
 	make_pics
-	run -0 $PY - "$CORPUS/png" <<'PY'
+	# Under the sanitizers one crop a file (the comparisons test the logic, which the normal
+	# pass covers; fuzz_png decodes every input both ways under them).
+	local runs=9
+	! grep -qa __asan_init "$SLAB_BUILD/bin/imgcrop" || runs=1
+	run -0 env RUNS=$runs $PY - "$CORPUS/png" <<'PY'
 import glob, os, struct, subprocess, sys, zlib
 import pngtool
 from pngtool import chunk, encode, SIG
@@ -409,6 +413,7 @@ RUNS = [["--crop", "random-resized", "--flip", "--size", "24x24", "--seed", "5",
 RUNS += [["--crop", "none", "--size", "20x30"], ["--exact", "--crop", "center", "--size", "16x16"],
          ["--channels", "1", "--resize", "nearest", "--size", "12x12"],
          ["--channels", "4", "--alpha", "keep", "--crop", "random-resized", "--size", "9x9"]]
+RUNS = RUNS[:int(os.environ["RUNS"])]
 n = 0
 # Every 8-bit colour type, odd sizes, the five filters (row k takes filter k % 5), the stream
 # in one IDAT and in many, a short palette (indices past it grey, as PIL has them).
@@ -470,7 +475,7 @@ print("ok", n)
 PY
 	assert_output --regexp '^ok [0-9]+$'
 	local n=${output#ok }
-	[ "$n" -gt 500 ] || fail "only $n comparisons"
+	[ "$n" -gt $((runs == 1 ? 90 : 500)) ] || fail "only $n comparisons"
 }
 
 @test "crashers and damaged files (cut at 10 points, bytes flipped in IDAT) are exit 1 with one error line, never a crash" {
