@@ -462,8 +462,12 @@ open("filter5.png", "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", 30,
                                 chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 open("short.png", "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", 30, 20, 8, 2, 0, 0, 0)) +
                                chunk(b"IDAT", zlib.compress(raw[:-1])) + chunk(b"IEND", b""))
+# 4000 x 3000 RGB: 36 MB inflated, over what the libdeflate way holds whole (32 MiB).
+rows = b"".join(b"\0" + bytes([y % 256]) * 12000 for y in range(3000))
+open("big.png", "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", 4000, 3000, 8, 2, 0, 0, 0)) +
+                            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 whole = ["--crop", "none", "--size", "8x8"]
-for name, why, rc in [("text.png", "more than IEND after the image data", 0),
+for name, why, rc in [("big.png", "over the size it holds whole", 0),("text.png", "more than IEND after the image data", 0),
                       ("tail.png", "more than IEND after the image data", 0),
                       ("crc.png", "an IDAT chunk's checksum", 1),
                       ("endless.png", "the image data does not inflate to the image", 0),

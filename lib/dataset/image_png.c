@@ -40,8 +40,10 @@
 #define CACHE_MAX (64u << 20)
 
 /* The faster way holds the whole inflated image (a filter byte and a row of samples for each
- * row, at most 4 bytes a pixel) where libspng holds a row: above this, libspng's way. */
-#define WHOLE_MAX (64u << 20)
+ * row, at most 4 bytes a pixel) where libspng holds a row, and a decoder keeps that buffer
+ * for its next image: above this (11 megapixels of RGB), libspng's way, so that a loader's
+ * threads each hold no more. */
+#define WHOLE_MAX (32u << 20)
 
 /* SLAB_PNG_LIBDEFLATE (read when a decoder first meets a PNG): 0 for libspng's way only, as
  * before the faster one (tests, debugging: the pixels are the same); require to fail with
