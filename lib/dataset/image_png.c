@@ -310,6 +310,26 @@ static int decode_whole(struct pdec *s, const struct spng_ihdr *ih, int fmt, siz
 	return spng_decode_chunks(s->ctx);
 }
 
+/* The region and stats of a decode of rows [0, iy1) whose rows [iy0, iy1) and columns
+ * [ix0, ix1) are in pix (one byte a pixel with idx, else 4); r's box moved to pix's
+ * coordinates. */
+static void rows_region(const struct spng_ihdr *ih, int idx, uint32_t ix0, uint32_t ix1,
+			uint32_t iy0, uint32_t iy1, struct slab_scratch *pix,
+			struct slab_image_region *r, struct slab_image_stats *st)
+{
+	r->pixel = idx ? 1 : 4;
+	r->px = pix->p;
+	r->bw = ix1 - ix0;
+	r->bh = iy1 - iy0;
+	r->x0 -= ix0;
+	r->x1 -= ix0;
+	r->y0 -= iy0;
+	r->y1 -= iy0;
+	st->region = iy1 < ih->height;
+	st->decoded_w = ih->width;
+	st->decoded_h = iy1;
+}
+
 /* Row by row, rows [0, iy1) and no further, keeping rows [iy0, iy1) and columns [ix0, ix1)
  * in pix (idx: palette indices, one byte a pixel). An 8-bit row that is kept whole goes
  * straight to its place in pix (a row before the crop to the first one, which its own row
@@ -348,18 +368,8 @@ static int decode_rows(struct pdec *s, const struct spng_ihdr *ih, int fmt, size
 		else
 			memcpy(to, got + (size_t)ix0 * 4, stride);
 	}
-	r->pixel = idx ? 1 : 4;
-	r->px = pix->p;
-	r->bw = bw;
-	r->bh = bh;
-	r->x0 -= ix0;
-	r->x1 -= ix0;
-	r->y0 -= iy0;
-	r->y1 -= iy0;
 	/* libspng makes whole rows, every one up to the crop's last. */
-	st->region = iy1 < ih->height;
-	st->decoded_w = w;
-	st->decoded_h = iy1;
+	rows_region(ih, idx, ix0, ix1, iy0, iy1, pix, r, st);
 	/* At the end of the image, on to IEND: the last IDAT's CRC (and any later chunk's) is
 	 * checked only there. Short of it, the rest is neither read nor checked. */
 	return iy1 == ih->height ? spng_decode_chunks(s->ctx) : 0;
@@ -581,17 +591,7 @@ static int decode_fast(struct pdec *s, const struct spng_ihdr *ih, const unsigne
 		else
 			to_rgba(to, src + (size_t)ix0 * bpp, bw, ih->color_type, &pal);
 	}
-	r->pixel = idx ? 1 : 4;
-	r->px = pix->p;
-	r->bw = bw;
-	r->bh = bh;
-	r->x0 -= ix0;
-	r->x1 -= ix0;
-	r->y0 -= iy0;
-	r->y1 -= iy0;
-	st->region = iy1 < ih->height;
-	st->decoded_w = w;
-	st->decoded_h = iy1;
+	rows_region(ih, idx, ix0, ix1, iy0, iy1, pix, r, st);
 	return 0;
 }
 
