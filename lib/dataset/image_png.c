@@ -492,36 +492,45 @@ static int unfilter_rows(unsigned char *raw, const unsigned char *zeros, uint32_
 
 /* n pixels of an 8-bit row of colour type ctype at src to 4 bytes each at dst, as libspng's
  * RGBA8 gives them (grey repeated, alpha 255 where there is none; pal: the palette, alpha
- * 255: no tRNS comes this way). */
+ * 255: no tRNS comes this way). One loop a colour type, so that each is compiled (and
+ * vectorised) for its own. */
 static void to_rgba(unsigned char *restrict dst, const unsigned char *restrict src, uint32_t n,
 		    int ctype, const struct spng_plte *pal)
 {
-	for (uint32_t i = 0; i < n; i++, dst += 4) {
-		switch (ctype) {
-		case SPNG_COLOR_TYPE_GRAYSCALE:
+	uint32_t i;
+
+	switch (ctype) {
+	case SPNG_COLOR_TYPE_GRAYSCALE:
+		for (i = 0; i < n; i++, dst += 4) {
 			dst[0] = dst[1] = dst[2] = src[i];
 			dst[3] = 255;
-			break;
-		case SPNG_COLOR_TYPE_TRUECOLOR:
-			dst[0] = src[3 * i];
-			dst[1] = src[3 * i + 1];
-			dst[2] = src[3 * i + 2];
+		}
+		break;
+	case SPNG_COLOR_TYPE_TRUECOLOR:
+		for (i = 0; i < n; i++, dst += 4, src += 3) {
+			dst[0] = src[0];
+			dst[1] = src[1];
+			dst[2] = src[2];
 			dst[3] = 255;
-			break;
-		case SPNG_COLOR_TYPE_INDEXED:
+		}
+		break;
+	case SPNG_COLOR_TYPE_INDEXED:
+		for (i = 0; i < n; i++, dst += 4) {
 			dst[0] = pal->entries[src[i]].red;
 			dst[1] = pal->entries[src[i]].green;
 			dst[2] = pal->entries[src[i]].blue;
 			dst[3] = 255;
-			break;
-		case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
-			dst[0] = dst[1] = dst[2] = src[2 * i];
-			dst[3] = src[2 * i + 1];
-			break;
-		default:
-			memcpy(dst, src + 4 * i, 4);
-			break;
 		}
+		break;
+	case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+		for (i = 0; i < n; i++, dst += 4, src += 2) {
+			dst[0] = dst[1] = dst[2] = src[0];
+			dst[3] = src[1];
+		}
+		break;
+	default:
+		memcpy(dst, src, (size_t)n * 4);
+		break;
 	}
 }
 
