@@ -4,7 +4,13 @@
  * 1/D region R". --max-pixels and --max-scans set the decoder's limits
  * (slab_image_decoder_limits(); "none": no limit); --center-ratio the centre crop's (struct
  * slab_image_spec center_ratio); --channels, --alpha, --background and --resize as prefetch
- * --emit-format frames takes them (prefetch(1)), with the same usage errors. */
+ * --emit-format frames takes them (prefetch(1)), with the same usage errors.
+ *
+ * imgcrop --batch reads one run's arguments a line from standard input (split at white space)
+ * and prints one line a run: what the run prints, or "exit N: MESSAGE" where the run alone
+ * would exit N with MESSAGE on standard error (less its last line break; any other written
+ * \n, a backslash \\). Tests that decode hundreds of files use it (tests/test_helper/
+ * imgbatch.py): one process, the same code, a fresh decoder each run. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -21,7 +27,8 @@ static void usage(FILE *f)
 		   "               [--center-ratio R] [--seed N] [--epoch N] [--index N] [--chw]\n"
 		   "               [--channels 1|3|4] [--alpha drop|composite|keep]\n"
 		   "               [--background R,G,B] [--resize bilinear|nearest]\n"
-		   "               [--exact] [--max-pixels N|none] [--max-scans N|none] IN OUT.raw\n");
+		   "               [--exact] [--max-pixels N|none] [--max-scans N|none] IN OUT.raw\n"
+		   "       imgcrop --batch < RUNS\n");
 }
 
 /* A limit: a number, or "none" (none_value); -1 when it is neither. */
@@ -40,7 +47,8 @@ static int limit_arg(const char *s, unsigned long long max, unsigned long long n
 	return *end || *out > max ? -1 : 0;
 }
 
-int main(int argc, char **argv)
+/* One run: the result line on stdout, errors on err; the exit status. */
+static int run(int argc, char **argv, FILE *err)
 {
 	static const struct option longopts[] = {
 		{ "alpha", required_argument, NULL, 'A' },
@@ -86,7 +94,7 @@ int main(int argc, char **argv)
 			alpha = strcmp(optarg, "drop") == 0 ? 0 : strcmp(optarg, "composite") == 0 ? 1 :
 				strcmp(optarg, "keep") == 0 ? 2 : -2;
 			if (alpha == -2) {
-				fprintf(stderr, "imgcrop: invalid --alpha '%s' (drop, composite or keep)\n",
+				fprintf(err, "imgcrop: invalid --alpha '%s' (drop, composite or keep)\n",
 					optarg);
 				return 2;
 			}
@@ -94,7 +102,7 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			if (cli_parse_rgb(optarg, bg) < 0) {
-				fprintf(stderr, "imgcrop: invalid --background '%s' (R,G,B, each from 0 "
+				fprintf(err, "imgcrop: invalid --background '%s' (R,G,B, each from 0 "
 					"to 255)\n", optarg);
 				return 2;
 			}
@@ -102,7 +110,7 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			if (strcmp(optarg, "1") && strcmp(optarg, "3") && strcmp(optarg, "4")) {
-				fprintf(stderr, "imgcrop: invalid --channels '%s' (1 grey, 3 RGB or 4 "
+				fprintf(err, "imgcrop: invalid --channels '%s' (1 grey, 3 RGB or 4 "
 					"RGBA)\n", optarg);
 				return 2;
 			}
@@ -114,7 +122,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "nearest") == 0)
 				resize = SLAB_IMAGE_RESIZE_NEAREST;
 			else {
-				fprintf(stderr, "imgcrop: invalid --resize '%s' (bilinear or nearest)\n",
+				fprintf(err, "imgcrop: invalid --resize '%s' (bilinear or nearest)\n",
 					optarg);
 				return 2;
 			}
@@ -123,7 +131,7 @@ int main(int argc, char **argv)
 		case 'R':
 			ratio = strtod(optarg, &end);
 			if (end == optarg || *end || !(ratio > 0 && ratio <= 1)) {
-				fprintf(stderr, "imgcrop: '%s': not a ratio, 0 < R <= 1\n", optarg);
+				fprintf(err, "imgcrop: '%s': not a ratio, 0 < R <= 1\n", optarg);
 				return 2;
 			}
 			break;
@@ -135,7 +143,7 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "none") == 0)
 				crop = SLAB_IMAGE_CROP_NONE;
 			else {
-				fprintf(stderr, "imgcrop: '%s': not a crop mode\n", optarg);
+				fprintf(err, "imgcrop: '%s': not a crop mode\n", optarg);
 				return 2;
 			}
 			break;
@@ -149,37 +157,37 @@ int main(int argc, char **argv)
 			if (limit_arg(optarg, c == 'P' ? UINT64_MAX : UINT_MAX,
 				      c == 'P' ? UINT64_MAX : UINT_MAX,
 				      c == 'P' ? &max_pixels : &max_scans) < 0) {
-				fprintf(stderr, "imgcrop: '%s': not a number or none\n", optarg);
+				fprintf(err, "imgcrop: '%s': not a number or none\n", optarg);
 				return 2;
 			}
 			break;
 		case 's': seed = strtoull(optarg, NULL, 10); break;
 		case 'S':
 			if (sscanf(optarg, "%ux%u", &ow, &oh) != 2) {
-				fprintf(stderr, "imgcrop: '%s': not a size WxH\n", optarg);
+				fprintf(err, "imgcrop: '%s': not a size WxH\n", optarg);
 				return 2;
 			}
 			break;
-		default: usage(stderr); return 2;
+		default: usage(err); return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		usage(stderr);
+		usage(err);
 		return 2;
 	}
 	if (alpha == 2 && channels != 0 && channels != 4) {
-		fprintf(stderr, "imgcrop: --alpha keep goes with --channels 4, not %u\n", channels);
+		fprintf(err, "imgcrop: --alpha keep goes with --channels 4, not %u\n", channels);
 		return 2;
 	}
 	if (alpha == 2)
 		channels = 4;
 	if ((alpha == 0 || alpha == 1) && channels == 4) {
-		fprintf(stderr, "imgcrop: --alpha %s does not go with --channels 4 (RGBA keeps the "
+		fprintf(err, "imgcrop: --alpha %s does not go with --channels 4 (RGBA keeps the "
 			"alpha)\n", alpha_arg);
 		return 2;
 	}
 	if (background_set && alpha != 1) {
-		fprintf(stderr, "imgcrop: --background goes with --alpha composite\n");
+		fprintf(err, "imgcrop: --background goes with --alpha composite\n");
 		return 2;
 	}
 	slab_image_spec_init(&spec, ow, oh);
@@ -194,14 +202,14 @@ int main(int argc, char **argv)
 	spec.resize = resize;
 	jpeg = cli_read_file(argv[optind], &len);
 	if (!jpeg) {
-		fprintf(stderr, "imgcrop: '%s': cannot read\n", argv[optind]);
+		fprintf(err, "imgcrop: '%s': cannot read\n", argv[optind]);
 		return 1;
 	}
 	d = slab_image_decoder_new();
 	n = (size_t)ow * oh * (channels ? channels : 3);
 	out = malloc(n);
 	if (!d || !out) {
-		fprintf(stderr, "imgcrop: out of memory\n");
+		fprintf(err, "imgcrop: out of memory\n");
 		ret = 1;
 		goto done;
 	}
@@ -212,7 +220,7 @@ int main(int argc, char **argv)
 	if (ret == 0)
 		ret = slab_image_decode(d, jpeg, len, &spec, &p, out, &st);
 	if (ret < 0) {
-		fprintf(stderr, "imgcrop: '%s': %s\n", argv[optind], slab_image_error(d));
+		fprintf(err, "imgcrop: '%s': %s\n", argv[optind], slab_image_error(d));
 		ret = 1;
 		goto done;
 	}
@@ -220,7 +228,7 @@ int main(int argc, char **argv)
 	       st.scale_denom, st.region);
 	f = fopen(argv[optind + 1], "wb");
 	if (!f || (fwrite(out, 1, n, f) != n) + (fclose(f) != 0)) {
-		fprintf(stderr, "imgcrop: '%s': cannot write\n", argv[optind + 1]);
+		fprintf(err, "imgcrop: '%s': cannot write\n", argv[optind + 1]);
 		ret = 1;
 	}
 done:
@@ -228,4 +236,58 @@ done:
 	free(out);
 	free(jpeg);
 	return ret;
+}
+
+/* --batch: the runs of standard input's lines, one after the other. */
+static int batch(void)
+{
+	char *line = NULL, *msg = NULL, *argv[64], *tok, *save;
+	size_t cap = 0, mlen;
+	int argc, ret;
+	FILE *err;
+
+	while (getline(&line, &cap, stdin) > 0) {
+		argc = 0;
+		argv[argc++] = "imgcrop";
+		for (tok = strtok_r(line, " \t\n", &save); tok && argc < 63;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			argv[argc++] = tok;
+		if (argc == 1)
+			continue;
+		argv[argc] = NULL;
+		err = open_memstream(&msg, &mlen);
+		if (!err) {
+			fprintf(stderr, "imgcrop: out of memory\n");
+			free(line);
+			return 1;
+		}
+		optind = 0;     /* getopt_long starts again, and leaves messages to usage() */
+		opterr = 0;
+		ret = run(argc, argv, err);
+		fclose(err);
+		if (ret != 0) {
+			if (mlen > 0 && msg[mlen - 1] == '\n')
+				mlen--;
+			printf("exit %d: ", ret);
+			for (size_t i = 0; i < mlen; i++) {
+				if (msg[i] == '\\' || msg[i] == '\n')
+					printf("\\%c", msg[i] == '\n' ? 'n' : '\\');
+				else
+					putchar(msg[i]);
+			}
+			putchar('\n');
+		}
+		free(msg);
+		msg = NULL;
+		fflush(stdout);
+	}
+	free(line);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--batch") == 0)
+		return batch();
+	return run(argc, argv, stderr);
 }

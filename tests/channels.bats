@@ -36,16 +36,17 @@ setup() {
 	cat > chan.py <<'PY'
 """Shared by the tests of channels.bats: imgcrop's output as an array, the crop it took, and
 PIL's references."""
-import re, subprocess
+import os, re, sys
+import imgbatch
 import numpy as np
 from PIL import Image
 
 def imgcrop(path, w, h, *args):
-    """(array of imgcrop's output, (w, h, x, y, flip)); args: imgcrop's options."""
-    p = subprocess.run(["imgcrop", "--size", "%dx%d" % (w, h)] + [str(a) for a in args] +
-                       [path, "out.raw"], capture_output=True, text=True)
-    assert p.returncode == 0, (path, args, p.stderr)
-    m = re.match(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d) ", p.stdout)
+    """(array of imgcrop's output, (w, h, x, y, flip)); args: imgcrop's options. (Run by an
+    imgcrop --batch: tests/test_helper/imgbatch.py.)"""
+    rc, text = imgbatch.run("--size", "%dx%d" % (w, h), *args, path, "out.raw")
+    assert rc == 0, (path, args, text)
+    m = re.match(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d) ", text)
     return np.fromfile("out.raw", np.uint8), tuple(map(int, m.groups()))
 
 def full(path, *args):

@@ -44,7 +44,10 @@ filters, extra chunks, a stream that goes on after the image), and decoded here 
 reference: samples as stored, 16-bit ones reduced to 8 bits by (v * 255 + 32767) // 65535,
 1, 2 and 4-bit grey widened by repeating the bits, grey made RGB, alpha and tRNS dropped, gAMA,
 sBIT and the rest ignored, a palette index past the palette grey (i, i, i) as PIL has it."""
-import struct, subprocess, zlib
+import os, struct, sys, zlib
+
+sys.path.insert(0, os.environ["HELPERS"])
+import imgbatch
 
 SIG = b"\x89PNG\r\n\x1a\n"
 CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
@@ -176,10 +179,12 @@ def decode(data):
     return w, h, depth, ctype, bytes(v for row in img for p in row for v in p)
 
 
-def imgcrop(*args):
-    """(exit status, stdout, stderr) of build/bin/imgcrop."""
-    p = subprocess.run(["imgcrop"] + [str(a) for a in args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+def imgcrop(*args, libdeflate=None):
+    """(exit status, stdout, stderr) of build/bin/imgcrop ARGS, run by an imgcrop --batch (one
+    for each SLAB_PNG_LIBDEFLATE given; None: not set)."""
+    rc, text = imgbatch.run(*args, env=None if libdeflate is None else
+                            {"SLAB_PNG_LIBDEFLATE": libdeflate})
+    return (rc, text + "\n", "") if rc == 0 else (rc, "", text + "\n")
 
 
 def full(path, w, h):
@@ -234,6 +239,7 @@ assert n >= 1
 print("ok", n, "valid", sixteen, "16-bit", bad, "refused")
 PY
 	assert_output --regexp '^ok [0-9]+ valid [0-9]+ 16-bit [0-9]+ refused$'
+	echo "# $output" >&3
 }
 
 @test "every colour type and bit depth, Adam7 and tRNS: PIL's bytes; gamma, sBIT, cHRM not applied; alpha dropped, not composited" {
@@ -384,10 +390,7 @@ import pngtool
 from pngtool import chunk, encode, SIG
 
 def crop(mode, opts, path, out):
-    env = dict(os.environ, SLAB_PNG_LIBDEFLATE=mode)
-    p = subprocess.run(["imgcrop"] + [str(o) for o in opts] + [path, out], env=env,
-                       capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
+    return pngtool.imgcrop(*opts, path, out, libdeflate=mode)
 
 def same(path, opts, taken=None):
     """The default way and libspng's give the same exit, lines and bytes; require says
@@ -478,6 +481,7 @@ for name, why, rc in [("big.png", "over the size it holds whole", 0),("text.png"
 print("ok", n)
 PY
 	assert_output --regexp '^ok [0-9]+$'
+	echo "# $output" >&3
 	local n=${output#ok }
 	[ "$n" -gt $((runs == 1 ? 90 : 500)) ] || fail "only $n comparisons"
 }
@@ -521,6 +525,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.png"))):
 print("ok", n)
 PY
 	assert_output --regexp '^ok [0-9]+$'
+	echo "# $output" >&3
 }
 
 @test "bombs: 65500x65500 refused with the limit text in bounded memory; an endless IDAT stream stops at the image; zTXt bombs refused" {

@@ -204,22 +204,28 @@ PY
 	mkdir rows one
 	(cd rows && inspect --tar ../rows.slab | tar -x)
 	(cd one && inspect --tar ../one.slab | tar -x)
-	n=0
-	for f in rows/*.jpg one/*.jpg; do
-		for args in "--size 224x224 --seed 1" "--size 64x48 --seed 2 --flip" \
-			"--size 32x32 --seed 3" "--size 17x23 --seed 4 --resize nearest"; do
-			for i in 0 1 2; do
-				SLAB_JPEG_RESTART=require imgcrop --crop random-resized $args --index $i \
-					"$f" a.raw > a.txt || fail "$f $args --index $i: $(cat a.txt)"
-				SLAB_JPEG_RESTART=0 imgcrop --crop random-resized $args --index $i \
-					"$f" b.raw > b.txt
-				cmp -s a.raw b.raw || fail "$f $args --index $i: the pixels differ"
-				cmp -s a.txt b.txt || fail "$f $args --index $i: $(cat a.txt) vs $(cat b.txt)"
-				n=$((n + 1))
-			done
-		done
-	done
-	[ "$n" -eq 384 ]
+	run -0 env PYTHONPATH="$HELPERS" python3 - rows/*.jpg one/*.jpg <<'PY'
+import sys
+from imgbatch import ImgCrop
+n = 0
+with ImgCrop(env={"SLAB_JPEG_RESTART": "require"}) as req, \
+        ImgCrop(env={"SLAB_JPEG_RESTART": "0"}) as old:
+    for f in sys.argv[1:]:
+        for args in (("--size", "224x224", "--seed", 1), ("--size", "64x48", "--seed", 2, "--flip"),
+                     ("--size", "32x32", "--seed", 3),
+                     ("--size", "17x23", "--seed", 4, "--resize", "nearest")):
+            for i in 0, 1, 2:
+                what = "%s %s --index %d" % (f, " ".join(map(str, args)), i)
+                a = req.run("--crop", "random-resized", *args, "--index", i, f, "a.raw")
+                assert a[0] == 0, "%s: %s" % (what, a[1])
+                b = old.run("--crop", "random-resized", *args, "--index", i, f, "b.raw")
+                assert open("a.raw", "rb").read() == open("b.raw", "rb").read(), \
+                    "%s: the pixels differ" % what
+                assert a == b, "%s: %s vs %s" % (what, a, b)
+                n += 1
+print("ok", n)
+PY
+	assert_output "ok 384"
 }
 
 @test "SLAB_JPEG_RESTART=require says why a JPEG cannot be decoded from a marker; unset, it decodes as before" {

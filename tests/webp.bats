@@ -95,22 +95,34 @@ alpha_pictures() {
 
 @test "full size: every listed vector is libwebp's own decode (libwebp_tests.md5, .ppm)" {
 	need_webp_corpus
-	local n=0 f w h line sum want
-	while read -r want f; do
-		f=${f%.ppm}
-		read -r w h <<< "$(webp_size "$WEBP_DIR/$f")"
-		[ -n "$h" ] || fail "$f: no size"
-		line=$(imgcrop --crop none --exact --size "${w}x$h" "$WEBP_DIR/$f" out.rgb)
-		assert_equal "$line" "crop ${w}x$h+0+0 flip 0 scale 1/1 region 0"
-		sum=$({ printf 'P6\n%d %d\n255\n' "$w" "$h"; cat out.rgb; } | md5sum)
-		[ "${sum%% *}" = "$want" ] || fail "$f: MD5 ${sum%% *}, libwebp_tests.md5 says $want"
-		# the default path at full size decodes the same pixels (no crop, no scale)
-		line=$(imgcrop --crop none --size "${w}x$h" "$WEBP_DIR/$f" fast.rgb)
-		assert_equal "$line" "crop ${w}x$h+0+0 flip 0 scale 1/1 region 0"
-		cmp out.rgb fast.rgb
-		n=$((n + 1))
-	done < <(grep '\.ppm$' "$WEBP_DIR/libwebp_tests.md5")
-	[ "$n" -eq 96 ] || fail "$n vectors checked"
+	run -0 env PYTHONPATH="$HELPERS" python3 - "$WEBP_DIR" <<'PY'
+import hashlib, os, re, sys
+from imgbatch import ImgCrop
+d = sys.argv[1]
+n = 0
+with ImgCrop() as ic:
+    for line in open(os.path.join(d, "libwebp_tests.md5")):
+        want, f = line.split()
+        if not f.endswith(".ppm"):
+            continue
+        path = os.path.join(d, f[:-4])
+        code, text = ic.run("--crop", "none", "--size", "1x1", path, "/dev/null")
+        m = re.fullmatch(r"crop (\d+)x(\d+)\+0\+0 .*", text)
+        assert code == 0 and m, (f, code, text)
+        w, h = int(m[1]), int(m[2])
+        for way, out in (["--exact"], "out.rgb"), ([], "fast.rgb"):
+            # --exact, and the default path at full size (no crop, no scale): the same pixels
+            code, text = ic.run("--crop", "none", *way, "--size", "%dx%d" % (w, h), path, out)
+            assert (code, text) == (0, "crop %dx%d+0+0 flip 0 scale 1/1 region 0" % (w, h)), \
+                (f, way, code, text)
+        px = open("out.rgb", "rb").read()
+        got = hashlib.md5(b"P6\n%d %d\n255\n" % (w, h) + px).hexdigest()
+        assert got == want, "%s: MD5 %s, libwebp_tests.md5 says %s" % (f, got, want)
+        assert open("fast.rgb", "rb").read() == px, "%s: the default path differs" % f
+        n += 1
+print("ok", n, "vectors")
+PY
+	assert_output "ok 96 vectors"
 }
 
 @test "full size: the vectors the MD5 list leaves out equal dwebp -ppm" {
@@ -131,19 +143,32 @@ alpha_pictures() {
 
 @test "cropped without scaling: the crop's pixels are the full decode's, bit for bit" {
 	need_webp_corpus
-	local f i line crop
 	# an output the crop's own size: no scaling, and the resize is the identity on the box
-	for f in "$WEBP_DIR"/*.webp; do
-		case $f in */bryce.webp) continue ;; esac
-		for i in 1 2 3; do
-			line=$(imgcrop --crop random-resized --index "$i" --size 1x1 "$f" /dev/null)
-			crop=$(sed -n 's/^crop \([0-9]*x[0-9]*\)+.*/\1/p' <<< "$line")
-			line=$(imgcrop --crop random-resized --index "$i" --size "$crop" "$f" a.rgb)
-			[[ "$line" == *" scale 1/1 region "[01] ]] || fail "$f: $line"
-			imgcrop --crop random-resized --index "$i" --size "$crop" --exact "$f" b.rgb > /dev/null
-			cmp a.rgb b.rgb || fail "$f: $line: the region differs from the full decode"
-		done
-	done
+	run -0 env PYTHONPATH="$HELPERS" python3 - "$WEBP_DIR" <<'PY'
+import os, re, sys
+from imgbatch import ImgCrop
+d = sys.argv[1]
+n = 0
+with ImgCrop() as ic:
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".webp") or f == "bryce.webp":
+            continue
+        path = os.path.join(d, f)
+        for i in 1, 2, 3:
+            rr = ("--crop", "random-resized", "--index", i)
+            code, line = ic.run(*rr, "--size", "1x1", path, "/dev/null")
+            m = re.match(r"crop (\d+x\d+)\+", line)
+            assert code == 0 and m, (f, code, line)
+            code, line = ic.run(*rr, "--size", m[1], path, "a.rgb")
+            assert code == 0 and re.fullmatch(r".* scale 1/1 region [01]", line), (f, code, line)
+            code, _ = ic.run(*rr, "--size", m[1], "--exact", path, "b.rgb")
+            assert code == 0
+            assert open("a.rgb", "rb").read() == open("b.rgb", "rb").read(), \
+                "%s: %s: the region differs from the full decode" % (f, line)
+            n += 1
+print("ok", n, "crops")
+PY
+	assert_output "ok 387 crops"
 	# odd and even offsets, lossy and lossless: a region of test.webp (128x128) at each
 	run -0 imgcrop --crop center --size 101x128 "$WEBP_DIR/test.webp" a.rgb
 	assert_output "crop 101x128+13+0 flip 0 scale 1/1 region 1"
@@ -155,25 +180,33 @@ alpha_pictures() {
 	need_webp_corpus
 	need_cwebp
 	pictures 2
-	local f size i line m worst tol
-	for f in big/*.webp "$WEBP_DIR/test.webp" "$WEBP_DIR/bryce.webp"; do
-		tol=2.5
-		[[ $f == */bryce.webp ]] && tol=5.0
-		worst=0
-		for size in 224x224 64x64 100x150; do
-			for i in 1 2 3; do
-				[[ $f == */bryce.webp && $i -gt 1 ]] && continue
-				line=$(imgcrop --crop random-resized --flip --index "$i" --size "$size" "$f" a.rgb)
-				[[ $line == *" region 1" ]] || fail "$f $size: $line"
-				imgcrop --crop random-resized --flip --index "$i" --size "$size" --exact "$f" b.rgb > /dev/null
-				m=$(mae a.rgb b.rgb)
-				python3 -c "import sys; sys.exit(0 if $m <= $tol else 1)" ||
-					fail "$f $size $line: MAE $m over $tol"
-				worst=$(python3 -c "print(max($worst, $m))")
-			done
-		done
-		echo "# ${f##*/}: MAE <= $worst (tolerance $tol)" >&3
-	done
+	run -0 env PYTHONPATH="$HELPERS" python3 - big/*.webp "$WEBP_DIR/test.webp" "$WEBP_DIR/bryce.webp" <<'PY'
+import sys
+from imgbatch import ImgCrop
+def mae(a, b):
+    a, b = open(a, "rb").read(), open(b, "rb").read()
+    assert len(a) == len(b) and len(a) % 3 == 0, (len(a), len(b))
+    n = len(a) // 3
+    return max(sum(abs(x - y) for x, y in zip(a[c::3], b[c::3])) / n for c in range(3))
+with ImgCrop() as ic:
+    for f in sys.argv[1:]:
+        bryce = f.endswith("/bryce.webp")
+        tol = 5.0 if bryce else 2.5
+        worst = 0
+        for size in "224x224", "64x64", "100x150":
+            for i in (1,) if bryce else (1, 2, 3):
+                rr = ("--crop", "random-resized", "--flip", "--index", i, "--size", size)
+                code, line = ic.run(*rr, f, "a.rgb")
+                assert code == 0 and line.endswith(" region 1"), (f, size, code, line)
+                assert ic.run(*rr, "--exact", f, "b.rgb")[0] == 0
+                m = mae("a.rgb", "b.rgb")
+                assert m <= tol, "%s %s %s: MAE %.3f over %s" % (f, size, line, m, tol)
+                worst = max(worst, m)
+        print("# %s: MAE <= %.3f (tolerance %s)" % (f.rsplit("/", 1)[-1], worst, tol))
+print("ok")
+PY
+	echo "$output" | grep '^#' >&3
+	assert_line "ok"
 }
 
 @test "lossless with alpha: cropped, never scaled, so the colour under alpha is kept" {
@@ -233,35 +266,37 @@ alpha_pictures() {
 
 @test "every vector truncated at 10 cut points and with flipped bytes: a clean error or a decode" {
 	need_webp_corpus
-	run -0 python3 - "$WEBP_DIR" <<'PY'
-import os, re, subprocess, sys
+	run -0 env PYTHONPATH="$HELPERS" python3 - "$WEBP_DIR" <<'PY'
+import os, re, sys
+from imgbatch import ImgCrop
 d = sys.argv[1]
-clean = re.compile(r"imgcrop: '[^']*': (corrupt WebP: [a-z ]+|animated WebP: not supported|"
+clean = re.compile(r"imgcrop: 'v\.webp': (corrupt WebP: [a-z ]+|animated WebP: not supported|"
                    r"WebP of \d+x\d+ pixels \(\d+\): over the limit of \d+ pixels|"
-                   r"not a [A-Za-z, ]+ image: starts with [0-9a-fx ]+)\n")
+                   r"not a [A-Za-z, ]+ image: starts with [0-9a-fx ]+)")
 runs = decoded = 0
-for name in sorted(os.listdir(d)):
-    if not name.endswith(".webp"):
-        continue
-    data = open(os.path.join(d, name), "rb").read()
-    n = len(data)
-    variants = [("cut%d" % k, data[:n * k // 11]) for k in range(1, 11)]
-    for k, off in enumerate([4, 12, 16, 20, 24, 28] + [n * j // 5 for j in range(1, 5)]):
-        if off < n:
-            b = bytearray(data)
-            b[off] ^= 0xFF
-            variants.append(("flip%d" % off, bytes(b)))
-    for k, (what, b) in enumerate(variants):
-        open("v.webp", "wb").write(b)
-        mode = ["--exact"] if k % 2 else ["--crop", "random-resized", "--index", str(k)]
-        p = subprocess.run(["imgcrop", "--size", "24x16"] + mode + ["v.webp", "o.rgb"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        err = p.stderr.decode("utf-8", "replace")
-        runs += 1
-        if p.returncode == 0 and err == "" and os.path.getsize("o.rgb") == 24 * 16 * 3:
-            decoded += 1
-        elif p.returncode != 1 or not clean.fullmatch(err):
-            sys.exit("%s %s: exit %d: %s" % (name, what, p.returncode, err[:2000]))
+with ImgCrop() as ic:
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".webp"):
+            continue
+        data = open(os.path.join(d, name), "rb").read()
+        n = len(data)
+        variants = [("cut%d" % k, data[:n * k // 11]) for k in range(1, 11)]
+        for k, off in enumerate([4, 12, 16, 20, 24, 28] + [n * j // 5 for j in range(1, 5)]):
+            if off < n:
+                b = bytearray(data)
+                b[off] ^= 0xFF
+                variants.append(("flip%d" % off, bytes(b)))
+        for k, (what, b) in enumerate(variants):
+            open("v.webp", "wb").write(b)
+            if os.path.exists("o.rgb"):
+                os.unlink("o.rgb")
+            mode = ["--exact"] if k % 2 else ["--crop", "random-resized", "--index", k]
+            code, text = ic.run("--size", "24x16", *mode, "v.webp", "o.rgb")
+            runs += 1
+            if code == 0 and text.startswith("crop ") and os.path.getsize("o.rgb") == 24 * 16 * 3:
+                decoded += 1
+            elif code != 1 or not clean.fullmatch(text):
+                sys.exit("%s %s: exit %d: %s" % (name, what, code, text[:2000]))
 print("ok", runs, "runs,", decoded, "decoded")
 PY
 	echo "# $output" >&3

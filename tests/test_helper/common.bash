@@ -19,7 +19,7 @@ if [ -n "${BATS_RUN_TMPDIR:-}" ] && [ ! -e "$BATS_RUN_TMPDIR/python3/python3" ];
 fi
 [ -z "${BATS_RUN_TMPDIR:-}" ] || PATH="$BATS_RUN_TMPDIR/python3:$PATH"
 CORPUS="$SLAB_ROOT/../shared/corpus"
-HELPERS="$SLAB_ROOT/tests/test_helper"
+export HELPERS="$SLAB_ROOT/tests/test_helper"
 
 # A folder of its own: bats keeps files of its own in $BATS_TEST_TMPDIR.
 # (Outside a test, as when bats reads the file, there is no such folder: stay put.)
