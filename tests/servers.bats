@@ -10,6 +10,7 @@ load test_helper/common
 load test_helper/servers
 
 setup() {
+	not_twice
 	command -v curl >/dev/null 2>&1 || skip "curl is not installed"
 }
 
