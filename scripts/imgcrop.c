@@ -88,6 +88,7 @@ static int run(int argc, char **argv, FILE *err)
 	uint32_t w, h;
 	FILE *f;
 
+	opterr = 0;     /* its messages would go to stderr, not err: usage() says it */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
@@ -168,7 +169,11 @@ static int run(int argc, char **argv, FILE *err)
 				return 2;
 			}
 			break;
-		default: usage(err); return 2;
+		default:
+			fprintf(err, "imgcrop: '%s': not an option, or its argument is missing\n",
+				argv[optind - 1]);
+			usage(err);
+			return 2;
 		}
 	}
 	if (argc - optind != 2) {
@@ -261,8 +266,7 @@ static int batch(void)
 			free(line);
 			return 1;
 		}
-		optind = 0;     /* getopt_long starts again, and leaves messages to usage() */
-		opterr = 0;
+		optind = 0;     /* getopt_long starts again */
 		ret = run(argc, argv, err);
 		fclose(err);
 		if (ret != 0) {

@@ -35,6 +35,41 @@ setup_jpegs() {
 	! cmp -s a.txt c.txt
 }
 
+@test "imgcrop --batch: each line's run prints, writes and fails as the run alone does" {
+	setup_jpegs
+	head -c 3000 sample000001.jpg > cut.jpg
+	local runs=(
+		"--crop random-resized --flip --seed 3 --index 7 --size 32x32 sample000000.jpg a"
+		"--exact --size 20x10 sample000002.jpg b"
+		"--size 16x16 cut.jpg c"
+		"--size 16x16 nosuch.jpg d"
+		"--size 16 sample000000.jpg e"
+		"--bogus x"
+		"--size 24x24 --channels 1 sample000003.jpg f"
+	)
+	local r out err rc want=""
+	for r in "${runs[@]}"; do
+		rc=0
+		# shellcheck disable=SC2086
+		out=$(imgcrop $r.alone 2> err) || rc=$?
+		err=$(cat err)
+		if [ "$rc" -eq 0 ]; then
+			want+="$out"$'\n'
+		else
+			want+="exit $rc: ${err//$'\n'/\\n}"$'\n'
+		fi
+	done
+	run -0 imgcrop --batch < <(printf '%s\n' "${runs[@]/%/.batch}" "" "   ")
+	assert_output "${want%$'\n'}"
+	[ "${#lines[@]}" -eq 7 ]
+	assert_line -n 2 "exit 1: imgcrop: 'cut.jpg': corrupt JPEG: Premature end of JPEG file"
+	assert_line -n 5 --regexp "^exit 2: imgcrop: '--bogus': not an option, or its argument is missing\\\\nUsage: imgcrop .*\\\\n       imgcrop --batch < RUNS\$"
+	for r in a b f; do
+		cmp "$r.alone" "$r.batch"
+	done
+	[ ! -e c.batch ] && [ ! -e d.batch ]
+}
+
 @test "a truncated JPEG is a clear error, exit 1" {
 	setup_jpegs
 	f=$(ls *.jpg | head -1)
