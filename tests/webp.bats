@@ -128,17 +128,32 @@ PY
 @test "full size: the vectors the MD5 list leaves out equal dwebp -ppm" {
 	need_webp_corpus
 	need_cwebp
-	local n=0 f w h
-	for f in "$WEBP_DIR"/*.webp; do
-		grep -q " $(basename "$f").ppm\$" "$WEBP_DIR/libwebp_tests.md5" && continue
-		read -r w h <<< "$(webp_size "$f")"
-		imgcrop --crop none --exact --size "${w}x$h" "$f" out.rgb > /dev/null
-		dwebp -quiet -ppm "$f" -o ref.ppm
-		{ printf 'P6\n%d %d\n255\n' "$w" "$h"; cat out.rgb; } | cmp - ref.ppm ||
-			fail "$f differs from dwebp -ppm"
-		n=$((n + 1))
-	done
-	[ "$n" -ge 30 ] || fail "only $n vectors"
+	run -0 env PYTHONPATH="$HELPERS" python3 - "$WEBP_DIR" <<'PY'
+import os, re, subprocess, sys
+from imgbatch import ImgCrop
+d = sys.argv[1]
+listed = {line.split()[1] for line in open(os.path.join(d, "libwebp_tests.md5"))}
+n = 0
+with ImgCrop() as ic:
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".webp") or f + ".ppm" in listed:
+            continue
+        path = os.path.join(d, f)
+        code, text = ic.run("--crop", "none", "--size", "1x1", path, "/dev/null")
+        m = re.fullmatch(r"crop (\d+)x(\d+)\+0\+0 .*", text)
+        assert code == 0 and m, (f, code, text)
+        w, h = int(m[1]), int(m[2])
+        code, text = ic.run("--crop", "none", "--exact", "--size", "%dx%d" % (w, h), path, "out.rgb")
+        assert code == 0, (f, text)
+        subprocess.run(["dwebp", "-quiet", "-ppm", path, "-o", "ref.ppm"], check=True)
+        got = b"P6\n%d %d\n255\n" % (w, h) + open("out.rgb", "rb").read()
+        assert got == open("ref.ppm", "rb").read(), "%s differs from dwebp -ppm" % f
+        n += 1
+assert n >= 30, "only %d vectors" % n
+print("ok", n, "vectors")
+PY
+	echo "# $output" >&3
+	assert_output --regexp '^ok [0-9]+ vectors$'
 }
 
 @test "cropped without scaling: the crop's pixels are the full decode's, bit for bit" {

@@ -48,44 +48,51 @@ ref_frames() {
 		-fps_mode passthrough -pix_fmt rgb24 -f rawvideo "$out"
 }
 
-# frame_numbers RAW W H T: the numbers the T frames of W x H RGB (HWC) tell, on one line.
+# frame_numbers RAW W H T [RAW...]: the numbers the T frames of W x H RGB (HWC) tell, on one
+# line; a line for each further RAW of the same shape.
 frame_numbers() {
 	$VPY - "$@" <<'PY'
 import sys
 import numpy as np
-path, w, h, t = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-a = np.fromfile(path, np.uint8).reshape(t, h, w, 3).astype(float)
-band = a[:, : max(1, h // 8)].reshape(t, -1, 3).mean(axis=1)
-print(" ".join(str(int(round((r - 4) / 8)) + 32 * int(round((g - 4) / 8))) for r, g, _ in band))
+w, h, t = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+for path in sys.argv[1:2] + sys.argv[5:]:
+    a = np.fromfile(path, np.uint8).reshape(t, h, w, 3).astype(float)
+    band = a[:, : max(1, h // 8)].reshape(t, -1, 3).mean(axis=1)
+    print(" ".join(str(int(round((r - 4) / 8)) + 32 * int(round((g - 4) / 8))) for r, g, _ in band))
 PY
 }
 
-# clip_vs_ref CLIP W H T REF RW RH CROPLINE: the clip's frames (T x H x W x 3) against PIL's
-# crop + BILINEAR resize (reducing_gap None) + flip of the reference frames (T x RH x RW x 3),
-# with CROPLINE vidclip's "clip ... crop WxH+X+Y flip F" line. Prints the largest per-channel
-# mean absolute error of any frame and the largest difference of any byte.
-clip_vs_ref() {
+# clips_vs_ref W H T STRIDE ALL RW RH N INDEX...: for each INDEX, the clip clipINDEX.raw
+# (T x H x W x 3; vidclip's "clip first F ... crop WxH+X+Y flip F" line in lineINDEX) against
+# PIL's crop + BILINEAR resize (reducing_gap None) + flip of its reference frames: the
+# clip's first and every STRIDE-th after it, from ALL (every frame of the video, N of RW x RH
+# x 3, as ref_frames writes them). One line a clip: the largest per-channel mean absolute
+# error of any frame and the largest difference of any byte.
+clips_vs_ref() {
 	$VPY - "$@" <<'PY'
 import re, sys
 import numpy as np
 from PIL import Image
-clip, w, h, t, ref, rw, rh, line = sys.argv[1:9]
-w, h, t, rw, rh = int(w), int(h), int(t), int(rw), int(rh)
-m = re.search(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d)", line)
-cw, ch, cx, cy, flip = map(int, m.groups())
-a = np.fromfile(clip, np.uint8).reshape(t, h, w, 3).astype(int)
-r = np.fromfile(ref, np.uint8).reshape(t, rh, rw, 3)
-worst_mae, worst_max = 0.0, 0
-for k in range(t):
-    im = Image.fromarray(r[k]).crop((cx, cy, cx + cw, cy + ch))
-    im = im.resize((w, h), Image.BILINEAR, reducing_gap=None)
-    if flip:
-        im = im.transpose(Image.FLIP_LEFT_RIGHT)
-    b = np.asarray(im).astype(int)
-    mae = max(np.abs(a[k, :, :, c] - b[:, :, c]).mean() for c in range(3))
-    worst_mae = max(worst_mae, mae)
-    worst_max = max(worst_max, int(np.abs(a[k] - b).max()))
-print("%.4f %d" % (worst_mae, worst_max))
+w, h, t, stride = map(int, sys.argv[1:5])
+everything = sys.argv[5]
+rw, rh, n = map(int, sys.argv[6:9])
+frames = np.fromfile(everything, np.uint8).reshape(n, rh, rw, 3)
+for index in sys.argv[9:]:
+    line = open("line%s" % index).read()
+    first = int(re.search(r"clip first (\d+) ", line).group(1))
+    m = re.search(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d)", line)
+    cw, ch, cx, cy, flip = map(int, m.groups())
+    a = np.fromfile("clip%s.raw" % index, np.uint8).reshape(t, h, w, 3).astype(int)
+    worst_mae, worst_max = 0.0, 0
+    for k in range(t):
+        im = Image.fromarray(frames[first + k * stride]).crop((cx, cy, cx + cw, cy + ch))
+        im = im.resize((w, h), Image.BILINEAR, reducing_gap=None)
+        if flip:
+            im = im.transpose(Image.FLIP_LEFT_RIGHT)
+        b = np.asarray(im).astype(int)
+        worst_mae = max(worst_mae, max(np.abs(a[k, :, :, c] - b[:, :, c]).mean() for c in range(3)))
+        worst_max = max(worst_max, int(np.abs(a[k] - b).max()))
+    print("%.4f %d" % (worst_mae, worst_max))
 PY
 }
 
