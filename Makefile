@@ -41,10 +41,10 @@ BATS_JOBS  ?= --jobs $(JOBS) --no-parallelize-within-files
 BATS_FLAGS ?=
 # The files in the order they start: the longest first (each takes 20 s or more in one pass
 # or the other), so that the last to finish are short ones and no job sits idle at the end;
-# then every other file. TESTS=tests/x.bats runs one.
-TESTS_FIRST = deb remote oom servers video restart webp prefetch python png bombs planspeed
-TESTS ?= $(TESTS_FIRST:%=tests/%.bats) \
-	$(filter-out $(TESTS_FIRST:%=tests/%.bats),$(sort $(wildcard tests/*.bats)))
+# then every other file. BATS_TESTS=tests/x.bats runs one.
+BATS_FIRST = deb remote oom servers video restart webp prefetch python png bombs planspeed
+BATS_TESTS ?= $(BATS_FIRST:%=tests/%.bats) \
+	$(filter-out $(BATS_FIRST:%=tests/%.bats),$(sort $(wildcard tests/*.bats)))
 
 # The library's version, from slab.h.
 version_part = $(shell sed -n 's/^\#define SLAB_VERSION_$(1) *\([0-9]*\).*/\1/p' lib/slab.h)
@@ -213,7 +213,7 @@ layers: $(LIB_OBJS) $(BUILD)/libslab.so
 
 ## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers)
 test: all layers
-	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_JOBS) $(BATS_FLAGS) $(TESTS)
+	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_JOBS) $(BATS_FLAGS) $(BATS_TESTS)
 
 ## check: install missing packages, build with -Werror, run every test, then again under ASan+UBSan,
 ## and the threaded unit tests under ThreadSanitizer
