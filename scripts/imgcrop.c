@@ -259,6 +259,11 @@ static int batch(void)
 			argv[argc++] = tok;
 		if (argc == 1)
 			continue;
+		if (tok) {
+			printf("exit 2: imgcrop: more than %d arguments on a line\n", argc - 1);
+			fflush(stdout);
+			continue;
+		}
 		argv[argc] = NULL;
 		err = open_memstream(&msg, &mlen);
 		if (!err) {
