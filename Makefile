@@ -211,7 +211,8 @@ $(BUILD)/lib/failmalloc.so: tests/fault/failmalloc.c
 layers: $(LIB_OBJS) $(BUILD)/libslab.so
 	$(Q)scripts/check-layers $(BUILD)
 
-## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers)
+## test: run the bats suite against $(BUILD) (no dependency install, no sanitizers);
+## BATS_TESTS=tests/png.bats runs those files only
 test: all layers
 	$(Q)SLAB_BUILD=$(abspath $(BUILD)) bats $(BATS_JOBS) $(BATS_FLAGS) $(BATS_TESTS)
 
