@@ -142,6 +142,41 @@ v() {
 	assert_output "56 58 60 62"
 }
 
+@test "frames between the sampled ones that nothing refers to are left undecoded: exactly the references and the clip" {
+	need_video_tools
+	# x264's defaults (crf 23, 3 B-frames, pyramid), one keyframe: a centred clip of 16
+	# frames at stride 2 (44, 46, ... 74) needs the reference frames up to its last and its
+	# own frames, nothing else. The decoder reads the frames after a target before handing
+	# it out (B-frames are decoded after the frame they are shown before): those between
+	# two targets are left out too, as a frame before them is already each target's pick.
+	make_video mid.mp4 160x120 30 120 -c:v libx264 -pix_fmt yuv420p -g 300 \
+		-x264-params scenecut=0 || skip "ffmpeg could not make mid.mp4"
+	run -0 vidclip --crop none --size 160x120 --frames 16 --stride 2 --start center mid.mp4 \
+		clip.raw
+	assert_line --index 1 --regexp "^clip first 44 "
+	local decoded
+	decoded=$(echo "${lines[2]}" | awk '{ print $2 }')
+	# ffmpeg's own count: the frames its decoder gives with -skip_frame noref (references
+	# only), up to 74, and the clip's frames that are none
+	run -0 python3 - <<'PY'
+import subprocess
+out = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-skip_frame", "noref", "-i",
+                      "mid.mp4", "-f", "framemd5", "-"], capture_output=True, text=True,
+                     check=True).stdout
+refs = {int(l.split(",")[2]) for l in out.splitlines() if l and not l.startswith("#")}
+clip = set(range(44, 75, 2))
+print(len({r for r in refs if r <= 74} | clip), len(clip - refs))
+PY
+	local want=${output% *} nonref=${output#* }
+	[ "$nonref" -gt 0 ] || skip "x264 made every frame of the clip a reference"
+	[ "$decoded" -eq "$want" ] || fail "decoded $decoded frames, the references and the clip are $want"
+	SLAB_VIDEO_SKIP=0 vidclip --crop none --size 160x120 --frames 16 --stride 2 --start center \
+		mid.mp4 every.raw > /dev/null
+	cmp clip.raw every.raw
+	ref_frames mid.mp4 ref.raw $(seq 44 2 74)
+	cmp clip.raw ref.raw
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4" {
 	need_video_tools
 	local f path w h frames

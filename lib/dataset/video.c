@@ -313,6 +313,14 @@ struct slab_video_decoder {
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
 	int no_skip;                            /* SLAB_VIDEO_SKIP=0: decode every frame */
+	/* The clip's pick thresholds, target k's at pick_t0 + k pick_step (pick_n of them; 0
+	 * where the targets are not in order, as a LOOP that wraps), and for each, the earliest
+	 * frame at or past it, in the part before the next, sure to be decoded since the last
+	 * seek (pick_first, doubles; +inf for none): skip_nonref() leaves out a frame between
+	 * two targets that a frame before it already answers. */
+	double pick_t0, pick_step;
+	unsigned pick_n;
+	struct slab_scratch pick_first;
 
 	AVPacket *pkt;
 	AVFrame *frame;                         /* the last frame decoded */
@@ -403,6 +411,7 @@ void slab_video_decoder_free(struct slab_video_decoder *d)
 		ff.av_packet_free(&d->pkt);
 	}
 	slab_scratch_free(&d->planes);
+	slab_scratch_free(&d->pick_first);
 	slab_image_decoder_free(d->img);
 	free(d);
 }
@@ -865,24 +874,52 @@ static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, d
 	return (double)(ts - d->start) * av_q2d(d->tb);
 }
 
-/* Before d->pkt goes to the decoder: a packet whose frame is shown before d->skip_before is
- * sent with AVDISCARD_NONREF, so that the decoder drops it unread when no other frame refers to
- * it (an H.264 or MPEG-4 B-frame that is not a reference: about half the frames x264 makes by
+/* The bucket of a frame shown at time t (seconds): the last target whose pick threshold is at
+ * or before t + slack, clamped to the clip's targets; -1 before the first. */
+static long pick_bucket(const struct slab_video_decoder *d, double t, double slack)
+{
+	double r = (t + slack - d->pick_t0) / d->pick_step;
+
+	if (!(r >= 0))
+		return -1;
+	return r >= d->pick_n - 1 ? (long)d->pick_n - 1 : (long)r;
+}
+
+/* Before d->pkt goes to the decoder: a packet whose frame no target will pick is sent with
+ * AVDISCARD_NONREF, so that the decoder drops it unread when no other frame refers to it (an
+ * H.264 or MPEG-4 B-frame that is not a reference: about half the frames x264 makes by
  * default); reference frames decode as before, so every frame decoded, and every pixel of the
- * clip, is what it would be without. This is where seeking to the keyframe before a clip costs:
- * the frames between that keyframe and the clip's start, and, at a stride, the frames between
- * the sampled ones. The packet's presentation time must be known and a quarter of a frame
- * before the limit or more (its frame's time may differ from it by a rounding). */
+ * clip, is what it would be without. A frame is picked by none when it is shown before
+ * d->skip_before (the threshold of the target being looked for: the targets after it are
+ * later), or when a frame sure to be decoded is shown at or past the threshold of the last
+ * target before it, and before it: that one, or one before, is every such target's pick (the
+ * frames between the sampled ones at a stride, which the decoder's reordering has it read
+ * before the target before them is out). This is where seeking to the keyframe before a clip
+ * costs: the frames between that keyframe and the clip's start, and, at a stride, the frames
+ * between the sampled ones. The packet's presentation time must be known and every time is
+ * taken a quarter of a frame towards decoding (a frame's time may differ from its packet's by
+ * a rounding). The first frame after a seek is always decoded (skip_before 0). */
 static void skip_nonref(struct slab_video_decoder *d)
 {
 	const AVPacket *k = d->pkt;
+	double m = 0.25 / d->fps, t, *first = d->pick_first.p;
 	int skip = 0;
+	long b;
 
-	if (k->pts != AV_NOPTS_VALUE && d->skip_before > 0 && !d->no_skip) {
-		double t = (double)(k->pts - d->start) * av_q2d(d->tb);
-
-		skip = t < d->skip_before - 0.25 / d->fps;
+	if (k->pts == AV_NOPTS_VALUE || d->no_skip) {
+		d->cc->skip_frame = AVDISCARD_DEFAULT;
+		return;
 	}
+	t = (double)(k->pts - d->start) * av_q2d(d->tb);
+	if (d->skip_before > 0) {
+		skip = t < d->skip_before - m;
+		if (!skip && d->pick_n && (b = pick_bucket(d, t, m)) >= 0)
+			skip = first[b] < t - 2 * m;
+	}
+	/* Sent without leave to drop it: its frame will be decoded. Its bucket takes the
+	 * earliest such, counting it from a quarter frame earlier. */
+	if (!skip && d->pick_n && (b = pick_bucket(d, t, -m)) >= 0 && t < first[b])
+		first[b] = t;
 	d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
 
@@ -1089,6 +1126,17 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	unsigned made_k = 0;
 
 	d->budget = d->info.frames * PACKETS_TIMES + PACKETS_EXTRA;
+	/* The targets' pick thresholds in order, for skip_nonref(): not where a LOOP wraps. */
+	d->pick_n = 0;
+	if (p->step > 0 && !(spec->on_short == SLAB_VIDEO_SHORT_LOOP &&
+			     (p->t0 + (spec->frames - 1) * p->step) * d->fps + 0.5 >= n)) {
+		if (slab_scratch_reserve(&d->pick_first, (size_t)spec->frames * sizeof(double)) < 0)
+			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a clip's "
+					 "%u targets", spec->frames);
+		d->pick_n = spec->frames;
+		d->pick_t0 = p->t0 - half - TIE_EPS;
+		d->pick_step = p->step;
+	}
 	for (unsigned k = 0; k < spec->frames; k++) {
 		double t = p->t0 + k * p->step, x = t * d->fps;
 
@@ -1109,6 +1157,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				 * than half a frame before the keyframe would be passed over. */
 				at = back ? t - half - back : t;
 				d->skip_before = 0;     /* the first frame after the seek: decoded */
+				for (unsigned j = 0; j < d->pick_n; j++)
+					((double *)d->pick_first.p)[j] = HUGE_VAL;
 				if ((ret = seek_to(d, at)) < 0)
 					return ret;
 				have = eof = made = 0;
