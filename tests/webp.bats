@@ -44,14 +44,9 @@ webp_size() {
 }
 
 # mae A B: the largest per-channel mean absolute error of two RGB files of the same size.
+# (tests/test_helper/imgbatch.py's mae)
 mae() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-a, b = (open(p, "rb").read() for p in sys.argv[1:3])
-assert len(a) == len(b) and len(a) % 3 == 0, (len(a), len(b))
-n = len(a) // 3
-print("%.3f" % max(sum(abs(x - y) for x, y in zip(a[c::3], b[c::3])) / n for c in range(3)))
-PY
+	PYTHONPATH="$HELPERS" python3 -c 'import sys, imgbatch; print("%.3f" % imgbatch.mae(*sys.argv[1:3]))' "$1" "$2"
 }
 
 # pictures: big/p0.jpg ... from mkwds (1024x768 gradients, shapes and noise), each also as
@@ -197,12 +192,7 @@ PY
 	pictures 2
 	run -0 env PYTHONPATH="$HELPERS" python3 - big/*.webp "$WEBP_DIR/test.webp" "$WEBP_DIR/bryce.webp" <<'PY'
 import sys
-from imgbatch import ImgCrop
-def mae(a, b):
-    a, b = open(a, "rb").read(), open(b, "rb").read()
-    assert len(a) == len(b) and len(a) % 3 == 0, (len(a), len(b))
-    n = len(a) // 3
-    return max(sum(abs(x - y) for x, y in zip(a[c::3], b[c::3])) / n for c in range(3))
+from imgbatch import ImgCrop, mae
 with ImgCrop() as ic:
     for f in sys.argv[1:]:
         bryce = f.endswith("/bryce.webp")

@@ -5,7 +5,7 @@
 
 code is the exit status the run would have had alone, text its output line (code 0) or what it
 would have written on standard error less the last line break (otherwise). Arguments must not
-hold white space (the batch splits lines at it).
+hold white space (the batch splits lines at it). mae() compares two of its RGB outputs.
 """
 import atexit
 import os
@@ -70,3 +70,11 @@ def _end_shared():
         except RuntimeError as e:
             print(e, file=sys.stderr)
             os._exit(1)
+
+
+def mae(a, b):
+    """The largest per-channel mean absolute error of two RGB files of the same size."""
+    a, b = open(a, "rb").read(), open(b, "rb").read()
+    assert len(a) == len(b) and len(a) % 3 == 0, (len(a), len(b))
+    n = len(a) // 3
+    return max(sum(abs(x - y) for x, y in zip(a[c::3], b[c::3])) / n for c in range(3))
