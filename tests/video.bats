@@ -177,6 +177,57 @@ PY
 	cmp clip.raw ref.raw
 }
 
+@test "a last frame nothing refers to, and times that go back: the clip decoding every frame gives" {
+	need_video_tools libvpx libx264
+	# VP8 in two temporal layers: every other frame is not a reference, the last (49) too.
+	# A clip past the end is padded with the last frame, which the decoder, told it may
+	# leave out frames before the target, left out: decoded again without skipping.
+	make_video layers.webm 96x64 25 50 -c:v libvpx -b:v 300k \
+		-ts-parameters ts_layering_mode=2:ts_target_bitrate=150,300 ||
+		skip "ffmpeg could not make layers.webm"
+	# the references, as ffmpeg's decoder gives them with -skip_frame noref
+	local refs
+	refs=$(ffmpeg -nostdin -v error -skip_frame noref -i layers.webm -f framemd5 - |
+		awk -F, '/^0,/ { printf "%d ", $2 }')
+	[[ " $refs" != *" 49 "* ]] || skip "libvpx made the last frame a reference"
+	# the clip 0, 12, 24 (references) decodes the references up to 24 and nothing else
+	run -0 vidclip --crop none --size 96x64 --frames 3 --stride 12 --start begin layers.webm \
+		short.raw
+	assert_line --index 2 "decoded $(awk '{ for (i = 1; i <= NF; i++) n += $i <= 24; print n }' <<<"$refs") converted 3 seeks 1"
+	local args
+	for args in "--frames 3 --stride 25" "--frames 4 --stride 20" "--fps 2.5 --frames 6"; do
+		vidclip --crop none --size 96x64 $args --start begin --on-short pad layers.webm \
+			clip.raw > /dev/null
+		SLAB_VIDEO_SKIP=0 vidclip --crop none --size 96x64 $args --start begin \
+			--on-short pad layers.webm every.raw > /dev/null
+		cmp clip.raw every.raw || fail "$args: not the frames decoding every frame gives"
+	done
+	run -0 frame_numbers clip.raw 96 64 6
+	assert_output "0 10 20 30 40 49"
+
+	# H.264 whose frames' times go back (times as a damaged mux leaves them): skipping
+	# counts on times in the order frames are shown, so it stops, and a clip is decoded
+	# again where frames were left out.
+	make_video back.mkv 96x64 25 300 -c:v libx264 -pix_fmt yuv420p -x264-params bframes=3 \
+		-vf "setpts='if(lt(mod(N,10),5),N*0.03,N*0.05)/TB'" -fps_mode passthrough ||
+		skip "ffmpeg could not make back.mkv"
+	run -0 $VPY -c '
+import subprocess
+t = [float(l.split(",")[1]) for l in subprocess.run(["ffprobe", "-v", "error", "-show_entries",
+     "frame=pts_time", "-of", "csv", "back.mkv"], capture_output=True, text=True,
+     check=True).stdout.split()]
+print(sum(b < a for a, b in zip(t, t[1:])))'
+	[ "$output" -gt 0 ] || skip "ffmpeg kept the frames' times in order"
+	for args in "--frames 14 --stride 4 --start begin" "--frames 15 --stride 2 --start center" \
+		    "--frames 11 --stride 3 --seed 7 --epoch 4 --index 71400" \
+		    "--frames 8 --fps 7 --seed 7 --index 3 --clips 4"; do
+		vidclip --crop none --size 48x32 $args --on-short pad back.mkv clip.raw > /dev/null
+		SLAB_VIDEO_SKIP=0 vidclip --crop none --size 48x32 $args --on-short pad back.mkv \
+			every.raw > /dev/null
+		cmp clip.raw every.raw || fail "$args: not the frames decoding every frame gives"
+	done
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4" {
 	need_video_tools
 	local f path w h frames

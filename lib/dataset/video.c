@@ -159,6 +159,8 @@ int slab_video_ready(struct slab_err *err)
 /* Times within this many seconds count as equal when a frame is picked (a target half a frame
  * after a frame takes that frame, whatever the rounding of the two times). */
 #define TIE_EPS 1e-6
+/* decode_clip(): the clip must be decoded again without skipping frames. */
+#define AGAIN 1
 
 /* ---- FFmpeg's log ---------------------------------------------------------------------- */
 
@@ -313,6 +315,12 @@ struct slab_video_decoder {
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
 	int no_skip;                            /* SLAB_VIDEO_SKIP=0: decode every frame */
+	/* Skipping is off for the open video (unordered: a decoded frame's time went back, so
+	 * the order frames are shown in is not their times') or for the clip being decoded
+	 * again (full_clip); skipped_max is the latest time of a packet left out since the last
+	 * seek (-inf for none). */
+	int unordered, full_clip;
+	double skipped_max;
 	/* The clip's pick thresholds, target k's at pick_t0 + k pick_step (pick_n of them; 0
 	 * where the targets are not in order, as a LOOP that wraps), and for each, the earliest
 	 * frame at or past it, in the part before the next, sure to be decoded since the last
@@ -648,6 +656,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	}
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
+	d->unordered = 0;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
 	memset(info, 0, sizeof(*info));
@@ -898,7 +907,10 @@ static long pick_bucket(const struct slab_video_decoder *d, double t, double sla
  * costs: the frames between that keyframe and the clip's start, and, at a stride, the frames
  * between the sampled ones. The packet's presentation time must be known and every time is
  * taken a quarter of a frame towards decoding (a frame's time may differ from its packet's by
- * a rounding). The first frame after a seek is always decoded (skip_before 0). */
+ * a rounding). The first frame after a seek is always decoded (skip_before 0). All of this
+ * counts on frames being shown in the order of their times, as in every well-formed file;
+ * decode_clip() turns skipping off where a decoded frame's time goes back, and decodes a clip
+ * again whose end would have been a frame left out. */
 static void skip_nonref(struct slab_video_decoder *d)
 {
 	const AVPacket *k = d->pkt;
@@ -906,7 +918,7 @@ static void skip_nonref(struct slab_video_decoder *d)
 	int skip = 0;
 	long b;
 
-	if (k->pts == AV_NOPTS_VALUE || d->no_skip) {
+	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip) {
 		d->cc->skip_frame = AVDISCARD_DEFAULT;
 		return;
 	}
@@ -920,6 +932,8 @@ static void skip_nonref(struct slab_video_decoder *d)
 	 * earliest such, counting it from a quarter frame earlier. */
 	if (!skip && d->pick_n && (b = pick_bucket(d, t, -m)) >= 0 && t < first[b])
 		first[b] = t;
+	if (skip && t > d->skipped_max)
+		d->skipped_max = t;
 	d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 }
 
@@ -1157,6 +1171,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				 * than half a frame before the keyframe would be passed over. */
 				at = back ? t - half - back : t;
 				d->skip_before = 0;     /* the first frame after the seek: decoded */
+				d->skipped_max = -HUGE_VAL;
 				for (unsigned j = 0; j < d->pick_n; j++)
 					((double *)d->pick_first.p)[j] = HUGE_VAL;
 				if ((ret = seek_to(d, at)) < 0)
@@ -1185,13 +1200,28 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		 * exactly that time is taken: TIE_EPS keeps the rounding of times out of it),
 		 * or the end. */
 		while (!eof && cur_t < t - half - TIE_EPS) {
+			double was = cur_t;
+
 			if ((ret = next_frame(d)) < 0)
 				return ret;
 			if (ret == 0) {
+				/* The last frame is picked from here on: a frame left out and
+				 * shown after it would have been the last. */
+				if (d->skipped_max > cur_t - 0.25 / d->fps)
+					return AGAIN;
 				eof = 1;
 				break;
 			}
 			cur_t = frame_time(d, d->frame, cur_t);
+			/* A time going back: frames are not shown in the order of their times
+			 * (a damaged or badly muxed file), which skip_nonref() counts on. Nothing
+			 * is skipped in this video from here on, and the clip is decoded again
+			 * where something was. */
+			if (cur_t < was && !d->unordered) {
+				d->unordered = 1;
+				if (d->skipped_max > -HUGE_VAL)
+					return AGAIN;
+			}
 			have = 1;
 			made = 0;
 		}
@@ -1236,6 +1266,12 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 		ret = open_codec(d, spec->codec_threads);
 	if (ret == 0)
 		ret = decode_clip(d, spec, p, out);
+	if (ret == AGAIN) {
+		/* Frames left out might have changed the clip: all of it again, skipping none. */
+		d->full_clip = 1;
+		ret = decode_clip(d, spec, p, out);
+		d->full_clip = 0;
+	}
 	/* Whatever failed, the next call starts afresh. */
 	if (ret < 0)
 		close_video(d);
