@@ -204,6 +204,10 @@ PY
 	done
 	run -0 frame_numbers clip.raw 96 64 6
 	assert_output "0 10 20 30 40 49"
+	# decoded again: two seeks, the decoded frames of both passes, the clip's conversions
+	run -0 vidclip --crop none --size 96x64 --frames 3 --stride 25 --start begin \
+		--on-short pad layers.webm clip.raw
+	assert_line --index 2 --regexp "^decoded [0-9]+ converted 3 seeks 2$"
 
 	# H.264 whose frames' times go back (times as a damaged mux leaves them): skipping
 	# counts on times in the order frames are shown, so it stops, and a clip is decoded

@@ -1267,7 +1267,10 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 	if (ret == 0)
 		ret = decode_clip(d, spec, p, out);
 	if (ret == AGAIN) {
-		/* Frames left out might have changed the clip: all of it again, skipping none. */
+		/* Frames left out might have changed the clip: all of it again, skipping none.
+		 * The frames decoded and the seeks count both passes, the frames converted
+		 * the clip's. */
+		d->st.converted = 0;
 		d->full_clip = 1;
 		ret = decode_clip(d, spec, p, out);
 		d->full_clip = 0;
