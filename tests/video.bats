@@ -37,6 +37,12 @@ setup_file() {
 	make_video h264.ts 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
 	make_video h264.flv 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
 	make_video h264.mkv 96x64 30 40 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 || true
+	# MPEG-4 Part 2 with B-frames in AVI: its packets carry no presentation times, so
+	# frames' times are the decoder's guesses, right only when decoded from the start (and
+	# the first frame's a frame after the stream's start). MPEG-2 with B-frames in MPEG-TS:
+	# FFmpeg's seek to the stream's start lands at its second keyframe.
+	make_video bf.avi 96x64 25 60 -c:v mpeg4 -q:v 2 -bf 2 -g 30 || true
+	make_video mpeg2.ts 96x64 25 60 -c:v mpeg2video -q:v 2 -bf 2 -g 15 || true
 	# Variable frame rate: 30 a second for 20 frames, then 10 a second.
 	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi \
 		-i "$(numbered_src 96x64 30),setpts='if(lt(N\,20)\,N/30\,20/30+(N-20)/10)/TB'" \
@@ -71,7 +77,8 @@ v() {
 @test "a clip takes every stride-th frame from its start, in every container and codec" {
 	need_video_tools
 	local f clips=() wants=() i
-	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 h264.ts h264.flv h264.mkv; do
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 h264.ts h264.flv h264.mkv bf.avi \
+		 mpeg2.ts; do
 		local path frames
 		path=$(v $f)
 		frames=$(vidclip --info "$path" x | sed 's/.* frames \([0-9]*\) .*/\1/')
@@ -87,7 +94,7 @@ v() {
 		done
 	done
 	run -0 frame_numbers "${clips[0]}" 48 32 6 "${clips[@]:1}"
-	[ "${#lines[@]}" -eq 24 ] || fail "$output"
+	[ "${#lines[@]}" -eq 30 ] || fail "$output"
 	for i in "${!clips[@]}"; do
 		[ "${lines[i]}" = "${wants[i]}" ] ||
 			fail "${clips[i]%.raw} (video.stride): frames ${lines[i]}, not ${wants[i]}"
@@ -232,10 +239,35 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	done
 }
 
-@test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4" {
+@test "AVI with B-frames (times sure only from the start) and MPEG-TS (a seek to the start lands late): ffmpeg's frames" {
+	need_video_tools
+	local f path first
+	for f in bf.avi mpeg2.ts; do
+		path=$(v $f)
+		# three clips from the start by one decoder: the second and third seek back
+		run -0 vidclip --crop none --size 96x64 --frames 4 --stride 2 --start begin --clips 3 \
+			"$path" clip.raw
+		ref_frames "$path" ref.raw 0 2 4 6
+		cat ref.raw ref.raw ref.raw > ref3.raw
+		cmp clip.raw ref3.raw || fail "$f: clips from the start are not ffmpeg's frames 0 2 4 6"
+		for index in 3 17 40; do
+			run -0 vidclip --crop none --size 96x64 --frames 4 --stride 3 --seed 5 \
+				--index $index "$path" clip.raw
+			first=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output")
+			ref_frames "$path" ref.raw $first $((first + 3)) $((first + 6)) $((first + 9))
+			cmp clip.raw ref.raw || fail "$f index $index: not ffmpeg's frames from $first"
+		done
+	done
+	# the AVI's clips decode from its start (the first frame is counted), the TS's seek
+	run -0 vidclip --crop none --size 96x64 --frames 2 --start center "$(v bf.avi)" clip.raw
+	assert_line --index 1 --regexp "^clip first 29 "
+	assert_line --index 2 --regexp "^decoded (3[0-9]|[4-9][0-9]) "
+}
+
+@test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4, MPEG-2" {
 	need_video_tools
 	local f path w h frames
-	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 w100.mp4; do
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 w100.mp4 bf.avi mpeg2.ts; do
 		path=$(v $f)
 		read -r w h frames < <(vidclip --info "$path" x |
 			sed 's/^video \([0-9]*\)x\([0-9]*\) frames \([0-9]*\) .*/\1 \2 \3/')

@@ -161,6 +161,8 @@ int slab_video_ready(struct slab_err *err)
 #define TIE_EPS 1e-6
 /* decode_clip(): the clip must be decoded again without skipping frames. */
 #define AGAIN 1
+/* next_frame(): the clip must be decoded again from the start (d->linear). */
+#define FROM_START 2
 
 /* ---- FFmpeg's log ---------------------------------------------------------------------- */
 
@@ -321,6 +323,10 @@ struct slab_video_decoder {
 	 * seek (-inf for none). */
 	int unordered, full_clip;
 	double skipped_max;
+	/* The pass began with a seek past the start (mid); the video's packets do not all
+	 * carry a presentation time (linear: AVI with B-frames, whose frames' times are sure
+	 * only when decoded in order from the start, so every clip of it is). */
+	int mid, linear;
 	/* The clip's pick thresholds, target k's at pick_t0 + k pick_step (pick_n of them; 0
 	 * where the targets are not in order, as a LOOP that wraps), and for each, the earliest
 	 * frame at or past it, in the part before the next, sure to be decoded since the last
@@ -615,6 +621,7 @@ found:
 	d->data = data;
 	d->len = len;
 	d->fresh = 1;
+	d->mid = 0;
 	new_pass(d);
 	return 0;
 }
@@ -656,7 +663,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	}
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
-	d->unordered = 0;
+	d->unordered = d->linear = 0;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
 	memset(info, 0, sizeof(*info));
@@ -871,13 +878,16 @@ static int open_codec(struct slab_video_decoder *d, unsigned threads)
 }
 
 /* The time of a decoded frame in seconds from the stream's start, or prev plus a frame when
- * it has no timestamp. */
+ * it has no timestamp. frame_ts(): its timestamp, or AV_NOPTS_VALUE. */
+static int64_t frame_ts(const AVFrame *f)
+{
+	return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+}
+
 static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, double prev)
 {
-	int64_t ts = f->best_effort_timestamp;
+	int64_t ts = frame_ts(f);
 
-	if (ts == AV_NOPTS_VALUE)
-		ts = f->pts;
 	if (ts == AV_NOPTS_VALUE)
 		return prev + 1.0 / d->fps;
 	return (double)(ts - d->start) * av_q2d(d->tb);
@@ -918,7 +928,7 @@ static void skip_nonref(struct slab_video_decoder *d)
 	int skip = 0;
 	long b;
 
-	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip) {
+	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip || d->linear) {
 		d->cc->skip_frame = AVDISCARD_DEFAULT;
 		return;
 	}
@@ -938,7 +948,8 @@ static void skip_nonref(struct slab_video_decoder *d)
 }
 
 /* The next frame in presentation order into d->frame: 1; 0 at the end of the stream (d->frame
- * still the last one); or an error. */
+ * still the last one); FROM_START when a packet without a presentation time turns up in a pass
+ * that began with a seek past the start; or an error. */
 static int next_frame(struct slab_video_decoder *d)
 {
 	int ret;
@@ -971,6 +982,15 @@ static int next_frame(struct slab_video_decoder *d)
 			ff.av_packet_unref(d->pkt);
 			continue;
 		}
+		if (d->pkt->pts == AV_NOPTS_VALUE && !d->linear) {
+			/* No presentation time: the decoder guesses the frames' times, right
+			 * only when it has decoded from the start. */
+			d->linear = 1;
+			if (d->mid || d->skipped_max > -HUGE_VAL) {
+				ff.av_packet_unref(d->pkt);
+				return FROM_START;
+			}
+		}
 		if (++d->packets > d->budget) {
 			ff.av_packet_unref(d->pkt);
 			return corrupt(d, "more than %llu packets for a clip of a video of %llu frames",
@@ -986,8 +1006,9 @@ static int next_frame(struct slab_video_decoder *d)
 }
 
 /* Position the demuxer and decoder so that the next frames are the first at or after time t
- * (from the keyframe before it): t <= 0 goes back to the start. 0 or an error. */
-static int seek_to(struct slab_video_decoder *d, double t)
+ * (from the keyframe before it): t <= 0 goes back to the start, by opening the bytes again
+ * with reopen (a demuxer's seek to the start may land late: MPEG-TS). 0 or an error. */
+static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 {
 	int64_t ts;
 	int ret;
@@ -997,11 +1018,12 @@ static int seek_to(struct slab_video_decoder *d, double t)
 		return 0;                       /* just opened: at the start already */
 	d->st.seeks++;
 	new_pass(d);
+	d->mid = t > 0;
 	if (t <= 0)
 		ts = d->start;
 	else
 		ts = d->start + (int64_t)floor(t / av_q2d(d->tb));
-	ret = ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+	ret = reopen && t <= 0 ? -1 : ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
 	if (ret < 0 && t <= 0) {
 		/* Back to the start when the demuxer cannot say: open the bytes again. */
 		const void *data = d->data;
@@ -1159,8 +1181,12 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		if (k == 0 || t < prev_t) {
 			/* The first target, or back to the start (LOOP): seek, then check that
 			 * the first frame decoded is not past the target (the demuxer may land
-			 * late); back off further until it is, or from the start. */
+			 * late); back off further until it is, or from the start, and from the
+			 * start by opening the bytes again if the seek there lands late too. A
+			 * video whose frames' times are sure only from the start (d->linear) is
+			 * always decoded from the start. */
 			double back = 0, at;
+			int reopen = d->linear, from_start;
 
 			for (;;) {
 				/* First to the target itself, so that a clip starting on a keyframe
@@ -1169,27 +1195,36 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				 * keyframe is shown before it: H.264 IDR frames, VP8/VP9 keyframes,
 				 * as x264 and libvpx make them); with open groups a frame shown less
 				 * than half a frame before the keyframe would be passed over. */
-				at = back ? t - half - back : t;
+				at = d->linear ? 0 : back ? t - half - back : t;
 				d->skip_before = 0;     /* the first frame after the seek: decoded */
 				d->skipped_max = -HUGE_VAL;
 				for (unsigned j = 0; j < d->pick_n; j++)
 					((double *)d->pick_first.p)[j] = HUGE_VAL;
-				if ((ret = seek_to(d, at)) < 0)
+				from_start = at <= 0 && (d->fresh || reopen);
+				if ((ret = seek_to(d, at, reopen)) < 0)
 					return ret;
 				have = eof = made = 0;
 				if ((ret = next_frame(d)) < 0)
 					return ret;
-				if (ret == 0) {
-					if (at <= 0)
-						return corrupt(d, "no frame decodes");
-					back = back ? 2 * back : 1;
-					continue;
+				if (ret == FROM_START)
+					return AGAIN;
+				if (ret == 0 && from_start)
+					return corrupt(d, "no frame decodes");
+				if (ret == 1) {
+					have = 1;
+					/* The decoder's guesses may put the first frame later than
+					 * the stream's start (AVI with B-frames: a frame late):
+					 * frame 0 is the first frame decoded. */
+					if (d->linear && from_start && frame_ts(d->frame) != AV_NOPTS_VALUE)
+						d->start = frame_ts(d->frame);
+					cur_t = frame_time(d, d->frame, -1.0 / d->fps);
+					if (cur_t <= t + half + TIE_EPS || from_start)
+						break;
 				}
-				have = 1;
-				cur_t = frame_time(d, d->frame, -1.0 / d->fps);
-				if (at <= 0 || cur_t <= t + half + TIE_EPS)
-					break;
-				back = back ? 2 * back : 1;
+				if (at <= 0)
+					reopen = 1;
+				else
+					back = back ? 2 * back : 1;
 			}
 		}
 		prev_t = t;
@@ -1204,6 +1239,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 
 			if ((ret = next_frame(d)) < 0)
 				return ret;
+			if (ret == FROM_START)
+				return AGAIN;
 			if (ret == 0) {
 				/* The last frame is picked from here on: a frame left out and
 				 * shown after it would have been the last. */
@@ -1274,6 +1311,8 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 		d->full_clip = 1;
 		ret = decode_clip(d, spec, p, out);
 		d->full_clip = 0;
+		if (ret > 0)            /* not after a pass that skips nothing from the start */
+			ret = corrupt(d, "the frames' times change from one decode to the next");
 	}
 	/* Whatever failed, the next call starts afresh. */
 	if (ret < 0)
