@@ -826,8 +826,9 @@ struct slab_video_stats {
 	uint64_t decoded;               /* frames decoded (sampled or not) */
 	uint64_t converted;             /* frames converted to RGB (at most the clip's) */
 	uint64_t seeks;                 /* seeks made */
-	/* A clip decoded again whole (libslab(3), SLAB_VIDEO_SKIP) counts the frames decoded and
-	 * the seeks of both passes, the frames converted of the last. */
+	/* A clip decoded again (libslab(3), SLAB_VIDEO_SKIP; a video whose times are sure only
+	 * from its start) counts the frames decoded and the seeks of every pass, the frames
+	 * converted of the last. */
 };
 
 struct slab_video_decoder;

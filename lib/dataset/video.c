@@ -1303,17 +1303,17 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 		ret = open_codec(d, spec->codec_threads);
 	if (ret == 0)
 		ret = decode_clip(d, spec, p, out);
-	if (ret == AGAIN) {
-		/* Frames left out might have changed the clip: all of it again, skipping none.
-		 * The frames decoded and the seeks count both passes, the frames converted
-		 * the clip's. */
+	/* Frames left out might have changed the clip, or its times are sure only from the
+	 * start: all of it again, skipping none (from the start: at most once more). The
+	 * frames decoded and the seeks count every pass, the frames converted the last. */
+	for (int pass = 0; ret == AGAIN && pass < 2; pass++) {
 		d->st.converted = 0;
 		d->full_clip = 1;
 		ret = decode_clip(d, spec, p, out);
 		d->full_clip = 0;
-		if (ret > 0)            /* not after a pass that skips nothing from the start */
-			ret = corrupt(d, "the frames' times change from one decode to the next");
 	}
+	if (ret > 0)
+		ret = corrupt(d, "the frames' times change from one decode to the next");
 	/* Whatever failed, the next call starts afresh. */
 	if (ret < 0)
 		close_video(d);
