@@ -415,6 +415,57 @@ print((a.transpose(3, 0, 1, 2) == c).all())'
 	! cmp -s one.raw other.raw
 }
 
+@test "random clips in six codecs and containers are ffmpeg's frames, frames left out or not (SLAB_TEST_SWEEP=1: more)" {
+	need_video_tools libx264 libvpx libvpx-vp9 mpeg4 mpeg2video
+	# Open and closed groups, B-frame pyramids, packets without presentation times (AVI),
+	# a seek to the start that lands late (MPEG-2 TS), frames nothing refers to (VP8 in
+	# two temporal layers): every clip must be the frames first + k stride of ffmpeg's
+	# decode (the last one past the end with pad, from the first again with loop).
+	local mk="64x48 25 120"
+	make_video a.mp4 $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=40:bframes=3:b-pyramid=strict &&
+	make_video b.ts $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=30:open-gop=1:bframes=2 &&
+	make_video c.avi $mk -c:v mpeg4 -q:v 3 -bf 2 -g 30 &&
+	make_video d.ts $mk -c:v mpeg2video -q:v 3 -bf 2 -g 15 &&
+	make_video e.webm $mk -c:v libvpx -b:v 200k -ts-parameters ts_layering_mode=2:ts_target_bitrate=100,200 &&
+	make_video f.webm $mk -c:v libvpx-vp9 -crf 30 -b:v 0 -g 50 -deadline realtime -cpu-used 8 ||
+		skip "ffmpeg could not make the videos"
+	run $VPY - "${SLAB_TEST_SWEEP:-0}" <<'PY'
+import os, random, subprocess, sys
+fs, n, rng = 64 * 48 * 3, 0, random.Random(7)
+runs = 40 if sys.argv[1] == "1" else 5
+for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm"]:
+    ref = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", f, "-fps_mode", "passthrough",
+                          "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True,
+                         check=True).stdout
+    nf = len(ref) // fs
+    for _ in range(runs):
+        t, s = rng.randint(1, 10), rng.randint(1, 5)
+        start, short = rng.choice(["random", "center", "begin"]), rng.choice(["pad", "loop"])
+        args = ["--crop", "none", "--size", "64x48", "--frames", str(t), "--stride", str(s),
+                "--start", start, "--on-short", short, "--index", str(rng.randint(0, 999)),
+                "--clips", "2", f, "clip.raw"]
+        for skip in ["1", "0"]:
+            r = subprocess.run(["vidclip"] + args, capture_output=True, text=True,
+                               env=dict(os.environ, SLAB_VIDEO_SKIP=skip))
+            assert r.returncode == 0, (f, args, r.stderr)
+            assert f" frames {nf} " in r.stdout.split("\n")[0], (f, nf, r.stdout)
+            firsts = [int(l.split()[2]) for l in r.stdout.split("\n") if l.startswith("clip first")]
+            want = b""
+            for first in firsts:
+                for k in range(t):
+                    i = first + k * s
+                    i = min(i, nf - 1) if short == "pad" else i % nf
+                    want += ref[i * fs:(i + 1) * fs]
+            got = open("clip.raw", "rb").read()
+            if got != want:
+                sys.exit(f"{f} {' '.join(args[:-2])} SLAB_VIDEO_SKIP={skip}: not ffmpeg's frames {firsts}")
+            n += 1
+print(n, "clips")
+PY
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$((6 * (SLAB_TEST_SWEEP == 1 ? 40 : 5) * 2)) clips" ] || fail "$output"
+}
+
 @test "limits: a frame over the pixel limit and a stream over the frame limit are refused" {
 	need_video_tools
 	# An AVI whose headers say 8000x8000 (its stream is 321x239).
