@@ -163,14 +163,11 @@ v() {
 	assert_line --index 1 --regexp "^clip first 44 "
 	local decoded
 	decoded=$(echo "${lines[2]}" | awk '{ print $2 }')
-	# ffmpeg's own count: the frames its decoder gives with -skip_frame noref (references
-	# only), up to 74, and the clip's frames that are none
-	run -0 python3 - <<'PY'
-import subprocess
-out = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-skip_frame", "noref", "-i",
-                      "mid.mp4", "-f", "framemd5", "-"], capture_output=True, text=True,
-                     check=True).stdout
-refs = {int(l.split(",")[2]) for l in out.splitlines() if l and not l.startswith("#")}
+	# ffmpeg's own count: the references (reference_frames) up to 74, and the clip's frames
+	# that are none
+	run -0 python3 - $(reference_frames mid.mp4) <<'PY'
+import sys
+refs = {int(a) for a in sys.argv[1:]}
 clip = set(range(44, 75, 2))
 print(len({r for r in refs if r <= 74} | clip), len(clip - refs))
 PY
@@ -192,11 +189,9 @@ PY
 	make_video layers.webm 96x64 25 50 -c:v libvpx -b:v 300k \
 		-ts-parameters ts_layering_mode=2:ts_target_bitrate=150,300 ||
 		skip "ffmpeg could not make layers.webm"
-	# the references, as ffmpeg's decoder gives them with -skip_frame noref
 	local refs
-	refs=$(ffmpeg -nostdin -v error -skip_frame noref -i layers.webm -f framemd5 - |
-		awk -F, '/^0,/ { printf "%d ", $2 }')
-	[[ " $refs" != *" 49 "* ]] || skip "libvpx made the last frame a reference"
+	refs=$(reference_frames layers.webm)
+	[[ " $refs " != *" 49 "* ]] || skip "libvpx made the last frame a reference"
 	# the clip 0, 12, 24 (references) decodes the references up to 24 and nothing else
 	run -0 vidclip --crop none --size 96x64 --frames 3 --stride 12 --start begin layers.webm \
 		short.raw

@@ -48,6 +48,14 @@ ref_frames() {
 		-fps_mode passthrough -pix_fmt rgb24 -f rawvideo "$out"
 }
 
+# reference_frames VIDEO: the numbers of the frames ffmpeg's decoder gives with -skip_frame
+# noref (those some other frame refers to, and any it cannot leave out), on one line.
+reference_frames() {
+	ffmpeg -nostdin -v error -skip_frame noref -i "$1" -f framemd5 - |
+		awk -F, '/^[0-9]/ { printf "%s%d", n++ ? " " : "", $3 }'
+	echo
+}
+
 # frame_numbers RAW W H T [RAW...]: the numbers the T frames of W x H RGB (HWC) tell, on one
 # line; a line for each further RAW of the same shape.
 frame_numbers() {
