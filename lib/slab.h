@@ -803,7 +803,9 @@ struct slab_video_spec {
 };
 
 /* What a video field holds (the container's and the stream's headers; frames counted by
- * demuxing when neither says). */
+ * demuxing when neither says, and in an AVI whose packets do not all carry a presentation
+ * time, whose header counts the empty chunks of the frames an encoder held back too, as in
+ * Xvid's packed B-frames: there the frames a decode gives, and the duration frames / rate). */
 struct slab_video_info {
 	uint32_t width, height;
 	uint64_t frames;                /* video frames in the stream */

@@ -259,6 +259,72 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	assert_line --index 2 --regexp "^decoded (3[0-9]|[4-9][0-9]) "
 }
 
+@test "Xvid AVI with packed B-frames (UCF101's kind): counted as it decodes, its frames ffmpeg's to the end" {
+	need_video_tools libxvid
+	make_video xvid.avi 64x48 25 60 -c:v libxvid -q:v 2 -bf 2 -g 30 ||
+		skip "ffmpeg could not make an Xvid AVI"
+	# The header counts 60 frames, two of them empty chunks (the B-frames the encoder held
+	# back); ffmpeg decodes 58.
+	run -0 ffprobe -v error -count_frames -select_streams v \
+		-show_entries stream=nb_frames,nb_read_frames -of csv=p=0 xvid.avi
+	assert_output "60,58"
+	run -0 vidclip --info xvid.avi x
+	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
+	ffmpeg -nostdin -v error -i xvid.avi -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+	# every frame; clips that end past the last frame (padded) and wrap (looped) at frame 58
+	local args short
+	for args in "58 1 pad" "20 3 pad" "25 5 loop" "40 2 loop"; do
+		read -r t s short <<<"$args"
+		run -0 vidclip --crop none --size 64x48 --frames $t --stride $s --start begin \
+			--on-short $short xvid.avi clip.raw
+		clip_is_frames clip.raw all.raw 64 48 $t $s $short 0 || fail "$args: not ffmpeg's frames"
+	done
+	run -1 --separate-stderr vidclip --crop none --size 64x48 --frames 59 --start begin \
+		--on-short error xvid.avi clip.raw
+	assert_equal "$stderr" "vidclip: 'xvid.avi': video of 58 frames: the clip needs 59"
+}
+
+@test "videos cut or rewrapped without decoding (an MP4's edit list, H.264 copied into AVI): the frames and rate a decode gives" {
+	need_video_tools libx264
+	make_video src.mp4 64x48 25 150 -c:v libx264 -pix_fmt yuv420p \
+		-x264-params keyint=50:bframes=3 &&
+	ffmpeg -nostdin -v error -ss 1.3 -i src.mp4 -t 3 -c copy cut.mp4 &&
+	ffmpeg -nostdin -v error -i src.mp4 -c copy copy.avi || skip "ffmpeg could not make the videos"
+	# The cut keeps 110 packets from the keyframe before 1.3 s; its edit list shows 77 of
+	# them. The AVI has a chunk every half frame (50 a second, every other one empty).
+	local f
+	for f in cut.mp4 copy.avi; do
+		ffprobe -v error -count_frames -select_streams v \
+			-show_entries stream=avg_frame_rate,nb_frames,nb_read_frames -of csv=p=0 $f
+	done > probed
+	assert_equal "$(cat probed)" "25/1,110,77
+50/1,300,150"
+	run -0 vidclip --info cut.mp4 x
+	assert_output "video 64x48 frames 77 duration 3.220 fps 25/1 codec h264"
+	run -0 vidclip --info copy.avi x
+	assert_output "video 64x48 frames 150 duration 6.000 fps 25/1 codec h264"
+	# the cut's first frame is the source's frame 33 (1.32 s)
+	run -0 vidclip --crop none --size 64x48 --frames 1 --start begin cut.mp4 clip.raw
+	run -0 frame_numbers clip.raw 64 48 1
+	assert_output "33"
+	local n first firsts
+	for f in cut.mp4 copy.avi; do
+		ffmpeg -nostdin -v error -y -i $f -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+		n=$(($(stat -c %s all.raw) / (64 * 48 * 3)))
+		# random clips all start where 8 frames at stride 3 fit, and are ffmpeg's frames
+		run -0 vidclip --crop none --size 64x48 --frames 8 --stride 3 --start random \
+			--clips 12 $f clip.raw
+		firsts=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output")
+		for first in $firsts; do
+			[ $((first + 21)) -lt $n ] || fail "$f: a clip from frame $first of $n"
+		done
+		clip_is_frames clip.raw all.raw 64 48 8 3 pad $firsts || fail "$f: not ffmpeg's frames"
+		run -0 vidclip --crop none --size 64x48 --frames 30 --stride 7 --start begin \
+			--on-short loop $f clip.raw
+		clip_is_frames clip.raw all.raw 64 48 30 7 loop 0 || fail "$f: looped: not ffmpeg's frames"
+	done
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4, MPEG-2" {
 	need_video_tools
 	local f path w h frames

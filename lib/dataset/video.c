@@ -81,6 +81,8 @@
 	X(avformat, avformat_alloc_context) \
 	X(avformat, avformat_close_input) \
 	X(avformat, avformat_find_stream_info) \
+	X(avformat, avformat_index_get_entries_count) \
+	X(avformat, avformat_index_get_entry) \
 	X(avformat, avformat_open_input) \
 	X(avformat, avio_alloc_context) \
 	X(avformat, avio_context_free) \
@@ -313,6 +315,7 @@ struct slab_video_decoder {
 	int fresh;                              /* nothing read since the open: at the start */
 	int draining;                           /* the end reached, the decoder drained */
 	uint64_t packets, budget;               /* this pass's video packets, and the most */
+	uint64_t stream_packets;                /* the header's count, or counted: at least frames */
 	/* Frames shown before this time (seconds from the stream's start) will not be picked:
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
@@ -626,24 +629,63 @@ found:
 	return 0;
 }
 
-/* The frames of the stream, by demuxing its packets (no decoding): 0 or an error. */
-static int count_frames(struct slab_video_decoder *d, uint64_t *n)
+/* What demuxing the stream's packets (no decoding) finds: how many (frames), whether one
+ * has no presentation time (nopts), and the smallest step between two packets' decode times
+ * in the stream's time base (step; 0 for none). */
+struct packet_count {
+	uint64_t frames;
+	int nopts;
+	int64_t step;
+};
+
+static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 {
+	int64_t last = AV_NOPTS_VALUE;
 	int ret;
 
-	*n = 0;
+	memset(c, 0, sizeof(*c));
 	d->fresh = 0;
 	while ((ret = ff.av_read_frame(d->fmt, d->pkt)) >= 0) {
-		if (d->pkt->stream_index == d->stream && ++*n > d->max_frames) {
-			ff.av_packet_unref(d->pkt);
-			return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of more than %llu "
-					 "frames: over the limit of %llu frames",
-					 (unsigned long long)d->max_frames,
-					 (unsigned long long)d->max_frames);
+		const AVPacket *k = d->pkt;
+
+		if (k->stream_index == d->stream) {
+			if (k->pts == AV_NOPTS_VALUE)
+				c->nopts = 1;
+			if (k->dts != AV_NOPTS_VALUE) {
+				if (last != AV_NOPTS_VALUE && k->dts > last &&
+				    (c->step == 0 || k->dts - last < c->step))
+					c->step = k->dts - last;
+				last = k->dts;
+			}
+			if (++c->frames > d->max_frames) {
+				ff.av_packet_unref(d->pkt);
+				return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of more "
+						 "than %llu frames: over the limit of %llu frames",
+						 (unsigned long long)d->max_frames,
+						 (unsigned long long)d->max_frames);
+			}
 		}
 		ff.av_packet_unref(d->pkt);
 	}
 	return ret == AVERROR_EOF ? 0 : fail_av(d, ret);
+}
+
+/* The frames of the demuxer's index that are shown: those an edit list leaves out (an MP4
+ * cut without decoding, which keeps the packets from the keyframe before the cut, and after
+ * its end to the next frame decoded before the last one shown) are decoded for the frames
+ * that refer to them but never shown. 0 where the index marks none. */
+static uint64_t shown_in_index(AVStream *st)
+{
+	int n = ff.avformat_index_get_entries_count(st);
+	uint64_t shown = 0;
+
+	for (int i = 0; i < n; i++) {
+		const AVIndexEntry *e = ff.avformat_index_get_entry(st, i);
+
+		if (e && !(e->flags & AVINDEX_DISCARD_FRAME))
+			shown++;
+	}
+	return shown < (uint64_t)n ? shown : 0;
 }
 
 /* Open the bytes and fill d->info: 0 or an error (the video closed). */
@@ -652,8 +694,10 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	struct slab_video_info *info = &d->info;
 	const AVStream *st;
 	const AVCodecParameters *cp;
-	AVRational r;
-	int ret;
+	AVRational r = { 0, 0 };
+	struct packet_count c;
+	uint64_t shown;
+	int ret, avi;
 
 	if ((ret = slab_video_ready(&d->err)) < 0)
 		return ret;
@@ -666,6 +710,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	d->unordered = d->linear = 0;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
+	avi = strcmp(d->fmt->iformat->name, "avi") == 0;
 	memset(info, 0, sizeof(*info));
 	if (cp->width <= 0 || cp->height <= 0) {
 		close_video(d);
@@ -682,24 +727,44 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		info->duration = (double)st->duration * av_q2d(st->time_base);
 	else if (d->fmt->duration != AV_NOPTS_VALUE && d->fmt->duration > 0)
 		info->duration = (double)d->fmt->duration / AV_TIME_BASE;
-	if (st->nb_frames > 0) {
-		if ((uint64_t)st->nb_frames > d->max_frames) {
-			ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: over "
-					"the limit of %llu frames", (unsigned long long)st->nb_frames,
-					(unsigned long long)d->max_frames);
+	if (st->nb_frames > 0 && (uint64_t)st->nb_frames > d->max_frames) {
+		ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: over the "
+				"limit of %llu frames", (unsigned long long)st->nb_frames,
+				(unsigned long long)d->max_frames);
+		close_video(d);
+		return ret;
+	}
+	/* The packets a clip may read are the stream's, shown or not (d->budget). */
+	d->stream_packets = info->frames = st->nb_frames > 0 ? (uint64_t)st->nb_frames : 0;
+	if (info->frames && (shown = shown_in_index(d->fmt->streams[d->stream])) > 0)
+		info->frames = shown;
+	/* Counted where the header does not say, and in an AVI. An AVI has a chunk for each
+	 * tick of its time base, empty where no frame is: its header counts those too. Where
+	 * its packets lack presentation times (B-frames, or H.264 whatever its frames) its
+	 * frames are numbered as they decode from the start (d->linear), so they are the
+	 * packets counted, not the header's chunks (Xvid's packed B-frames begin with empty
+	 * chunks for the frames the encoder held back). Where no two packets are a tick apart
+	 * (H.264 copied into AVI by FFmpeg has a chunk every half frame, every other one
+	 * empty), the frame rate is the packets' and the frames the packets counted. */
+	if (!info->frames || avi) {
+		if ((ret = count_frames(d, &c)) < 0) {
 			close_video(d);
 			return ret;
 		}
-		info->frames = (uint64_t)st->nb_frames;
-	} else if ((ret = count_frames(d, &info->frames)) < 0) {
-		close_video(d);
-		return ret;
+		if (!info->frames || c.nopts || (avi && c.step > 1))
+			info->frames = c.frames;
+		if (c.frames > d->stream_packets)
+			d->stream_packets = c.frames;
+		if (avi && c.step > 1 && c.step <= INT_MAX / st->time_base.num)
+			r = (AVRational){ st->time_base.den, st->time_base.num * (int)c.step };
+		d->linear = c.nopts;
 	}
 	if (info->frames == 0) {
 		close_video(d);
 		return corrupt(d, "no frames");
 	}
-	r = st->avg_frame_rate;
+	if (r.num <= 0 || r.den <= 0)
+		r = st->avg_frame_rate;
 	if (r.num <= 0 || r.den <= 0)
 		r = st->r_frame_rate;
 	if ((r.num <= 0 || r.den <= 0) && info->duration > 0)
@@ -712,7 +777,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	info->fps_num = (uint32_t)r.num;
 	info->fps_den = (uint32_t)r.den;
 	d->fps = av_q2d(r);
-	if (info->duration <= 0)
+	if (info->duration <= 0 || d->linear)
 		info->duration = (double)info->frames / d->fps;
 	d->sig = fingerprint(data, len);
 	return 0;
@@ -1161,7 +1226,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	int have = 0, eof = 0, made = 0, ret;
 	unsigned made_k = 0;
 
-	d->budget = d->info.frames * PACKETS_TIMES + PACKETS_EXTRA;
+	d->budget = d->stream_packets * PACKETS_TIMES + PACKETS_EXTRA;
 	/* The targets' pick thresholds in order, for skip_nonref(): not where a LOOP wraps. */
 	d->pick_n = 0;
 	if (p->step > 0 && !(spec->on_short == SLAB_VIDEO_SHORT_LOOP &&

@@ -119,3 +119,20 @@ for k in range(t):
 print(" ".join(map(str, out)))
 PY
 }
+
+# clip_is_frames CLIP ALL W H T STRIDE SHORT FIRST...: succeeds when CLIP (clips of T frames
+# of W x H RGB, one a FIRST) is, byte for byte, the frames FIRST + k STRIDE of ALL (every
+# frame of ffmpeg's decode, in order), past the last one the last (SHORT pad) or from the
+# first again (SHORT loop).
+clip_is_frames() {
+	$VPY - "$@" <<'PY'
+import sys
+clip, every, w, h, t, s, short = sys.argv[1:8]
+fs, t, s = int(w) * int(h) * 3, int(t), int(s)
+ref = open(every, "rb").read()
+n = len(ref) // fs
+idx = [min(f + k * s, n - 1) if short == "pad" else (f + k * s) % n
+       for f in map(int, sys.argv[8:]) for k in range(t)]
+sys.exit(open(clip, "rb").read() != b"".join(ref[i * fs:(i + 1) * fs] for i in idx))
+PY
+}
