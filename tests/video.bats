@@ -325,6 +325,30 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	done
 }
 
+@test "10-bit video (H.264 High 10, VP9 profile 2): the right frames, rounded from ffmpeg's 16-bit RGB without bias" {
+	need_video_tools libx264 libvpx-vp9
+	make_video h10.mp4 64x48 25 30 -c:v libx264 -pix_fmt yuv420p10le -crf 12 -g 10 &&
+	make_video v10.webm 64x48 25 30 -c:v libvpx-vp9 -pix_fmt yuv420p10le -crf 20 -b:v 0 \
+		-deadline realtime -cpu-used 8 || skip "ffmpeg could not make 10-bit videos"
+	local f
+	for f in h10.mp4 v10.webm; do
+		run -0 vidclip --crop none --size 64x48 --frames 30 --start begin $f clip.raw
+		run -0 frame_numbers clip.raw 64 48 30
+		assert_output "$(seq -s ' ' 0 29)"
+		ffmpeg -nostdin -v error -y -i $f -fps_mode passthrough -pix_fmt rgb48le -f rawvideo ref.raw
+		# 8 bits of the 16 are v / 257: each byte within 3 of it, 0.7 on average, and no
+		# bias (a truncation would be 0.5 low, as ffmpeg's own rgb24 path is here)
+		run -0 $VPY - <<'PY'
+import numpy as np
+got = np.fromfile("clip.raw", np.uint8).astype(float)
+ref = np.fromfile("ref.raw", "<u2").astype(float) / 257
+d = got - ref
+print("%.2f %.3f %.3f" % (abs(d).max(), abs(d).mean(), d.mean()))
+assert abs(d).max() <= 3.5 and abs(d).mean() <= 0.7 and abs(d.mean()) <= 0.15
+PY
+	done
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4, MPEG-2" {
 	need_video_tools
 	local f path w h frames
