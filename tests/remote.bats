@@ -315,6 +315,40 @@ EOF
 	assert_line "error: retries must be at least 0, not -1"
 }
 
+@test "video clips of an http:// URL are the local file's, from prefetch and slab.Loader" {
+	command -v ffmpeg >/dev/null 2>&1 || skip "no ffmpeg (Debian package ffmpeg)"
+	need_libslab
+	mkdir v
+	local k
+	for k in 0 1 2 3; do
+		ffmpeg -nostdin -v error -f lavfi -i "testsrc2=size=$((64 + 16 * k))x48:rate=25" \
+			-t 2 -c:v libx264 -pix_fmt yuv420p -g $((10 + 5 * k)) v/v$k.mp4
+		echo $k > v/v$k.cls
+	done
+	(cd v && tar --format=gnu -cf ../v.tar v0.cls v0.mp4 v1.cls v1.mp4 v2.cls v2.mp4 v3.cls v3.mp4)
+	pack -q --page-size 16K -o www/v.slab v.tar
+	start_nginx www
+	shuffle-plan -q --seed 4 -o v.plan www/v.slab
+	prefetch -q --plan v.plan --emit --emit-format frames --video mp4 --frames 4 --stride 3 \
+		--size 24x16 --crop random-resized www/v.slab > frames.local
+	prefetch -q --plan v.plan --emit --emit-format frames --video mp4 --frames 4 --stride 3 \
+		--size 24x16 --crop random-resized "$HTTP_URL/v.slab" > frames.url
+	# four clips of 4 x 16 x 24 x 3 bytes and their headers
+	[ "$(filesize frames.local)" -gt $((4 * 4 * 16 * 24 * 3)) ] || fail "a short frames stream"
+	cmp frames.local frames.url
+	run -0 pyslab - "$HTTP_URL/v.slab" <<'PY'
+import sys, slab
+kw = dict(batch_size=3, video="mp4", frames=5, stride=2, size=(16, 16), seed=2, fields=["cls"])
+n = 0
+with slab.Loader([sys.argv[1]], **kw) as r, slab.Loader(["www/v.slab"], **kw) as t:
+    for x, y in zip(r, t):
+        assert x.keys == y.keys and bytes(x.images) == bytes(y.images)
+        n += len(x.keys)
+print(n, "clips")
+PY
+	assert_output "4 clips"
+}
+
 @test "fork() children of a process that opened a URL (DataLoader workers) read it through their own connections" {
 	need_libslab_any
 	start_nginx www
