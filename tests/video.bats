@@ -43,6 +43,8 @@ setup_file() {
 	# FFmpeg's seek to the stream's start lands at its second keyframe.
 	make_video bf.avi 96x64 25 60 -c:v mpeg4 -q:v 2 -bf 2 -g 30 || true
 	make_video mpeg2.ts 96x64 25 60 -c:v mpeg2video -q:v 2 -bf 2 -g 15 || true
+	# MPEG-2 with B-frames in an MPEG program stream (.mpg), its index none: seeks by bytes.
+	make_video mpeg2.mpg 96x64 25 60 -c:v mpeg2video -q:v 2 -bf 2 -g 15 || true
 	# Variable frame rate: 30 a second for 20 frames, then 10 a second.
 	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi \
 		-i "$(numbered_src 96x64 30),setpts='if(lt(N\,20)\,N/30\,20/30+(N-20)/10)/TB'" \
@@ -72,13 +74,15 @@ v() {
 	assert_output --regexp "^video 96x64 frames 40 duration 1\.[0-9]+ fps 30/1 codec h264$"
 	run -0 vidclip --info "$(v h264.ts)" x
 	assert_output --regexp "^video 96x64 frames 40 duration 1\.[0-9]+ fps 30/1 codec h264$"
+	run -0 vidclip --info "$(v mpeg2.mpg)" x
+	assert_output "video 96x64 frames 60 duration 2.400 fps 25/1 codec mpeg2video"
 }
 
 @test "a clip takes every stride-th frame from its start, in every container and codec" {
 	need_video_tools
 	local f clips=() wants=() i
 	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 h264.ts h264.flv h264.mkv bf.avi \
-		 mpeg2.ts; do
+		 mpeg2.ts mpeg2.mpg; do
 		local path frames
 		path=$(v $f)
 		frames=$(vidclip --info "$path" x | sed 's/.* frames \([0-9]*\) .*/\1/')
@@ -94,7 +98,7 @@ v() {
 		done
 	done
 	run -0 frame_numbers "${clips[0]}" 48 32 6 "${clips[@]:1}"
-	[ "${#lines[@]}" -eq 30 ] || fail "$output"
+	[ "${#lines[@]}" -eq 33 ] || fail "$output"
 	for i in "${!clips[@]}"; do
 		[ "${lines[i]}" = "${wants[i]}" ] ||
 			fail "${clips[i]%.raw} (video.stride): frames ${lines[i]}, not ${wants[i]}"
@@ -352,7 +356,8 @@ PY
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4, MPEG-2" {
 	need_video_tools
 	local f path w h frames
-	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 w100.mp4 bf.avi mpeg2.ts; do
+	for f in h264.mp4 odd444.mp4 odd.webm odd.avi mpeg4.mp4 w100.mp4 bf.avi mpeg2.ts \
+		 mpeg2.mpg; do
 		path=$(v $f)
 		read -r w h frames < <(vidclip --info "$path" x |
 			sed 's/^video \([0-9]*\)x\([0-9]*\) frames \([0-9]*\) .*/\1 \2 \3/')
@@ -500,25 +505,27 @@ print((a.transpose(3, 0, 1, 2) == c).all())'
 	! cmp -s one.raw other.raw
 }
 
-@test "random clips in six codecs and containers are ffmpeg's frames, frames left out or not (SLAB_TEST_SWEEP=1: more)" {
-	need_video_tools libx264 libvpx libvpx-vp9 mpeg4 mpeg2video
+@test "random clips in seven codecs and containers are ffmpeg's frames, frames left out or not (SLAB_TEST_SWEEP=1: more)" {
+	need_video_tools libx264 libvpx libvpx-vp9 mpeg4 mpeg2video mpeg1video
 	# Open and closed groups, B-frame pyramids, packets without presentation times (AVI),
 	# a seek to the start that lands late (MPEG-2 TS), frames nothing refers to (VP8 in
-	# two temporal layers): every clip must be the frames first + k stride of ffmpeg's
-	# decode (the last one past the end with pad, from the first again with loop).
+	# two temporal layers), seeks by bytes (MPEG-1 in a program stream, no index): every
+	# clip must be the frames first + k stride of ffmpeg's decode (the last one past the
+	# end with pad, from the first again with loop).
 	local mk="64x48 25 120"
 	make_video a.mp4 $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=40:bframes=3:b-pyramid=strict &&
 	make_video b.ts $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=30:open-gop=1:bframes=2 &&
 	make_video c.avi $mk -c:v mpeg4 -q:v 3 -bf 2 -g 30 &&
 	make_video d.ts $mk -c:v mpeg2video -q:v 3 -bf 2 -g 15 &&
 	make_video e.webm $mk -c:v libvpx -b:v 200k -ts-parameters ts_layering_mode=2:ts_target_bitrate=100,200 &&
-	make_video f.webm $mk -c:v libvpx-vp9 -crf 30 -b:v 0 -g 50 -deadline realtime -cpu-used 8 ||
+	make_video f.webm $mk -c:v libvpx-vp9 -crf 30 -b:v 0 -g 50 -deadline realtime -cpu-used 8 &&
+	make_video g.mpg $mk -c:v mpeg1video -q:v 3 -bf 2 -g 18 ||
 		skip "ffmpeg could not make the videos"
 	run $VPY - "${SLAB_TEST_SWEEP:-0}" <<'PY'
 import os, random, subprocess, sys
 fs, n, rng = 64 * 48 * 3, 0, random.Random(7)
 runs = 40 if sys.argv[1] == "1" else 5
-for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm"]:
+for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm", "g.mpg"]:
     ref = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", f, "-fps_mode", "passthrough",
                           "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True,
                          check=True).stdout
@@ -548,7 +555,7 @@ for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm"]:
 print(n, "clips")
 PY
 	[ "$status" -eq 0 ] || fail "$output"
-	[ "$output" = "$((6 * (SLAB_TEST_SWEEP == 1 ? 40 : 5) * 2)) clips" ] || fail "$output"
+	[ "$output" = "$((7 * (SLAB_TEST_SWEEP == 1 ? 40 : 5) * 2)) clips" ] || fail "$output"
 }
 
 @test "limits: a frame over the pixel limit and a stream over the frame limit are refused" {
@@ -584,7 +591,7 @@ PY
 	printf '\x12\x34\x56\x78' > random.bin
 	head -c 4000 /dev/urandom >> random.bin
 	run -1 --separate-stderr vidclip random.bin x
-	assert_equal "$stderr" "vidclip: 'random.bin': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS or FLV: starts with 0x12 0x34 0x56 0x78"
+	assert_equal "$stderr" "vidclip: 'random.bin': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS or FLV: starts with 0x12 0x34 0x56 0x78"
 	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i sine=frequency=440:duration=1 \
 		-c:a aac audio.mp4
 	run -1 --separate-stderr vidclip audio.mp4 x
