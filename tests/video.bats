@@ -505,13 +505,14 @@ print((a.transpose(3, 0, 1, 2) == c).all())'
 	! cmp -s one.raw other.raw
 }
 
-@test "random clips in seven codecs and containers are ffmpeg's frames, frames left out or not (SLAB_TEST_SWEEP=1: more)" {
-	need_video_tools libx264 libvpx libvpx-vp9 mpeg4 mpeg2video mpeg1video
+@test "random clips in eight codecs and containers are ffmpeg's frames, frames left out or not (SLAB_TEST_SWEEP=1: more)" {
+	need_video_tools libx264 libx265 libvpx libvpx-vp9 mpeg4 mpeg2video mpeg1video
 	# Open and closed groups, B-frame pyramids, packets without presentation times (AVI),
 	# a seek to the start that lands late (MPEG-2 TS), frames nothing refers to (VP8 in
-	# two temporal layers), seeks by bytes (MPEG-1 in a program stream, no index): every
-	# clip must be the frames first + k stride of ffmpeg's decode (the last one past the
-	# end with pad, from the first again with loop).
+	# two temporal layers), seeks by bytes (MPEG-1 in a program stream, no index), seeks
+	# that land between keyframes where the decoder does not wait for one (HEVC in TS):
+	# every clip must be the frames first + k stride of ffmpeg's decode (the last one past
+	# the end with pad, from the first again with loop).
 	local mk="64x48 25 120"
 	make_video a.mp4 $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=40:bframes=3:b-pyramid=strict &&
 	make_video b.ts $mk -c:v libx264 -pix_fmt yuv420p -x264-params keyint=30:open-gop=1:bframes=2 &&
@@ -519,13 +520,15 @@ print((a.transpose(3, 0, 1, 2) == c).all())'
 	make_video d.ts $mk -c:v mpeg2video -q:v 3 -bf 2 -g 15 &&
 	make_video e.webm $mk -c:v libvpx -b:v 200k -ts-parameters ts_layering_mode=2:ts_target_bitrate=100,200 &&
 	make_video f.webm $mk -c:v libvpx-vp9 -crf 30 -b:v 0 -g 50 -deadline realtime -cpu-used 8 &&
-	make_video g.mpg $mk -c:v mpeg1video -q:v 3 -bf 2 -g 18 ||
+	make_video g.mpg $mk -c:v mpeg1video -q:v 3 -bf 2 -g 18 &&
+	make_video h.ts $mk -c:v libx265 -pix_fmt yuv420p \
+		-x265-params log-level=none:keyint=30:bframes=4:open-gop=1 ||
 		skip "ffmpeg could not make the videos"
 	run $VPY - "${SLAB_TEST_SWEEP:-0}" <<'PY'
 import os, random, subprocess, sys
 fs, n, rng = 64 * 48 * 3, 0, random.Random(7)
 runs = 40 if sys.argv[1] == "1" else 5
-for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm", "g.mpg"]:
+for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm", "g.mpg", "h.ts"]:
     ref = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", f, "-fps_mode", "passthrough",
                           "-pix_fmt", "rgb24", "-f", "rawvideo", "-"], capture_output=True,
                          check=True).stdout
@@ -555,7 +558,7 @@ for f in ["a.mp4", "b.ts", "c.avi", "d.ts", "e.webm", "f.webm", "g.mpg"]:
 print(n, "clips")
 PY
 	[ "$status" -eq 0 ] || fail "$output"
-	[ "$output" = "$((7 * (SLAB_TEST_SWEEP == 1 ? 40 : 5) * 2)) clips" ] || fail "$output"
+	[ "$output" = "$((8 * (SLAB_TEST_SWEEP == 1 ? 40 : 5) * 2)) clips" ] || fail "$output"
 }
 
 @test "limits: a frame over the pixel limit and a stream over the frame limit are refused" {

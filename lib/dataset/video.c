@@ -318,6 +318,11 @@ struct slab_video_decoder {
 	int draining;                           /* the end reached, the decoder drained */
 	uint64_t packets, budget;               /* this pass's video packets, and the most */
 	uint64_t stream_packets;                /* the header's count, or counted: at least frames */
+	/* The demuxer marks keyframe packets (keyed), and the packets after a seek are passed
+	 * over up to the first of them (want_key): a demuxer without an index (MPEG-TS and
+	 * -PS) seeks to any packet, and some decoders (HEVC's) make frames of what follows
+	 * without the frames it refers to, where H.264's and MPEG-2's wait for a keyframe. */
+	int keyed, want_key;
 	/* Frames shown before this time (seconds from the stream's start) will not be picked:
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
@@ -494,6 +499,7 @@ static void new_pass(struct slab_video_decoder *d)
 	d->io.over = 0;
 	d->packets = 0;
 	d->draining = 0;
+	d->want_key = 0;
 }
 
 /* The demuxer over the bytes, the video stream found: 0 or an error (the video closed). */
@@ -632,11 +638,12 @@ found:
 }
 
 /* What demuxing the stream's packets (no decoding) finds: how many (frames), whether one
- * has no presentation time (nopts), and the smallest step between two packets' decode times
- * in the stream's time base (step; 0 for none). */
+ * has no presentation time (nopts) and whether one is marked a keyframe (keys), and the
+ * smallest step between two packets' decode times in the stream's time base (step; 0 for
+ * none). */
 struct packet_count {
 	uint64_t frames;
-	int nopts;
+	int nopts, keys;
 	int64_t step;
 };
 
@@ -653,6 +660,8 @@ static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 		if (k->stream_index == d->stream) {
 			if (k->pts == AV_NOPTS_VALUE)
 				c->nopts = 1;
+			if (k->flags & AV_PKT_FLAG_KEY)
+				c->keys = 1;
 			if (k->dts != AV_NOPTS_VALUE) {
 				if (last != AV_NOPTS_VALUE && k->dts > last &&
 				    (c->step == 0 || k->dts - last < c->step))
@@ -710,6 +719,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
 	d->unordered = d->linear = 0;
+	d->keyed = 1;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
 	avi = strcmp(d->fmt->iformat->name, "avi") == 0;
@@ -760,6 +770,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		if (avi && c.step > 1 && c.step <= INT_MAX / st->time_base.num)
 			r = (AVRational){ st->time_base.den, st->time_base.num * (int)c.step };
 		d->linear = c.nopts;
+		d->keyed = c.keys;
 	}
 	if (info->frames == 0) {
 		close_video(d);
@@ -1064,6 +1075,13 @@ static int next_frame(struct slab_video_decoder *d)
 				       (unsigned long long)d->budget,
 				       (unsigned long long)d->info.frames);
 		}
+		if (d->want_key) {
+			if (!(d->pkt->flags & AV_PKT_FLAG_KEY)) {
+				ff.av_packet_unref(d->pkt);
+				continue;
+			}
+			d->want_key = 0;
+		}
 		skip_nonref(d);
 		ret = ff.avcodec_send_packet(d->cc, d->pkt);
 		ff.av_packet_unref(d->pkt);
@@ -1110,6 +1128,7 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 	if (ret < 0)
 		return fail_av(d, ret);
 	ff.avcodec_flush_buffers(d->cc);
+	d->want_key = d->keyed;
 	return 0;
 }
 
