@@ -329,6 +329,48 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	done
 }
 
+@test "animated GIF (delays that vary, transparency, frames drawn over the last): frames by their times, as ffmpeg composes them" {
+	need_video_tools
+	# 37 frames of 61x47 by PIL: delays of 0 to 150 ms (0 is shown as 100 ms, as browsers
+	# do), frames optimised to the rectangle that changed, and a one-frame GIF
+	$VPY - <<'PY'
+from PIL import Image, ImageDraw
+frames = []
+for i in range(37):
+    im = Image.new("RGB", (61, 47), (20, 30, 40))
+    d = ImageDraw.Draw(im)
+    d.rectangle([i, 5, i + 12, 20], fill=(200, 50 + i * 5, 30))
+    d.text((3, 28), str(i), fill=(255, 255, 255))
+    frames.append(im.convert("P", palette=Image.ADAPTIVE, colors=32))
+delays = [40, 0, 0, 40, 70, 0, 100, 150, 0, 20, 0, 20, 100, 70, 0, 40, 40, 150, 100, 0, 0,
+          100, 100, 150, 40, 40, 150, 40, 0, 100, 150, 20, 150, 20, 40, 0, 20]
+frames[0].save("v.gif", save_all=True, append_images=frames[1:], duration=delays, loop=0,
+               optimize=True, transparency=0, disposal=1)
+frames[5].save("one.gif")
+PY
+	run -0 vidclip --info v.gif x
+	assert_output "video 61x47 frames 37 duration 3.060 fps 12000/1001 codec gif"
+	ffmpeg -nostdin -v error -i v.gif -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+	ffprobe -v error -select_streams v -show_entries frame=best_effort_timestamp_time \
+		-of default=nw=1:nk=1 v.gif > times.txt
+	[ "$(wc -l < times.txt)" -eq 37 ]
+	local args t0 step want
+	for args in "--fps 5 --frames 9 --start begin" "--fps 12 --frames 20 --start center" \
+		    "--fps 3 --frames 6 --start random --index 4"; do
+		run -0 vidclip --crop none --size 61x47 $args --on-short pad v.gif clip.raw
+		t0=$(awk 'NR == 2 { print $5 }' <<<"$output")
+		step=$(awk 'NR == 2 { print $7 }' <<<"$output")
+		want=$(expected_by_time times.txt "$t0" "$step" "$(awk '{ print $4 }' <<<"$args")" \
+			"$(awk 'BEGIN { print 12000 / 1001 }')")
+		frames_are clip.raw all.raw 61 47 $want || fail "$args: not ffmpeg's frames $want"
+	done
+	# one frame: a video of one frame, the clip padded with it
+	run -0 vidclip --crop none --size 61x47 --frames 3 --stride 2 one.gif clip.raw
+	assert_line --index 0 "video 61x47 frames 1 duration 0.100 fps 10/1 codec gif"
+	ffmpeg -nostdin -v error -y -i one.gif -pix_fmt rgb24 -f rawvideo all.raw
+	frames_are clip.raw all.raw 61 47 0 0 0 || fail "one.gif: not its frame three times"
+}
+
 @test "10-bit video (H.264 High 10, VP9 profile 2): the right frames, rounded from ffmpeg's 16-bit RGB without bias" {
 	need_video_tools libx264 libvpx-vp9
 	make_video h10.mp4 64x48 25 30 -c:v libx264 -pix_fmt yuv420p10le -crf 12 -g 10 &&
@@ -594,7 +636,7 @@ PY
 	printf '\x12\x34\x56\x78' > random.bin
 	head -c 4000 /dev/urandom >> random.bin
 	run -1 --separate-stderr vidclip random.bin x
-	assert_equal "$stderr" "vidclip: 'random.bin': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS or FLV: starts with 0x12 0x34 0x56 0x78"
+	assert_equal "$stderr" "vidclip: 'random.bin': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS, FLV or GIF: starts with 0x12 0x34 0x56 0x78"
 	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi -i sine=frequency=440:duration=1 \
 		-c:a aac audio.mp4
 	run -1 --separate-stderr vidclip audio.mp4 x

@@ -372,7 +372,7 @@ ValueError clip_start must be 'random', 'center' or 'begin', not 'end'
 ValueError on_short must be 'pad', 'loop' or 'error', not 'skip'
 ValueError video must be a field name such as 'mp4', not ''
 ValueError max_frames must be at least 1, not 0
-'m.slab': sample #0 'm0': field 'cls': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS or FLV: starts with 0x30 0x0a"
+'m.slab': sample #0 'm0': field 'cls': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS, FLV or GIF: starts with 0x30 0x0a"
 }
 
 # frames_v3 FILE: the stream's header as "key=value" lines, then per record "file index pos

@@ -285,6 +285,8 @@ static const char *demuxer_of(const unsigned char *p, size_t len)
 		return "flv";
 	if (len >= 4 && memcmp(p, "\0\0\1\xba", 4) == 0)
 		return "mpeg";                  /* MPEG program stream: a pack header */
+	if (len >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0))
+		return "gif";
 	return NULL;
 }
 
@@ -559,8 +561,8 @@ static int open_demuxer(struct slab_video_decoder *d, const void *data, size_t l
 		for (size_t i = 0; i < len && i < 4; i++)
 			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s0x%02x",
 				 i ? " " : "", ((const unsigned char *)data)[i]);
-		return corrupt(d, "not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS or FLV: "
-			       "starts with %s", first);
+		return corrupt(d, "not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS, FLV or "
+			       "GIF: starts with %s", first);
 	}
 	d->io = (struct memio){ .p = data, .len = len };
 	d->io.budget = (uint64_t)len * IO_TIMES + IO_EXTRA;

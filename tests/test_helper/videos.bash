@@ -120,19 +120,35 @@ print(" ".join(map(str, out)))
 PY
 }
 
-# clip_is_frames CLIP ALL W H T STRIDE SHORT FIRST...: succeeds when CLIP (clips of T frames
-# of W x H RGB, one a FIRST) is, byte for byte, the frames FIRST + k STRIDE of ALL (every
-# frame of ffmpeg's decode, in order), past the last one the last (SHORT pad) or from the
-# first again (SHORT loop).
-clip_is_frames() {
+# frames_are CLIP ALL W H I...: succeeds when CLIP (frames of W x H RGB) is, byte for byte,
+# the frames I... of ALL (every frame of ffmpeg's decode, in order).
+frames_are() {
 	$VPY - "$@" <<'PY'
 import sys
-clip, every, w, h, t, s, short = sys.argv[1:8]
-fs, t, s = int(w) * int(h) * 3, int(t), int(s)
+clip, every, w, h = sys.argv[1:5]
+fs = int(w) * int(h) * 3
 ref = open(every, "rb").read()
-n = len(ref) // fs
-idx = [min(f + k * s, n - 1) if short == "pad" else (f + k * s) % n
-       for f in map(int, sys.argv[8:]) for k in range(t)]
-sys.exit(open(clip, "rb").read() != b"".join(ref[i * fs:(i + 1) * fs] for i in idx))
+sys.exit(open(clip, "rb").read() != b"".join(ref[i * fs:(i + 1) * fs] for i in map(int, sys.argv[5:])))
 PY
+}
+
+# clip_is_frames CLIP ALL W H T STRIDE SHORT FIRST...: frames_are for clips of T frames, one
+# a FIRST: the frames FIRST + k STRIDE, past the last one the last (SHORT pad) or from the
+# first again (SHORT loop).
+clip_is_frames() {
+	local clip=$1 all=$2 w=$3 h=$4 t=$5 s=$6 short=$7 first k i n idx=()
+	shift 7
+	n=$(($(stat -c %s "$all") / (w * h * 3)))
+	for first in "$@"; do
+		for ((k = 0; k < t; k++)); do
+			i=$((first + k * s))
+			if [ "$short" = pad ]; then
+				((i < n)) || i=$((n - 1))
+			else
+				i=$((i % n))
+			fi
+			idx+=("$i")
+		done
+	done
+	frames_are "$clip" "$all" "$w" "$h" "${idx[@]}"
 }
