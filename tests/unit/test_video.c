@@ -449,8 +449,8 @@ static void test_corrupt(struct slab_video_decoder *d)
 	junk[2] = 0x56;
 	junk[3] = 0x78;
 	CHECK(slab_video_info(d, junk, sizeof(junk), &info) == SLAB_ERR_CORRUPT);
-	CHECK_STR(slab_video_error(d), "corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS or "
-		  "FLV: starts with 0x12 0x34 0x56 0x78");
+	CHECK_STR(slab_video_error(d), "corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, "
+		  "MPEG-PS, FLV or GIF: starts with 0x12 0x34 0x56 0x78");
 	/* A Matroska header, then noise. */
 	memcpy(junk, "\x1a\x45\xdf\xa3", 4);
 	CHECK(slab_video_info(d, junk, sizeof(junk), &info) == SLAB_ERR_CORRUPT);
