@@ -315,9 +315,10 @@ EOF
 	assert_line "error: retries must be at least 0, not -1"
 }
 
-@test "video clips of an http:// URL are the local file's, from prefetch and slab.Loader" {
+# www/v.slab: four H.264 videos of 2 s (64 to 112 pixels wide, keyframes 10 to 25 apart) with
+# a cls each, on 16 KiB pages; nginx serving www/.
+video_www() {
 	command -v ffmpeg >/dev/null 2>&1 || skip "no ffmpeg (Debian package ffmpeg)"
-	need_libslab
 	mkdir v
 	local k
 	for k in 0 1 2 3; do
@@ -328,6 +329,10 @@ EOF
 	(cd v && tar --format=gnu -cf ../v.tar v0.cls v0.mp4 v1.cls v1.mp4 v2.cls v2.mp4 v3.cls v3.mp4)
 	pack -q --page-size 16K -o www/v.slab v.tar
 	start_nginx www
+}
+
+@test "video clips of an http:// URL are the local file's: prefetch's frames stream" {
+	video_www
 	shuffle-plan -q --seed 4 -o v.plan www/v.slab
 	prefetch -q --plan v.plan --emit --emit-format frames --video mp4 --frames 4 --stride 3 \
 		--size 24x16 --crop random-resized www/v.slab > frames.local
@@ -336,6 +341,11 @@ EOF
 	# four clips of 4 x 16 x 24 x 3 bytes and their headers
 	[ "$(filesize frames.local)" -gt $((4 * 4 * 16 * 24 * 3)) ] || fail "a short frames stream"
 	cmp frames.local frames.url
+}
+
+@test "video clips of an http:// URL are the local file's: slab.Loader" {
+	need_libslab
+	video_www
 	run -0 pyslab - "$HTTP_URL/v.slab" <<'PY'
 import sys, slab
 kw = dict(batch_size=3, video="mp4", frames=5, stride=2, size=(16, 16), seed=2, fields=["cls"])
