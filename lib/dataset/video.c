@@ -683,6 +683,52 @@ static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 	return ret == AVERROR_EOF ? 0 : fail_av(d, ret);
 }
 
+/* The same from an AVI's index (read with its headers: no packet is read), where it has one
+ * (0 frames where not): its entries are the chunks with bytes, their times in ticks. Whether
+ * packets carry presentation times the index does not say: the first few packets do
+ * (peek_nopts()). */
+static void index_count(AVStream *st, struct packet_count *c)
+{
+	int n = ff.avformat_index_get_entries_count(st);
+	int64_t last = AV_NOPTS_VALUE;
+
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < n; i++) {
+		const AVIndexEntry *e = ff.avformat_index_get_entry(st, i);
+
+		if (!e)
+			continue;
+		c->frames++;
+		if (e->flags & AVINDEX_KEYFRAME)
+			c->keys = 1;
+		if (last != AV_NOPTS_VALUE && e->timestamp > last &&
+		    (c->step == 0 || e->timestamp - last < c->step))
+			c->step = e->timestamp - last;
+		last = e->timestamp;
+	}
+}
+
+/* Whether one of the stream's first PEEK_PACKETS packets has no presentation time: 1, 0,
+ * or an error. The demuxer is left past them (d->fresh 0). */
+#define PEEK_PACKETS 8
+static int peek_nopts(struct slab_video_decoder *d)
+{
+	unsigned seen = 0;
+	int ret, nopts = 0;
+
+	d->fresh = 0;
+	while (seen < PEEK_PACKETS && !nopts && (ret = ff.av_read_frame(d->fmt, d->pkt)) >= 0) {
+		if (d->pkt->stream_index == d->stream) {
+			seen++;
+			nopts = d->pkt->pts == AV_NOPTS_VALUE;
+		}
+		ff.av_packet_unref(d->pkt);
+	}
+	if (!nopts && seen < PEEK_PACKETS && ret != AVERROR_EOF)
+		return fail_av(d, ret);
+	return nopts;
+}
+
 /* The frames of the demuxer's index that are shown: those an edit list leaves out (an MP4
  * cut without decoding, which keeps the packets from the keyframe before the cut, and after
  * its end to the next frame decoded before the last one shown) are decoded for the frames
@@ -761,7 +807,23 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	 * (H.264 copied into AVI by FFmpeg has a chunk every half frame, every other one
 	 * empty), the frame rate is the packets' and the frames the packets counted. */
 	if (!info->frames || avi) {
-		if ((ret = count_frames(d, &c)) < 0) {
+		if (avi)
+			index_count(d->fmt->streams[d->stream], &c);
+		if (avi && c.frames > 0) {
+			if (c.frames > d->max_frames) {
+				ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: "
+						"over the limit of %llu frames",
+						(unsigned long long)c.frames,
+						(unsigned long long)d->max_frames);
+				close_video(d);
+				return ret;
+			}
+			if ((ret = peek_nopts(d)) < 0) {
+				close_video(d);
+				return ret;
+			}
+			c.nopts = ret;
+		} else if ((ret = count_frames(d, &c)) < 0) {
 			close_video(d);
 			return ret;
 		}
