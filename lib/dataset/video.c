@@ -639,22 +639,50 @@ found:
 	return 0;
 }
 
-/* What demuxing the stream's packets (no decoding) finds: how many (frames), whether one
- * has no presentation time (nopts) and whether one is marked a keyframe (keys), and the
- * smallest step between two packets' decode times in the stream's time base (step; 0 for
- * none). */
+/* A video of n frames over the frame limit: SLAB_ERR_LIMIT, saying so in d->err. */
+static int over_frames(struct slab_video_decoder *d, uint64_t n)
+{
+	return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: over the limit of "
+			 "%llu frames", (unsigned long long)n, (unsigned long long)d->max_frames);
+}
+
+/* What the stream's packets, or its index's entries, say: how many (frames), how many of
+ * them are shown (shown: an edit list marks the others), whether one has no presentation
+ * time (nopts) and whether one is a keyframe (keys), and the smallest step between two of
+ * their decode times in the stream's time base (step; 0 for none). */
 struct packet_count {
-	uint64_t frames;
+	uint64_t frames, shown;
 	int nopts, keys;
 	int64_t step;
+	int64_t last;                           /* the decode time counted last */
 };
 
+static void count_start(struct packet_count *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->last = AV_NOPTS_VALUE;
+}
+
+/* One packet or entry more: its decode time (AV_NOPTS_VALUE for none), whether it is a
+ * keyframe and whether it is shown. */
+static void count_one(struct packet_count *c, int64_t dts, int key, int shown)
+{
+	c->frames++;
+	c->shown += shown != 0;
+	c->keys |= key != 0;
+	if (dts == AV_NOPTS_VALUE)
+		return;
+	if (c->last != AV_NOPTS_VALUE && dts > c->last && (c->step == 0 || dts - c->last < c->step))
+		c->step = dts - c->last;
+	c->last = dts;
+}
+
+/* The stream's packets, by demuxing them all (no decoding): 0 or an error. */
 static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 {
-	int64_t last = AV_NOPTS_VALUE;
 	int ret;
 
-	memset(c, 0, sizeof(*c));
+	count_start(c);
 	d->fresh = 0;
 	while ((ret = ff.av_read_frame(d->fmt, d->pkt)) >= 0) {
 		const AVPacket *k = d->pkt;
@@ -662,15 +690,8 @@ static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 		if (k->stream_index == d->stream) {
 			if (k->pts == AV_NOPTS_VALUE)
 				c->nopts = 1;
-			if (k->flags & AV_PKT_FLAG_KEY)
-				c->keys = 1;
-			if (k->dts != AV_NOPTS_VALUE) {
-				if (last != AV_NOPTS_VALUE && k->dts > last &&
-				    (c->step == 0 || k->dts - last < c->step))
-					c->step = k->dts - last;
-				last = k->dts;
-			}
-			if (++c->frames > d->max_frames) {
+			count_one(c, k->dts, k->flags & AV_PKT_FLAG_KEY, 1);
+			if (c->frames > d->max_frames) {
 				ff.av_packet_unref(d->pkt);
 				return slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of more "
 						 "than %llu frames: over the limit of %llu frames",
@@ -683,28 +704,23 @@ static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 	return ret == AVERROR_EOF ? 0 : fail_av(d, ret);
 }
 
-/* The same from an AVI's index (read with its headers: no packet is read), where it has one
- * (0 frames where not): its entries are the chunks with bytes, their times in ticks. Whether
- * packets carry presentation times the index does not say: the first few packets do
- * (peek_nopts()). */
+/* The same from the demuxer's index, read with the headers (no packet is read; 0 frames
+ * where there is none). An MP4 cut without decoding keeps the packets from the keyframe
+ * before the cut, and after its end to the next frame decoded before the last one shown:
+ * its edit list marks them, decoded for the frames that refer to them but never shown. An
+ * AVI's entries are its chunks with bytes, their times in ticks. Whether packets carry
+ * presentation times the index does not say: the first few packets do (peek_nopts()). */
 static void index_count(AVStream *st, struct packet_count *c)
 {
 	int n = ff.avformat_index_get_entries_count(st);
-	int64_t last = AV_NOPTS_VALUE;
 
-	memset(c, 0, sizeof(*c));
+	count_start(c);
 	for (int i = 0; i < n; i++) {
 		const AVIndexEntry *e = ff.avformat_index_get_entry(st, i);
 
-		if (!e)
-			continue;
-		c->frames++;
-		if (e->flags & AVINDEX_KEYFRAME)
-			c->keys = 1;
-		if (last != AV_NOPTS_VALUE && e->timestamp > last &&
-		    (c->step == 0 || e->timestamp - last < c->step))
-			c->step = e->timestamp - last;
-		last = e->timestamp;
+		if (e)
+			count_one(c, e->timestamp, e->flags & AVINDEX_KEYFRAME,
+				  !(e->flags & AVINDEX_DISCARD_FRAME));
 	}
 }
 
@@ -729,24 +745,6 @@ static int peek_nopts(struct slab_video_decoder *d)
 	return nopts;
 }
 
-/* The frames of the demuxer's index that are shown: those an edit list leaves out (an MP4
- * cut without decoding, which keeps the packets from the keyframe before the cut, and after
- * its end to the next frame decoded before the last one shown) are decoded for the frames
- * that refer to them but never shown. 0 where the index marks none. */
-static uint64_t shown_in_index(AVStream *st)
-{
-	int n = ff.avformat_index_get_entries_count(st);
-	uint64_t shown = 0;
-
-	for (int i = 0; i < n; i++) {
-		const AVIndexEntry *e = ff.avformat_index_get_entry(st, i);
-
-		if (e && !(e->flags & AVINDEX_DISCARD_FRAME))
-			shown++;
-	}
-	return shown < (uint64_t)n ? shown : 0;
-}
-
 /* Open the bytes and fill d->info: 0 or an error (the video closed). */
 static int open_video(struct slab_video_decoder *d, const void *data, size_t len)
 {
@@ -755,7 +753,6 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	const AVCodecParameters *cp;
 	AVRational r = { 0, 0 };
 	struct packet_count c;
-	uint64_t shown;
 	int ret, avi;
 
 	if ((ret = slab_video_ready(&d->err)) < 0)
@@ -788,16 +785,16 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	else if (d->fmt->duration != AV_NOPTS_VALUE && d->fmt->duration > 0)
 		info->duration = (double)d->fmt->duration / AV_TIME_BASE;
 	if (st->nb_frames > 0 && (uint64_t)st->nb_frames > d->max_frames) {
-		ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: over the "
-				"limit of %llu frames", (unsigned long long)st->nb_frames,
-				(unsigned long long)d->max_frames);
+		ret = over_frames(d, (uint64_t)st->nb_frames);
 		close_video(d);
 		return ret;
 	}
-	/* The packets a clip may read are the stream's, shown or not (d->budget). */
+	/* The packets a clip may read are the stream's, shown or not (d->budget); the frames,
+	 * those shown where the index marks some not (an edit list). */
 	d->stream_packets = info->frames = st->nb_frames > 0 ? (uint64_t)st->nb_frames : 0;
-	if (info->frames && (shown = shown_in_index(d->fmt->streams[d->stream])) > 0)
-		info->frames = shown;
+	index_count(d->fmt->streams[d->stream], &c);
+	if (info->frames && c.shown > 0 && c.shown < c.frames)
+		info->frames = c.shown;
 	/* Counted where the header does not say, and in an AVI. An AVI has a chunk for each
 	 * tick of its time base, empty where no frame is: its header counts those too. Where
 	 * its packets lack presentation times (B-frames, or H.264 whatever its frames) its
@@ -807,14 +804,9 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	 * (H.264 copied into AVI by FFmpeg has a chunk every half frame, every other one
 	 * empty), the frame rate is the packets' and the frames the packets counted. */
 	if (!info->frames || avi) {
-		if (avi)
-			index_count(d->fmt->streams[d->stream], &c);
 		if (avi && c.frames > 0) {
 			if (c.frames > d->max_frames) {
-				ret = slab_fail(&d->err, SLAB_ERR_LIMIT, NULL, "video of %llu frames: "
-						"over the limit of %llu frames",
-						(unsigned long long)c.frames,
-						(unsigned long long)d->max_frames);
+				ret = over_frames(d, c.frames);
 				close_video(d);
 				return ret;
 			}
