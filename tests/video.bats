@@ -278,7 +278,7 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	$VPY -c 'b = open("xvid.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
 	run -0 vidclip --info noindex.avi x
 	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
-	ffmpeg -nostdin -v error -i xvid.avi -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+	all_frames xvid.avi all.raw
 	# every frame; clips that end past the last frame (padded) and wrap (looped) at frame 58
 	local args short
 	for args in "58 1 pad" "20 3 pad" "25 5 loop" "40 2 loop"; do
@@ -317,7 +317,7 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	assert_output "33"
 	local n first firsts
 	for f in cut.mp4 copy.avi; do
-		ffmpeg -nostdin -v error -y -i $f -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+		all_frames $f all.raw
 		n=$(($(stat -c %s all.raw) / (64 * 48 * 3)))
 		# random clips all start where 8 frames at stride 3 fit, and are ffmpeg's frames
 		run -0 vidclip --crop none --size 64x48 --frames 8 --stride 3 --start random \
@@ -354,7 +354,7 @@ frames[5].save("one.gif")
 PY
 	run -0 vidclip --info v.gif x
 	assert_output "video 61x47 frames 37 duration 3.060 fps 12000/1001 codec gif"
-	ffmpeg -nostdin -v error -i v.gif -fps_mode passthrough -pix_fmt rgb24 -f rawvideo all.raw
+	all_frames v.gif all.raw
 	ffprobe -v error -select_streams v -show_entries frame=best_effort_timestamp_time \
 		-of default=nw=1:nk=1 v.gif > times.txt
 	[ "$(wc -l < times.txt)" -eq 37 ]
@@ -371,7 +371,7 @@ PY
 	# one frame: a video of one frame, the clip padded with it
 	run -0 vidclip --crop none --size 61x47 --frames 3 --stride 2 one.gif clip.raw
 	assert_line --index 0 "video 61x47 frames 1 duration 0.100 fps 10/1 codec gif"
-	ffmpeg -nostdin -v error -y -i one.gif -pix_fmt rgb24 -f rawvideo all.raw
+	all_frames one.gif all.raw
 	frames_are clip.raw all.raw 61 47 0 0 0 || fail "one.gif: not its frame three times"
 }
 

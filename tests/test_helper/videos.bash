@@ -48,6 +48,13 @@ ref_frames() {
 		-fps_mode passthrough -pix_fmt rgb24 -f rawvideo "$out"
 }
 
+# all_frames VIDEO OUT.raw: ffmpeg's decode of every frame, in presentation order, RGB, full
+# size.
+all_frames() {
+	ffmpeg -nostdin -hide_banner -loglevel error -y -i "$1" -fps_mode passthrough \
+		-pix_fmt rgb24 -f rawvideo "$2"
+}
+
 # reference_frames VIDEO: the numbers of the frames ffmpeg's decoder gives with -skip_frame
 # noref (those some other frame refers to, and any it cannot leave out), on one line.
 reference_frames() {
