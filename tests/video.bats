@@ -238,7 +238,7 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	done
 }
 
-@test "AVI with B-frames (times sure only from the start) and MPEG-TS (a seek to the start lands late): ffmpeg's frames" {
+@test "AVI with B-frames (frames numbered from a decode from the start, then keyframe seeks) and MPEG-TS (a seek to the start lands late): ffmpeg's frames" {
 	need_video_tools
 	local f path first
 	for f in bf.avi mpeg2.ts; do
@@ -257,10 +257,22 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 			cmp clip.raw ref.raw || fail "$f index $index: not ffmpeg's frames from $first"
 		done
 	done
-	# the AVI's clips decode from its start (the first frame is counted), the TS's seek
+	# A clip of the AVI before its second keyframe (frame 30) decodes from its start; one
+	# after it decodes its first frames (frame 0 comes out at the second packet), then
+	# seeks there: 30 frames left undecoded, ffmpeg's frames all the same.
 	run -0 vidclip --crop none --size 96x64 --frames 2 --start center "$(v bf.avi)" clip.raw
 	assert_line --index 1 --regexp "^clip first 29 "
 	assert_line --index 2 --regexp "^decoded (3[0-9]|[4-9][0-9]) "
+	run -0 vidclip --crop none --size 96x64 --frames 4 --stride 2 --start random --index 2 \
+		"$(v bf.avi)" clip.raw
+	first=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output")
+	[ "$first" -ge 31 ] || fail "index 2 starts at $first: wanted a clip past frame 30"
+	assert_line --index 2 --regexp "^decoded [0-9]+ converted 4 "
+	local decoded=$(sed -n 's/^decoded \([0-9]*\) .*/\1/p' <<<"$output")
+	[ "$decoded" -le $((first - 30 + 7 + 4)) ] ||
+		fail "decoded $decoded frames for a clip of frames $first-$((first + 6))"
+	ref_frames "$(v bf.avi)" ref.raw $first $((first + 2)) $((first + 4)) $((first + 6))
+	cmp clip.raw ref.raw || fail "not ffmpeg's frames from $first"
 }
 
 @test "Xvid AVI with packed B-frames (UCF101's kind): counted as it decodes, its frames ffmpeg's to the end" {
@@ -290,6 +302,36 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	run -1 --separate-stderr vidclip --crop none --size 64x48 --frames 59 --start begin \
 		--on-short error xvid.avi clip.raw
 	assert_equal "$stderr" "vidclip: 'xvid.avi': video of 58 frames: the clip needs 59"
+}
+
+@test "Xvid AVI clips seek to the keyframe its index names before them (without an index: from the start): ffmpeg's frames" {
+	need_video_tools libxvid
+	# UCF101's shape of group: a keyframe every 12 frames, 2 B-frames, 100 frames.
+	make_video gop.avi 64x48 25 100 -c:v libxvid -q:v 3 -bf 2 -g 12 ||
+		skip "ffmpeg could not make an Xvid AVI"
+	$VPY -c 'b = open("gop.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
+	all_frames gop.avi all.raw
+	local f index first decoded
+	for f in gop.avi noindex.avi; do
+		for index in 1 2 3 4 5 6 7 8; do
+			run -0 vidclip --crop none --size 64x48 --frames 6 --stride 2 --start random \
+				--index $index --clips 2 $f clip.raw
+			first=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output" | paste -sd ' ')
+			clip_is_frames clip.raw all.raw 64 48 6 2 pad $first ||
+				fail "$f index $index: not ffmpeg's frames from $first"
+			# the first clip: from the keyframe before it (at most 11 frames before, and
+			# the first frames to number them), or, without an index, from the start
+			first=${first%% *}
+			decoded=$(sed -n 's/^decoded \([0-9]*\) .*/\1/p' <<<"$output" | head -1)
+			if [ $f = gop.avi ]; then
+				[ "$decoded" -le $((11 + 11 + 2)) ] ||
+					fail "index $index: $decoded frames decoded for frames $first-$((first + 10))"
+			else
+				[ "$decoded" -ge $((first + 11)) ] ||
+					fail "index $index: $decoded frames decoded without an index from $first"
+			fi
+		done
+	done
 }
 
 @test "videos cut or rewrapped without decoding (an MP4's edit list, H.264 copied into AVI): the frames and rate a decode gives" {

@@ -76,6 +76,7 @@
 	X(avcodec, avcodec_send_packet) \
 	X(avformat, av_find_best_stream) \
 	X(avformat, av_find_input_format) \
+	X(avformat, av_index_search_timestamp) \
 	X(avformat, av_read_frame) \
 	X(avformat, av_seek_frame) \
 	X(avformat, avformat_alloc_context) \
@@ -311,7 +312,8 @@ struct slab_video_decoder {
 	AVFormatContext *fmt;
 	int stream;
 	AVRational tb;
-	int64_t start;                          /* the stream's start_time, or 0 */
+	int64_t start;                          /* the stream's start_time, or 0 (frame 0's) */
+	int64_t seek0;                          /* the same, for seeks: the stream's */
 	struct slab_video_info info;
 	double fps;
 	AVCodecContext *cc;
@@ -336,9 +338,13 @@ struct slab_video_decoder {
 	int unordered, full_clip;
 	double skipped_max;
 	/* The pass began with a seek past the start (mid); the video's packets do not all
-	 * carry a presentation time (linear: AVI with B-frames, whose frames' times are sure
-	 * only when decoded in order from the start, so every clip of it is). */
-	int mid, linear;
+	 * carry a presentation time (linear: AVI with B-frames). A linear video's frames are
+	 * numbered by the decode times of the packets they come out at (the decoder's
+	 * guesses from presentation times that come and go would not do after a seek), from
+	 * the first frame of a decode from the start (start then that frame's: dts_known);
+	 * until that is known, a clip of it is decoded from the start. */
+	int mid, linear, dts_known;
+	int indexed;                            /* an AVI whose index came with its headers */
 	/* The clip's pick thresholds, target k's at pick_t0 + k pick_step (pick_n of them; 0
 	 * where the targets are not in order, as a LOOP that wraps), and for each, the earliest
 	 * frame at or past it, in the part before the next, sure to be decoded since the last
@@ -631,6 +637,7 @@ found:
 	}
 	d->start = d->fmt->streams[s]->start_time != AV_NOPTS_VALUE ?
 		   d->fmt->streams[s]->start_time : 0;
+	d->seek0 = d->start;
 	d->data = data;
 	d->len = len;
 	d->fresh = 1;
@@ -763,7 +770,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	}
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
-	d->unordered = d->linear = 0;
+	d->unordered = d->linear = d->dts_known = d->indexed = 0;
 	d->keyed = 1;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
@@ -793,6 +800,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	 * those shown where the index marks some not (an edit list). */
 	d->stream_packets = info->frames = st->nb_frames > 0 ? (uint64_t)st->nb_frames : 0;
 	index_count(d->fmt->streams[d->stream], &c);
+	d->indexed = avi && c.frames > 0;
 	if (info->frames && c.shown > 0 && c.shown < c.frames)
 		info->frames = c.shown;
 	/* Counted where the header does not say, and in an AVI. An AVI has a chunk for each
@@ -1012,15 +1020,18 @@ static int open_codec(struct slab_video_decoder *d, unsigned threads)
 }
 
 /* The time of a decoded frame in seconds from the stream's start, or prev plus a frame when
- * it has no timestamp. frame_ts(): its timestamp, or AV_NOPTS_VALUE. */
-static int64_t frame_ts(const AVFrame *f)
+ * it has no timestamp. frame_ts(): its timestamp (a linear video's: the decode time of the
+ * packet it came out at), or AV_NOPTS_VALUE. */
+static int64_t frame_ts(const struct slab_video_decoder *d, const AVFrame *f)
 {
+	if (d->linear)
+		return f->pkt_dts;
 	return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
 }
 
 static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, double prev)
 {
-	int64_t ts = frame_ts(f);
+	int64_t ts = frame_ts(d, f);
 
 	if (ts == AV_NOPTS_VALUE)
 		return prev + 1.0 / d->fps;
@@ -1146,6 +1157,29 @@ static int next_frame(struct slab_video_decoder *d)
 	}
 }
 
+/* Time t (seconds from the stream's start, 0 and before: the start) in the stream's time
+ * base, for a seek: from the stream's start time even where frame 0 comes out at a later
+ * packet (d->linear), since a keyframe's packet is where its frame is shown, or before. */
+static int64_t stream_ts(const struct slab_video_decoder *d, double t)
+{
+	return t <= 0 ? d->seek0 : d->seek0 + (int64_t)floor(t / av_q2d(d->tb));
+}
+
+/* Whether a seek to time t would start decoding past the start: the index an AVI's headers
+ * hold has a keyframe after the one of the start at or before t. Not an index a demuxer
+ * makes as it reads (MPEG-PS's; an AVI without one: every packet a keyframe to it). */
+static int key_past_start(const struct slab_video_decoder *d, double t)
+{
+	AVStream *st = d->fmt->streams[d->stream];
+	int a, b;
+
+	if (!d->indexed)
+		return 0;
+	a = ff.av_index_search_timestamp(st, stream_ts(d, 0), AVSEEK_FLAG_BACKWARD);
+	b = ff.av_index_search_timestamp(st, stream_ts(d, t), AVSEEK_FLAG_BACKWARD);
+	return b >= 0 && b > a;
+}
+
 /* Position the demuxer and decoder so that the next frames are the first at or after time t
  * (from the keyframe before it): t <= 0 goes back to the start, by opening the bytes again
  * with reopen (a demuxer's seek to the start may land late: MPEG-TS). 0 or an error. */
@@ -1160,10 +1194,7 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 	d->st.seeks++;
 	new_pass(d);
 	d->mid = t > 0;
-	if (t <= 0)
-		ts = d->start;
-	else
-		ts = d->start + (int64_t)floor(t / av_q2d(d->tb));
+	ts = stream_ts(d, t);
 	ret = reopen && t <= 0 ? -1 : ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
 	if (ret < 0 && t <= 0) {
 		/* Back to the start when the demuxer cannot say: open the bytes again. */
@@ -1173,12 +1204,15 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 		double fps = d->fps;
 		uint64_t sig = d->sig;
 		unsigned threads = d->threads;
+		int64_t start = d->start;
 
 		if ((ret = open_demuxer(d, data, len)) < 0)
 			return ret;
 		d->info = info;
 		d->fps = fps;
 		d->sig = sig;
+		if (d->dts_known)
+			d->start = start;
 		return open_codec(d, threads);
 	}
 	if (ret < 0)
@@ -1326,9 +1360,10 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			 * late); back off further until it is, or from the start, and from the
 			 * start by opening the bytes again if the seek there lands late too. A
 			 * video whose frames' times are sure only from the start (d->linear) is
-			 * always decoded from the start. */
+			 * decoded from the start until they are (d->dts_known), then seeks as
+			 * any other where its index has a keyframe past the start's. */
 			double back = 0, at;
-			int reopen = d->linear, from_start;
+			int reopen = d->linear, from_start, known;
 
 			for (;;) {
 				/* First to the target itself, so that a clip starting on a keyframe
@@ -1337,7 +1372,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				 * keyframe is shown before it: H.264 IDR frames, VP8/VP9 keyframes,
 				 * as x264 and libvpx make them); with open groups a frame shown less
 				 * than half a frame before the keyframe would be passed over. */
-				at = d->linear ? 0 : back ? t - half - back : t;
+				at = d->linear && !(d->dts_known && key_past_start(d, t)) ? 0 :
+				     back ? t - half - back : t;
 				d->skip_before = 0;     /* the first frame after the seek: decoded */
 				d->skipped_max = -HUGE_VAL;
 				for (unsigned j = 0; j < d->pick_n; j++)
@@ -1354,12 +1390,30 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 					return corrupt(d, "no frame decodes");
 				if (ret == 1) {
 					have = 1;
-					/* The decoder's guesses may put the first frame later than
-					 * the stream's start (AVI with B-frames: a frame late):
-					 * frame 0 is the first frame decoded. */
-					if (d->linear && from_start && frame_ts(d->frame) != AV_NOPTS_VALUE)
-						d->start = frame_ts(d->frame);
+					/* A linear video's frame 0 is the first frame decoded, and
+					 * its packet's decode time numbers the others (AVI with
+					 * B-frames: the decoder holds a frame back, so frame 0
+					 * comes out at the second packet). */
+					known = d->dts_known;
+					if (d->linear && from_start) {
+						d->start = d->frame->pkt_dts;
+						d->dts_known = d->start != AV_NOPTS_VALUE;
+						if (!d->dts_known)
+							d->start = 0;
+					}
 					cur_t = frame_time(d, d->frame, -1.0 / d->fps);
+					/* Now that its frames' times are known, a seek. */
+					if (d->linear && from_start && !known && d->dts_known &&
+					    key_past_start(d, t))
+						continue;
+					/* Its index's keyframes are taken on trust: the first frame
+					 * of a seek that is not one (a muxer that marks every chunk)
+					 * has the clip decoded again from the start, as the video's
+					 * clips are from here on. */
+					if (d->linear && !from_start && !d->frame->key_frame) {
+						d->indexed = 0;
+						return AGAIN;
+					}
 					if (cur_t <= t + half + TIE_EPS || from_start)
 						break;
 				}
