@@ -1399,7 +1399,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 						d->start = d->frame->pkt_dts;
 						d->dts_known = d->start != AV_NOPTS_VALUE;
 						if (!d->dts_known)
-							d->start = 0;
+							d->start = d->seek0;
 					}
 					cur_t = frame_time(d, d->frame, -1.0 / d->fps);
 					/* Now that its frames' times are known, a seek. */
