@@ -875,9 +875,9 @@ SLAB_API int slab_video_params(const struct slab_video_spec *spec,
  * is the one shown n / rate seconds after the first (rate: slab_video_info's average), the
  * n-th a decode from the start gives where the rate is constant. From the keyframe before
  * the clip; a video whose packets do not all carry a presentation time (AVI with B-frames)
- * has its frames numbered by the packets they come out at, from a decode of its first
- * frames, then seeks where its AVI index has a keyframe (else from the start). stats may
- * be NULL.
+ * has its frames numbered as a decode from the start hands them out (an AVI's by the chunk
+ * each comes out at, among its chunks with bytes), from a decode of its first frames, then
+ * seeks where its AVI index has a keyframe (else from the start). stats may be NULL.
  * 0, SLAB_ERR_CORRUPT ("corrupt video: ..." with FFmpeg's reason; a truncated stream, a
  * frame that does not decode), SLAB_ERR_NOMEM, SLAB_ERR_INVAL, SLAB_ERR_LIMIT. The decoder
  * stays usable after any failure. */

@@ -334,6 +334,35 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	done
 }
 
+@test "Xvid AVI with an empty chunk among its frames (a frame the encoder dropped): frames as they decode, not by chunk times" {
+	need_video_tools libxvid
+	# A Game of Life: libxvid drops a frame early on (its chunk left empty, a tick with no
+	# frame), so the frames' chunk times run 0 1 2 3 4 6: ffmpeg decodes 58 frames of 60
+	# chunks, and frame 5 is the one after frame 4, not a repeat of it.
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi \
+		-i "life=size=32x24:rate=25:mold=10:ratio=0.3:seed=5,scale=64x48" -frames:v 60 \
+		-c:v libxvid -bf 2 -g 12 -q:v 4 life.avi || skip "ffmpeg could not make an Xvid AVI"
+	run -0 ffprobe -v error -select_streams v -show_entries packet=dts -of csv=p=0 life.avi
+	[ "$(head -8 <<<"$output" | paste -sd ' ')" = "0 1 2 3 4 6 7 8" ] ||
+		skip "libxvid left no chunk empty here: $(head -8 <<<"$output" | paste -sd ' ')"
+	run -0 vidclip --info life.avi x
+	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
+	$VPY -c 'b = open("life.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
+	all_frames life.avi all.raw
+	local f index first
+	for f in life.avi noindex.avi; do
+		run -0 vidclip --crop none --size 64x48 --frames 10 --stride 1 --start begin $f clip.raw
+		clip_is_frames clip.raw all.raw 64 48 10 1 pad 0 || fail "$f: frames 0-9 are not ffmpeg's"
+		for index in 1 2 3 4 5 6; do
+			run -0 vidclip --crop none --size 64x48 --frames 5 --stride 3 --start random \
+				--index $index --clips 2 $f clip.raw
+			first=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output" | paste -sd ' ')
+			clip_is_frames clip.raw all.raw 64 48 5 3 pad $first ||
+				fail "$f index $index: not ffmpeg's frames from $first"
+		done
+	done
+}
+
 @test "videos cut or rewrapped without decoding (an MP4's edit list, H.264 copied into AVI): the frames and rate a decode gives" {
 	need_video_tools libx264
 	make_video src.mp4 64x48 25 150 -c:v libx264 -pix_fmt yuv420p \

@@ -344,7 +344,12 @@ struct slab_video_decoder {
 	 * the first frame of a decode from the start (start then that frame's: dts_known);
 	 * until that is known, a clip of it is decoded from the start. */
 	int mid, linear, dts_known;
-	int indexed;                            /* an AVI whose index came with its headers */
+	/* An AVI (avi); one whose index came with its headers (indexed), whose entries are its
+	 * chunks with bytes, one frame each: a linear AVI's frame is numbered by its packet's
+	 * place among them (rank0: frame 0's), so that an empty chunk (a frame an encoder
+	 * dropped or held back) is not a frame; without an index, by counting. */
+	int avi, indexed;
+	long rank0;
 	/* The clip's pick thresholds, target k's at pick_t0 + k pick_step (pick_n of them; 0
 	 * where the targets are not in order, as a LOOP that wraps), and for each, the earliest
 	 * frame at or past it, in the part before the next, sure to be decoded since the last
@@ -771,10 +776,11 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
 	d->unordered = d->linear = d->dts_known = d->indexed = 0;
+	d->rank0 = 0;
 	d->keyed = 1;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
-	avi = strcmp(d->fmt->iformat->name, "avi") == 0;
+	d->avi = avi = strcmp(d->fmt->iformat->name, "avi") == 0;
 	memset(info, 0, sizeof(*info));
 	if (cp->width <= 0 || cp->height <= 0) {
 		close_video(d);
@@ -1029,10 +1035,27 @@ static int64_t frame_ts(const struct slab_video_decoder *d, const AVFrame *f)
 	return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
 }
 
+/* The place of the packet with decode time ts among a linear AVI's chunks with bytes
+ * (d->indexed), or -1. */
+static long chunk_rank(const struct slab_video_decoder *d, int64_t ts)
+{
+	if (!d->indexed || ts == AV_NOPTS_VALUE)
+		return -1;
+	return ff.av_index_search_timestamp(d->fmt->streams[d->stream], ts,
+					    AVSEEK_FLAG_ANY | AVSEEK_FLAG_BACKWARD);
+}
+
 static double frame_time(const struct slab_video_decoder *d, const AVFrame *f, double prev)
 {
 	int64_t ts = frame_ts(d, f);
+	long r;
 
+	if (d->linear && d->avi) {
+		/* Numbered by its chunk where the index says, else counted. */
+		if (d->dts_known && (r = chunk_rank(d, ts)) >= 0)
+			return (double)(r - d->rank0) / d->fps;
+		return prev + 1.0 / d->fps;
+	}
 	if (ts == AV_NOPTS_VALUE)
 		return prev + 1.0 / d->fps;
 	return (double)(ts - d->start) * av_q2d(d->tb);
@@ -1400,6 +1423,9 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 						d->dts_known = d->start != AV_NOPTS_VALUE;
 						if (!d->dts_known)
 							d->start = d->seek0;
+						d->rank0 = chunk_rank(d, d->start);
+						if (d->rank0 < 0)
+							d->indexed = 0;
 					}
 					cur_t = frame_time(d, d->frame, -1.0 / d->fps);
 					/* Now that its frames' times are known, a seek. */
@@ -1407,10 +1433,12 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 					    key_past_start(d, t))
 						continue;
 					/* Its index's keyframes are taken on trust: the first frame
-					 * of a seek that is not one (a muxer that marks every chunk)
-					 * has the clip decoded again from the start, as the video's
-					 * clips are from here on. */
-					if (d->linear && !from_start && !d->frame->key_frame) {
+					 * of a seek that is not one (a muxer that marks every chunk),
+					 * or whose packet the index does not hold, has the clip
+					 * decoded again from the start, as the video's clips are
+					 * from here on. */
+					if (d->linear && !from_start && (!d->frame->key_frame ||
+					    (d->avi && chunk_rank(d, d->frame->pkt_dts) < 0))) {
 						d->indexed = 0;
 						return AGAIN;
 					}
