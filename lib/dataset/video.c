@@ -1035,6 +1035,17 @@ static int64_t frame_ts(const struct slab_video_decoder *d, const AVFrame *f)
 	return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
 }
 
+/* Whether frame f is a keyframe: AVFrame's flag from FFmpeg 6.1 (libavutil 58.29), where its
+ * key_frame field is deprecated; key_frame before. */
+static int frame_is_key(const AVFrame *f)
+{
+#ifdef AV_FRAME_FLAG_KEY
+	return (f->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+	return f->key_frame != 0;
+#endif
+}
+
 /* The place of the packet with decode time ts among a linear AVI's chunks with bytes
  * (d->indexed), or -1. */
 static long chunk_rank(const struct slab_video_decoder *d, int64_t ts)
@@ -1437,7 +1448,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 					 * or whose packet the index does not hold, has the clip
 					 * decoded again from the start, as the video's clips are
 					 * from here on. */
-					if (d->linear && !from_start && (!d->frame->key_frame ||
+					if (d->linear && !from_start && (!frame_is_key(d->frame) ||
 					    (d->avi && chunk_rank(d, d->frame->pkt_dts) < 0))) {
 						d->indexed = 0;
 						return AGAIN;
