@@ -312,8 +312,7 @@ struct slab_video_decoder {
 	AVFormatContext *fmt;
 	int stream;
 	AVRational tb;
-	int64_t start;                          /* the stream's start_time, or 0 (frame 0's) */
-	int64_t seek0;                          /* the same, for seeks: the stream's */
+	int64_t start;                          /* stream_start(), or frame 0's (linear) */
 	struct slab_video_info info;
 	double fps;
 	AVCodecContext *cc;
@@ -515,6 +514,14 @@ static void new_pass(struct slab_video_decoder *d)
 	d->want_key = 0;
 }
 
+/* The stream's start time in its time base (0 where the container gives none). */
+static int64_t stream_start(const struct slab_video_decoder *d)
+{
+	int64_t t = d->fmt->streams[d->stream]->start_time;
+
+	return t != AV_NOPTS_VALUE ? t : 0;
+}
+
 /* The demuxer over the bytes, the video stream found: 0 or an error (the video closed). */
 /* SLAB_ERR_LIMIT, said as the image pipeline says it ("video of WxH pixels (N): over the
  * limit of M pixels"), when a w x h frame (both > 0) is over the decoder's pixel limit; else 0. */
@@ -640,9 +647,7 @@ found:
 		close_video(d);
 		return corrupt(d, "no time base");
 	}
-	d->start = d->fmt->streams[s]->start_time != AV_NOPTS_VALUE ?
-		   d->fmt->streams[s]->start_time : 0;
-	d->seek0 = d->start;
+	d->start = stream_start(d);
 	d->data = data;
 	d->len = len;
 	d->fresh = 1;
@@ -1196,7 +1201,9 @@ static int next_frame(struct slab_video_decoder *d)
  * packet (d->linear), since a keyframe's packet is where its frame is shown, or before. */
 static int64_t stream_ts(const struct slab_video_decoder *d, double t)
 {
-	return t <= 0 ? d->seek0 : d->seek0 + (int64_t)floor(t / av_q2d(d->tb));
+	int64_t t0 = stream_start(d);
+
+	return t <= 0 ? t0 : t0 + (int64_t)floor(t / av_q2d(d->tb));
 }
 
 /* Whether a seek to time t would start decoding past the start: the index an AVI's headers
@@ -1433,7 +1440,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 						d->start = d->frame->pkt_dts;
 						d->dts_known = d->start != AV_NOPTS_VALUE;
 						if (!d->dts_known)
-							d->start = d->seek0;
+							d->start = stream_start(d);
 						d->rank0 = chunk_rank(d, d->start);
 						if (d->rank0 < 0)
 							d->indexed = 0;
