@@ -287,7 +287,7 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	run -0 vidclip --info xvid.avi x
 	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
 	# counted from the index, or without one (cut off: the packets are read) the same
-	$VPY -c 'b = open("xvid.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
+	avi_without_index xvid.avi noindex.avi
 	run -0 vidclip --info noindex.avi x
 	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
 	all_frames xvid.avi all.raw
@@ -309,7 +309,7 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 	# UCF101's shape of group: a keyframe every 12 frames, 2 B-frames, 100 frames.
 	make_video gop.avi 64x48 25 100 -c:v libxvid -q:v 3 -bf 2 -g 12 ||
 		skip "ffmpeg could not make an Xvid AVI"
-	$VPY -c 'b = open("gop.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
+	avi_without_index gop.avi noindex.avi
 	# and an index that marks every chunk a keyframe (AVIIF_KEYFRAME), as some muxers do
 	$VPY - <<'PY'
 import struct
@@ -356,7 +356,7 @@ PY
 		skip "libxvid left no chunk empty here: $(head -8 <<<"$output" | paste -sd ' ')"
 	run -0 vidclip --info life.avi x
 	assert_output "video 64x48 frames 58 duration 2.320 fps 25/1 codec mpeg4"
-	$VPY -c 'b = open("life.avi", "rb").read(); open("noindex.avi", "wb").write(b[:b.rindex(b"idx1")])'
+	avi_without_index life.avi noindex.avi
 	all_frames life.avi all.raw
 	local f index first
 	for f in life.avi noindex.avi; do

@@ -55,6 +55,12 @@ all_frames() {
 		-pix_fmt rgb24 -f rawvideo "$2"
 }
 
+# avi_without_index AVI OUT: AVI with its index (the idx1 chunk at its end) cut off.
+avi_without_index() {
+	$VPY -c 'import sys; b = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(b[:b.rindex(b"idx1")])' \
+		"$1" "$2"
+}
+
 # reference_frames VIDEO: the numbers of the frames ffmpeg's decoder gives with -skip_frame
 # noref (those some other frame refers to, and any it cannot leave out), on one line.
 reference_frames() {
