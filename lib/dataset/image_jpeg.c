@@ -300,10 +300,21 @@ static int use_part(struct jdec *j, const unsigned char *data, size_t len, unsig
 	return 1;
 }
 
+/* Whether a component's chroma is sampled across at less than the image's width, so that
+ * libjpeg upsamples it (after jpeg_start_decompress). */
+static int upsampled_across(const struct jpeg_decompress_struct *c)
+{
+	for (int i = 0; i < c->num_components; i++)
+		if (c->comp_info[i].h_samp_factor != c->max_h_samp_factor)
+			return 1;
+	return 0;
+}
+
 /* Decode the part of the image the crop needs into pix: the largest DCT scaling that keeps
- * the crop at least the output size, the crop's columns (widened by libjpeg to an iMCU
- * boundary), its rows, nothing after them; with restart, from the marker before them. Calls
- * libjpeg, which may jump to the caller's setjmp. */
+ * the crop at least the output size, the crop's columns (and one more on each side where
+ * chroma is upsampled across; widened by libjpeg to an iMCU boundary), its rows, nothing
+ * after them; with restart, from the marker before them. Calls libjpeg, which may jump to
+ * the caller's setjmp. */
 static int decode_region(struct jdec *j, int restart, const struct slab_image_limits *lim,
 			 const unsigned char *data, size_t len, const struct slab_image_spec *spec,
 			 const struct slab_image_params *p, struct slab_scratch *pix,
@@ -337,6 +348,22 @@ static int decode_region(struct jdec *j, int restart, const struct slab_image_li
 	ow = c->output_width;
 	oh = c->output_height;
 	slab_image_box(p, denom, ow, oh, spec->exact, r, &ix0, &ix1, &iy0, &iy1);
+	/* libjpeg's fancy upsampling takes a pixel's chroma from both neighbouring chroma
+	 * samples, mirroring them at the edges of the columns it decodes (a part's, or
+	 * jpeg_crop_scanline's, whose left edge is an iMCU boundary), and repeats a chroma row
+	 * of one sample instead: with chroma sampled across, a column more on each side, and
+	 * never fewer than two chroma samples' worth, make every pixel of the crop the full
+	 * decode's. */
+	if (upsampled_across(c)) {
+		uint32_t least = 2u * (uint32_t)c->max_h_samp_factor + 1;
+
+		ix0 -= ix0 > 0;
+		ix1 += ix1 < ow;
+		if (ix1 - ix0 < least) {
+			ix1 = ix0 + least < ow ? ix0 + least : ow;
+			ix0 = ix1 > least ? ix1 - least : 0;
+		}
+	}
 	if (restart && (ret = use_part(j, data, len, denom, ow, oh, ix0, ix1, iy0, iy1, &part,
 				       err)) < 0)
 		return ret;

@@ -7,7 +7,9 @@
  * (every subsampling, grey, CMYK, odd sizes, optimised Huffman tables, restart intervals from
  * the rewrite and from TurboJPEG's own TJ_RESTART, tiling the rows or not) and on the corpus
  * JPEGs in $SLAB_CORPUS/jpeg/. Progressive and arithmetic-coded JPEGs, and ones whose markers
- * are out of order, fall back to the decode without it. */
+ * are out of order, fall back to the decode without it. Crops output at their own size, with
+ * and without markers, are held to TurboJPEG's full decode at full and half scale, byte for
+ * byte, on every kind of JPEG: their edges on iMCU boundaries and beside them. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +145,7 @@ static struct slab_image_decoder *decoder(const char *mode, const struct blob *a
 }
 
 static struct slab_image_decoder *d_old, *d_req, *d_on;
-static unsigned long crops_tried, crops_parted;
+static unsigned long crops_tried, crops_parted, crops_full;
 static int sweep = 1;      /* SLAB_TEST_SWEEP=1: 3 */
 
 /* The crop specs tried on every JPEG. */
@@ -237,6 +239,99 @@ out:
 	free(c);
 }
 
+/* TurboJPEG's decode of b at 1/denom (RGB, grey as grey): a new buffer of *w x *h pixels of
+ * *ps bytes, the full-size image *fw x *fh; NULL for CMYK, which the pipeline converts
+ * itself. */
+static unsigned char *scaled_decode(const struct blob *b, unsigned denom, int *fw, int *fh,
+				    int *w, int *h, int *ps)
+{
+	tjhandle tj = tjInitDecompress();
+	int samp, cs, pf;
+	unsigned char *pix = NULL;
+
+	if (!tj || tjDecompressHeader3(tj, b->p, b->len, fw, fh, &samp, &cs) != 0 ||
+	    cs == TJCS_CMYK || cs == TJCS_YCCK)
+		goto out;
+	pf = cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
+	*w = (int)((*fw + denom - 1) / denom);
+	*h = (int)((*fh + denom - 1) / denom);
+	*ps = tjPixelSize[pf];
+	pix = malloc((size_t)*w * *h * *ps);
+	if (!pix || tjDecompress2(tj, b->p, b->len, pix, *w, 0, *h, pf, 0) != 0) {
+		free(pix);
+		pix = NULL;
+	}
+out:
+	if (tj)
+		tjDestroy(tj);
+	return pix;
+}
+
+/* Crops whose output is the crop's own size (no resize: nearest at full scale, bilinear at
+ * 1/2), through decoder d: every pixel is TurboJPEG's full decode's at that scale, byte for
+ * byte. The crops start and end on iMCU columns and rows, beside them and between, and at
+ * the image's edges, where a region decode's own edges fall: libjpeg's fancy upsampling
+ * mirrors the chroma at the edges of the columns it decodes. */
+static void crops_are_full(const char *what, const struct blob *b, struct slab_image_decoder *d)
+{
+	static const uint32_t starts[] = { 0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48 };
+	static const uint32_t sides[] = { 1, 2, 3, 8, 15, 16, 17, 30, 33, 64 };
+	const size_t ns = sizeof(sides) / sizeof(sides[0]);
+	unsigned char *out = malloc((size_t)64 * 64 * 3);
+	int fails = 0;
+
+	if (!out)
+		abort();
+	for (unsigned denom = 1; denom <= 2; denom++) {
+		int fw, fh, w, h, ps;
+		unsigned char *full = scaled_decode(b, denom, &fw, &fh, &w, &h, &ps);
+
+		if (!full)
+			break;
+		/* From the left and the bottom, then from the right and the top. */
+		for (size_t i = 0; i < 2 * sizeof(starts) / sizeof(starts[0]); i++) {
+			for (size_t k = 0; k < ns; k++) {
+				uint32_t cw = sides[k], ch = sides[(k + i) % ns], at = starts[i / 2];
+				uint32_t x = i % 2 ? (uint32_t)w - cw - at : at;
+				uint32_t y = i % 2 ? at : (uint32_t)h - ch - at;
+				struct slab_image_spec spec;
+				struct slab_image_params p;
+				int bad = 0, rc;
+
+				if (cw + at > (uint32_t)w || ch + at > (uint32_t)h ||
+				    (x + cw) * denom > (uint32_t)fw || (y + ch) * denom > (uint32_t)fh)
+					continue;
+				slab_image_spec_init(&spec, cw, ch);
+				spec.crop = SLAB_IMAGE_CROP_RANDOM_RESIZED;
+				if (denom == 1)
+					spec.resize = SLAB_IMAGE_RESIZE_NEAREST;
+				memset(&p, 0, sizeof(p));
+				p.x = x * denom;
+				p.y = y * denom;
+				p.w = cw * denom;
+				p.h = ch * denom;
+				rc = slab_image_decode(d, b->p, b->len, &spec, &p, out, NULL);
+				for (uint32_t r = 0; rc == 0 && r < ch; r++)
+					for (uint32_t c = 0; c < cw * 3; c++)
+						bad |= out[r * cw * 3 + c] !=
+						       full[((size_t)(y + r) * w + x + c / 3) * ps +
+							    (ps == 3 ? c % 3 : 0)];
+				if (rc != 0 || bad) {
+					if (fails++ < 3)
+						fprintf(stderr, "%s: crop %ux%u+%u+%u at 1/%u: %s\n",
+							what, p.w, p.h, p.x, p.y, denom,
+							rc ? slab_image_error(d) :
+							"not the full decode's pixels");
+					unit_failures++;
+				}
+				crops_full++;
+			}
+		}
+		free(full);
+	}
+	free(out);
+}
+
 /* The rewrite of b at most MCUs an interval: kept pixels, markers where asked, tiling. */
 static struct blob rewrite(struct slab_jpegrst *r, const char *what, const struct blob *b,
 			   unsigned most)
@@ -310,14 +405,20 @@ static void test_made(struct slab_jpegrst *r)
 			int seeds = (w * h > 100000 ? 1 : 2) * sweep;
 			char what[96];
 
+			snprintf(what, sizeof(what), "%dx%d %s", w, h, kinds[k].name);
+			crops_are_full(what, &b, d_old);
+
 			for (size_t m = 0; m < sizeof(mosts) / sizeof(mosts[0]); m++) {
 				struct blob rb;
 
 				snprintf(what, sizeof(what), "%dx%d %s at most %u", w, h,
 					 kinds[k].name, mosts[m]);
 				rb = rewrite(r, what, &b, mosts[m]);
-				if (rb.p)
+				if (rb.p) {
 					same_crops(what, &rb, seeds, 1);
+					if (mosts[m] <= 1)
+						crops_are_full(what, &rb, d_req);
+				}
 				blob_free(&rb);
 			}
 			for (size_t t = 0; t < sizeof(tj_restarts) / sizeof(tj_restarts[0]); t++) {
@@ -543,11 +644,14 @@ static void test_corpus(struct slab_jpegrst *r)
 			CHECK(slab_jpegrst_rewrite(r, b.p, b.len, 0, &o, &olen) == 0);
 			CHECK_STR(slab_jpegrst_error(r), files[i].kept);
 		} else {
+			crops_are_full(files[i].name, &b, d_old);
 			for (unsigned most = 0; most <= 4; most += 2) {
 				struct blob rb = rewrite(r, files[i].name, &b, most);
 
-				if (rb.p)
+				if (rb.p) {
 					same_crops(files[i].name, &rb, 4 * sweep, 1);
+					crops_are_full(files[i].name, &rb, d_req);
+				}
 				blob_free(&rb);
 			}
 		}
@@ -579,7 +683,8 @@ int main(void)
 	test_fallback(r);
 	test_corpus(r);
 	test_made(r);
-	printf("%lu crops compared, %lu of them decoded from a part\n", crops_tried, crops_parted);
+	printf("%lu crops compared, %lu of them decoded from a part; %lu crops held to the full "
+	       "decode\n", crops_tried, crops_parted, crops_full);
 	CHECK(crops_parted > crops_tried / 4);
 	slab_image_decoder_free(d_old);
 	slab_image_decoder_free(d_req);
