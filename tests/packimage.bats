@@ -175,6 +175,14 @@ w jpg webp 300x200 0"
 	run -0 pack -q -o t.slab text.tar
 	run -1 --separate-stderr pack --image-check -o t.slab text.tar
 	assert_equal "$stderr" "pack: 'text.tar': sample 't' field 'png': not a JPEG, PNG or WebP image: starts with 0x68 0x65 0x6c 0x6c"
+	# So is one whose bytes are a video's (a GIF named jpg, which the loader's image mode
+	# refuses); unchecked, it is recorded as what it is.
+	/usr/bin/python3 -c 'from PIL import Image; Image.new("RGB", (8, 8), (200, 10, 10)).save("s/g.jpg", "GIF")'
+	(cd s && tar --format=gnu -cf ../gif.tar ok.png g.jpg)
+	run -1 --separate-stderr pack --image-check -o g.slab gif.tar
+	assert_equal "$stderr" "pack: 'gif.tar': sample 'g' field 'jpg': not a JPEG, PNG or WebP image: starts with 0x47 0x49 0x46 0x38"
+	[ ! -e g.slab ]
+	run -0 pack -q -o g.slab gif.tar
 }
 
 @test "--image-max-side: PNG to PNG (lossless), WebP to WebP, the rest kept as it is" {

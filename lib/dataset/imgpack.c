@@ -296,15 +296,16 @@ int slab_imgpack_field(struct slab_imgpack *ip, const char *name, const void *da
 		}
 		return r;
 	}
+	/* No image format's bytes. Checked, a field named as an image is damaged or of
+	 * another format, a video's too (a GIF named .jpg, which the loader's image mode
+	 * refuses): the pipeline's refusal says which formats it knows and what it found. */
+	if (ip->o.check && slab_imgpack_image_name(name) &&
+	    (r = slab_image_size(ip->dec, data, len, &w, &h)) < 0)
+		return slab_fail_from(&ip->err, r, slab_image_error(ip->dec));
 	if (p && slab_video_probe(p, len)) {
 		if ((r = do_video(ip, data, len, res)) < 0)
 			memset(res, 0, sizeof(*res));
 		return r;
 	}
-	/* No format's bytes. Checked, a field named as an image is damaged (or of a format
-	 * not known): the pipeline's refusal says which formats it knows and what it found. */
-	if (ip->o.check && slab_imgpack_image_name(name) &&
-	    (r = slab_image_size(ip->dec, data, len, &w, &h)) < 0)
-		return slab_fail_from(&ip->err, r, slab_image_error(ip->dec));
 	return 0;
 }
