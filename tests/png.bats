@@ -504,6 +504,12 @@ n = 0
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "crashers", "*"))):
     refused(path, path)
     n += 1
+# An empty eXIf chunk (libspng reports its chunk limits reached): named as what it is.
+open("exif.png", "wb").write(pngtool.encode(4, 4, 8, 2, lambda x, y: (x, y, 7),
+                                            before=pngtool.chunk(b"eXIf", b"")))
+rc, out, err = pngtool.imgcrop("--crop", "none", "--size", "4x4", "exif.png", "x.rgb")
+assert (rc, err) == (1, "imgcrop: 'exif.png': corrupt PNG: an empty eXIf chunk (it holds "
+                        "Exif data, 4 bytes or more)\n"), (rc, err)
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.png"))):
     if os.path.basename(path).startswith("x"):
         continue

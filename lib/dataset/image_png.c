@@ -140,6 +140,24 @@ static uint32_t be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Whether data holds an eXIf chunk of no bytes before its end or IEND: libspng counts it
+ * against the chunk limits (adding 0 bytes to them is its error) and says they were reached. */
+static int empty_exif(const unsigned char *data, size_t len)
+{
+	for (size_t at = 8; at <= len && len - at >= 12;) {
+		uint32_t n = be32(data + at);
+
+		if (memcmp(data + at + 4, "IEND", 4) == 0)
+			return 0;
+		if (n == 0 && memcmp(data + at + 4, "eXIf", 4) == 0)
+			return 1;
+		if (n > len - at - 12)
+			return 0;
+		at += 12 + (size_t)n;
+	}
+	return 0;
+}
+
 /* libspng's error rc into err (SPNG_EMEM, or any failed allocation: out of memory), the
  * context ended; ih: the header when it was read, else NULL. Over the side limits set from
  * the pixel limit: the pixel limit's own text, with the sides libspng read (it had checked
@@ -161,6 +179,9 @@ static int spng_failed(struct pdec *s, int rc, const struct spng_ihdr *ih,
 				 ih->width, ih->height);
 	if (rc == SPNG_EMEM)
 		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory decoding a PNG");
+	if (rc == SPNG_ECHUNK_LIMITS && empty_exif(data, len))
+		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "corrupt PNG: an empty eXIf chunk "
+				 "(it holds Exif data, 4 bytes or more)");
 	if (rc == SPNG_ECHUNK_LIMITS)
 		return slab_fail(err, SLAB_ERR_LIMIT, NULL, "PNG metadata over the limit of %u MiB "
 				 "a chunk, %u MiB in all: %s", CHUNK_MAX >> 20, CACHE_MAX >> 20,
