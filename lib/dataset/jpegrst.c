@@ -748,6 +748,12 @@ int slab_jpegrst_rewrite(struct slab_jpegrst *r, const void *buf, size_t len, un
 		reset(r);
 		return kept(r, "corrupt JPEG");
 	}
+	/* Bytes after its end: an MPO's other pictures, whose offsets in its APP2 index would
+	 * no longer hold in a longer first picture, or anything else a tool appended. */
+	if (r->src.src->bytes_in_buffer > 0) {
+		reset(r);
+		return kept(r, "bytes after the end of the image");
+	}
 	/* The source's tables where they code the new stream, so that it grows by the markers
 	 * only; new ones where they do not; the check decides. */
 	jpeg_copy_critical_parameters(&r->src, &r->dst);
