@@ -657,7 +657,17 @@ print("%08x" % crc32c(struct.pack("<%dI" % len(v), *v)))' "$HELPERS")
 $k3\n|line 1: '$k3' is neither a sample index nor key:KEY
 key:no-such-key\n|line 1: no sample has the key 'no-such-key'
 key:\n|line 1: no sample has the key ''
+7\0\n|line 1: a NUL byte at byte 2 (a sample index or key:KEY on each line)
+key:ab\0c\n|line 1: a NUL byte at byte 7 (a sample index or key:KEY on each line)
 EOF2
+	# a long line is shown by its first 80 bytes
+	x80=$(printf 'x%.0s' {1..80})
+	{ printf 'x%.0s' {1..5000}; echo; } > sub
+	run -2 --separate-stderr shuffle-plan -o plan --subset sub a.slab b.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: 'sub': line 1: '$x80...' is neither a sample index nor key:KEY"
+	{ printf 'key:'; printf 'x%.0s' {1..5000}; echo; } > sub
+	run -2 --separate-stderr shuffle-plan -o plan --subset sub a.slab b.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: 'sub': line 1: no sample has the key '$x80...'"
 	# standard input is named so
 	run -2 --separate-stderr bash -c 'printf "1\n1\n" | shuffle-plan --format text --subset - a.slab'
 	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdin)': line 2: sample 1 is already on line 1"

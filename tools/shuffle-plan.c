@@ -213,6 +213,11 @@ static int find_key(struct slab *const *files, int nfiles, const char *key, size
 	return SLAB_ERR_NOTFOUND;
 }
 
+/* The "%.*s%s" arguments that show a line of len bytes in a message: all of it, or its first
+ * SHOWN bytes and "...". */
+#define SHOWN 80
+#define SHOW(s, len) (int)((len) > SHOWN ? SHOWN : (len)), (s), (len) > SHOWN ? "..." : ""
+
 /*
  * The subset list at path ("-": standard input): line i (from 1) is entry i - 1, a global
  * sample index in decimal or "key:" and a key (the rest of the line, byte for byte). A bad
@@ -252,20 +257,26 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 					      name, at);
 			goto out;
 		}
+		/* (a key never holds one: a tar member's name cannot) */
+		if ((size_t)len != strlen(line)) {
+			ret = cli_usage_error("'%s': line %zu: a NUL byte at byte %zu (a sample index or key:KEY on each line)",
+					      name, at, strlen(line) + 1);
+			goto out;
+		}
 		if (is_key) {
 			int bad = 0, rc = find_key(files, nfiles, line + 4, (size_t)len - 4, &v, &bad);
 			if (rc == SLAB_ERR_NOTFOUND) {
-				ret = cli_usage_error("'%s': line %zu: no sample has the key '%s'", name, at,
-						      line + 4);
+				ret = cli_usage_error("'%s': line %zu: no sample has the key '%.*s%s'", name,
+						      at, SHOW(line + 4, (size_t)len - 4));
 				goto out;
 			}
 			if (rc < 0) {
 				cli_error("%s", slab_error(files[bad]));
 				goto out;
 			}
-		} else if ((size_t)len != strlen(line) || cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
-			ret = cli_usage_error("'%s': line %zu: '%s' is neither a sample index nor key:KEY",
-					      name, at, line);
+		} else if (cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
+			ret = cli_usage_error("'%s': line %zu: '%.*s%s' is neither a sample index nor key:KEY",
+					      name, at, SHOW(line, (size_t)len));
 			goto out;
 		} else if (v >= total) {
 			ret = cli_usage_error("'%s': line %zu: sample %llu is out of range (the dataset has %llu samples)",
@@ -277,8 +288,9 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 			while (g[first] != v)
 				first++;
 			if (is_key)
-				ret = cli_usage_error("'%s': line %zu: key '%s' is sample %llu, already on line %zu",
-						      name, at, line + 4, (unsigned long long)v, first + 1);
+				ret = cli_usage_error("'%s': line %zu: key '%.*s%s' is sample %llu, already on line %zu",
+						      name, at, SHOW(line + 4, (size_t)len - 4),
+						      (unsigned long long)v, first + 1);
 			else
 				ret = cli_usage_error("'%s': line %zu: sample %llu is already on line %zu",
 						      name, at, (unsigned long long)v, first + 1);
