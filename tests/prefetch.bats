@@ -589,6 +589,15 @@ sys.exit(status)' "$@"
 	assert_equal "$stderr" "prefetch: tar output: Write error: No space left on device"
 	run -1 --separate-stderr bash -c 'prefetch -q --plan q.plan --emit --emit-format raw a.slab b.slab > /dev/full'
 	assert_equal "$stderr" "prefetch: raw output: write error: No space left on device"
+	# the status, as text and as JSON, and inspect's JSON, with the reason
+	for opts in "" --json; do
+		run -1 --separate-stderr bash -c "prefetch $opts a.slab > /dev/full"
+		assert_equal "$stderr" "prefetch: write error: No space left on device"
+		run -1 --separate-stderr bash -c "prefetch $opts a.slab >&-"
+		assert_equal "$stderr" "prefetch: write error: Bad file descriptor"
+	done
+	run -1 --separate-stderr bash -c 'inspect --json a.slab > /dev/full'
+	assert_equal "$stderr" "inspect: write error: No space left on device"
 }
 
 @test "the consumer examples of prefetch(1) read the stream" {

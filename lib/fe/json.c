@@ -287,8 +287,9 @@ void json_null(struct json *j, const char *key)
 	done(j);
 }
 
+/* Not flushed here: the tool's cli_close_stdout() flushes and says why a write failed, which
+ * a flush here would leave it to guess (the error's errno gone). */
 void json_finish(struct json *j)
 {
 	putc('\n', j->out);
-	fflush(j->out);
 }
