@@ -600,6 +600,36 @@ sys.exit(status)' "$@"
 	assert_equal "$stderr" "inspect: write error: No space left on device"
 }
 
+@test "a non-blocking pipe on standard output: prefetch waits for the reader, spliced or copied" {
+	need_shuffle_plan
+	dataset
+	shuffle-plan -q a.slab b.slab --mode quasi -o q.plan
+	for fmt in raw tar; do
+		SLAB_NO_SPLICE=1 prefetch -q --plan q.plan --emit --emit-format $fmt a.slab b.slab > want.$fmt
+		[ "$(filesize want.$fmt)" -gt $((4 * 65536)) ]
+		for nosplice in 0 1; do
+			# the reader starts late: the pipe (64 KiB) fills, and writes to it fail with
+			# EAGAIN until it reads
+			run -0 env SLAB_NO_SPLICE=$nosplice python3 - $fmt <<'PY'
+import fcntl, os, subprocess, sys, time
+fmt = sys.argv[1]
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(["prefetch", "-q", "--plan", "q.plan", "--emit", "--emit-format", fmt,
+                      "a.slab", "b.slab"], stdout=w, stderr=subprocess.PIPE)
+os.close(w)
+time.sleep(0.2)
+got = b"".join(iter(lambda: os.read(r, 65536), b""))
+err, rc = p.stderr.read(), p.wait()
+assert (rc, err) == (0, b""), (rc, err)
+assert got == open("want." + fmt, "rb").read(), (len(got), "bytes differ")
+print("ok", len(got))
+PY
+			assert_output "ok $(filesize want.$fmt)"
+		done
+	done
+}
+
 @test "the consumer examples of prefetch(1) read the stream" {
 	command -v man >/dev/null 2>&1 || skip "man (man-db) is not installed"
 	need_shuffle_plan

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,17 @@
 
 /* The most a pipe is grown to: a bound on what a pipe of copied bytes can hold in memory. */
 #define PIPE_MAX (16u << 20)
+
+int slab_wait_writable(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+	int n;
+
+	do
+		n = poll(&pf, 1, -1);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -1 : 0;
+}
 
 int slab_write_full(int fd, const void *buf, uint64_t len)
 {
@@ -23,6 +35,8 @@ int slab_write_full(int fd, const void *buf, uint64_t len)
 		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
 		if (n < 0) {
 			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && slab_wait_writable(fd) == 0)
 				continue;
 			return SLAB_ERR_IO;
 		}
@@ -75,6 +89,8 @@ static int splice_out(struct slab_outbuf *o, const unsigned char *p, uint64_t le
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && slab_wait_writable(o->fd) == 0)
 			continue;
 		if (n < 0 && errno == EPIPE) {
 			o->write_errno = EPIPE;

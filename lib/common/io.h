@@ -12,6 +12,10 @@
  * with errno set (EPIPE when the reader went away): no context, errno is the detail. */
 int slab_write_full(int fd, const void *buf, uint64_t len);
 
+/* After EAGAIN from a write to fd (an output some other process made non-blocking, such as a
+ * pipe an event loop shares): wait until it takes more. 0, or -1 with errno. */
+int slab_wait_writable(int fd);
+
 /* A buffered writer to fd, for the record streams (rawout, frameout): small pieces are
  * gathered in a buffer of cap bytes, a piece of half of it or more goes straight out after
  * what is buffered. A failed write is SLAB_ERR_IO with "write error: ..." in *err, and its

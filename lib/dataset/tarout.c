@@ -128,6 +128,9 @@ static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_
 			done += (size_t)w;
 		else if (w < 0 && errno == EINTR)
 			continue;
+		else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+			 slab_wait_writable(t->fd) == 0)
+			continue;
 		else if (w < 0 && errno == EFAULT)
 			t->fault = (const char *)buf + done;    /* the input's bytes, not the output */
 		else

@@ -3,6 +3,7 @@
 #include "slab.h"
 #include "format.h"
 #include "crc32c.h"
+#include "io.h"
 #include "error.h"
 #include "sized.h"
 #include "keyset.h"
@@ -168,6 +169,8 @@ static int write_fd(int fd, const unsigned char *c, size_t len, uint64_t *writte
 		ssize_t n = write(fd, c, len < WRITE_CHUNK ? len : WRITE_CHUNK);
 		if (n < 0) {
 			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && slab_wait_writable(fd) == 0)
 				continue;
 			return errno;
 		}
