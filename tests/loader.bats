@@ -205,6 +205,8 @@ err(on_error="ignore")
 err(order="sorted")
 err(batch_size=0)
 err(paths=[])
+err(image="nosuch")
+err(image="nosuch", fields=["cls"])
 PY
 	assert_line --index 0 "SlabError: 'nosuch.slab': No such file or directory"
 	assert_line --index 1 --partial "SlabError: 'junk.slab': "
@@ -216,7 +218,9 @@ PY
 	assert_line --index 7 "ValueError: order must be 'sequential', 'random' or 'quasi', not 'sorted'"
 	assert_line --index 8 "ValueError: batch_size must be at least 1, not 0"
 	assert_line --index 9 "ValueError: slab.Loader: no files"
-	[ "${#lines[@]}" -eq 10 ]
+	assert_line --index 10 "SlabError: no file has a field 'nosuch'"
+	assert_line --index 11 "SlabError: no file has a field 'nosuch'"
+	[ "${#lines[@]}" -eq 12 ]
 }
 
 @test "Loader: the ring bounds what is held; views outlive close() without dangling" {

@@ -691,6 +691,9 @@ static int resolve_fields(struct slab_loader *l)
 		for (size_t f = 0; f < n; f++)
 			if (strcmp(l->names[f], l->o.transform_field) == 0)
 				l->tf = (int)f;
+		if (l->tf < 0 && !l->o.nfields)
+			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
+					 l->o.transform_field);
 		if (l->tf < 0)
 			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 					 "transform field '%s' is not one of the wanted fields",
