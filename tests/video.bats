@@ -736,18 +736,46 @@ PY
 	head -c $((size / 2)) "$path" > half.mp4
 	run -1 --separate-stderr vidclip half.mp4 x
 	assert_equal "$stderr" "vidclip: 'half.mp4': corrupt video: invalid data found when processing input (moov atom not found)"
-	# The index first (faststart), the frames cut: the header reads, a clip in the part
-	# that is there decodes, one past the cut fails.
+	# The index first (faststart), the frames cut, in a packet or between two (where the
+	# demuxer sees a clean end): the index places frames past the bytes, refused at the
+	# open, before a clip would be padded with the last frame there is.
 	ffmpeg -nostdin -hide_banner -loglevel error -y -i "$path" -c copy -movflags +faststart \
 		fast.mp4
 	size=$(stat -c %s fast.mp4)
 	head -c $((size / 2)) fast.mp4 > cut.mp4
-	run -0 vidclip --info cut.mp4 x
-	run -0 vidclip --crop none --size 32x24 --frames 4 --start begin cut.mp4 clip.raw
-	run -0 frame_numbers clip.raw 32 24 4
-	assert_output "0 1 2 3"
-	run -1 --separate-stderr vidclip --frames 60 --start begin cut.mp4 clip.raw
-	assert_regex "$stderr" "^vidclip: 'cut.mp4': corrupt video: "
+	local at
+	at=$(ffprobe -v error -select_streams v -show_entries packet=pos -of csv=p=0 fast.mp4 | sed -n 31p)
+	head -c "$at" fast.mp4 > cutb.mp4
+	[ "$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_frames,nb_read_frames -of csv=p=0 cutb.mp4)" = "60,30" ]
+	for f in cut.mp4 cutb.mp4; do
+		run -1 --separate-stderr vidclip --info $f x
+		assert_regex "$stderr" "^vidclip: '$f': corrupt video: cut short: its index places frames up to byte [0-9]+, past its $(stat -c %s $f) bytes\$"
+		run -1 --separate-stderr vidclip --crop none --size 32x24 --frames 4 --start begin $f clip.raw
+		assert_regex "$stderr" "^vidclip: '$f': corrupt video: cut short: "
+	done
+	# pack: unchecked, kept as bytes (no video record); checked, a bad sample
+	mkdir -p p
+	cp cutb.mp4 p/k.mp4
+	tar -C p -cf p.tar k.mp4
+	run -0 pack -q -o p.slab p.tar
+	run -0 inspect --list p.slab
+	assert_output --regexp $'\tmp4:[0-9]+:[0-9]+$'
+	run -1 --separate-stderr pack --image-check -o q.slab p.tar
+	assert_regex "$stderr" "^pack: 'p.tar': sample 'k' field 'mp4': corrupt video: cut short: "
+	# An AVI cut at a chunk, its index (at the end) gone with the rest: its header counts
+	# 40 frames, it holds 30; they are its frames (a clip past them is short, not padded
+	# with the last one as if it were there).
+	local apath
+	apath=$(v odd.avi)
+	at=$(ffprobe -v error -select_streams v -show_entries packet=pos -of csv=p=0 "$apath" | sed -n 31p)
+	head -c "$at" "$apath" > cuta.avi
+	run -0 vidclip --info cuta.avi x
+	assert_output "video 321x239 frames 30 duration 1.200 fps 25/1 codec mpeg4"
+	run -0 vidclip --crop none --size 32x24 --frames 3 --stride 14 --start begin --on-short error cuta.avi clip.raw
+	run -0 frame_numbers clip.raw 32 24 3
+	assert_output "0 14 28"
+	run -1 --separate-stderr vidclip --frames 4 --stride 10 --start begin --on-short error cuta.avi clip.raw
+	assert_equal "$stderr" "vidclip: 'cuta.avi': video of 30 frames: the clip needs 31"
 	# The AVI cut in its last frame: that frame does not decode whole.
 	size=$(stat -c %s "$(v odd.avi)")
 	head -c $((size - 3000)) "$(v odd.avi)" > cut.avi

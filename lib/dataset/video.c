@@ -672,6 +672,7 @@ struct packet_count {
 	int nopts, keys;
 	int64_t step;
 	int64_t last;                           /* the decode time counted last */
+	int64_t end;                            /* index: the end of the last entry's bytes */
 };
 
 static void count_start(struct packet_count *c)
@@ -735,9 +736,12 @@ static void index_count(AVStream *st, struct packet_count *c)
 	for (int i = 0; i < n; i++) {
 		const AVIndexEntry *e = ff.avformat_index_get_entry(st, i);
 
-		if (e)
-			count_one(c, e->timestamp, e->flags & AVINDEX_KEYFRAME,
-				  !(e->flags & AVINDEX_DISCARD_FRAME));
+		if (!e)
+			continue;
+		count_one(c, e->timestamp, e->flags & AVINDEX_KEYFRAME,
+			  !(e->flags & AVINDEX_DISCARD_FRAME));
+		if (e->pos >= 0 && e->pos + e->size > c->end)
+			c->end = e->pos + e->size;
 	}
 }
 
@@ -770,7 +774,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	const AVCodecParameters *cp;
 	AVRational r = { 0, 0 };
 	struct packet_count c;
-	int ret, avi;
+	int ret, avi, cut = 0;
 
 	if ((ret = slab_video_ready(&d->err)) < 0)
 		return ret;
@@ -811,6 +815,13 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	 * those shown where the index marks some not (an edit list). */
 	d->stream_packets = info->frames = st->nb_frames > 0 ? (uint64_t)st->nb_frames : 0;
 	index_count(d->fmt->streams[d->stream], &c);
+	/* An index (an MP4's sample table, an AVI's idx1, a WebM's cues) that places frames
+	 * past the bytes: the file was cut short, and those frames are not there to decode. */
+	if (c.end > (int64_t)len) {
+		close_video(d);
+		return corrupt(d, "cut short: its index places frames up to byte %lld, past its "
+			       "%zu bytes", (long long)c.end, len);
+	}
 	d->indexed = avi && c.frames > 0;
 	if (info->frames && c.shown > 0 && c.shown < c.frames)
 		info->frames = c.shown;
@@ -838,7 +849,11 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 			close_video(d);
 			return ret;
 		}
-		if (!info->frames || c.nopts || (avi && c.step > 1))
+		/* (an AVI without an index whose header counts more frames than its packets
+		 * hold: cut short, the idx1 at its end gone with the rest; its frames are the
+		 * packets there are) */
+		cut = avi && !d->indexed && c.frames < info->frames;
+		if (!info->frames || c.nopts || (avi && c.step > 1) || cut)
 			info->frames = c.frames;
 		if (c.frames > d->stream_packets)
 			d->stream_packets = c.frames;
@@ -865,7 +880,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	info->fps_num = (uint32_t)r.num;
 	info->fps_den = (uint32_t)r.den;
 	d->fps = av_q2d(r);
-	if (info->duration <= 0 || d->linear)
+	if (info->duration <= 0 || d->linear || cut)
 		info->duration = (double)info->frames / d->fps;
 	d->sig = fingerprint(data, len);
 	return 0;

@@ -483,8 +483,10 @@ static void test_corrupt(struct slab_video_decoder *d)
 				CHECK(ret == 0 || ret == SLAB_ERR_CORRUPT);
 			}
 		}
-		/* The half of the AVI: the last frame there is cut, and says so. */
-		CHECK(slab_video_info(d, avi.p, avi.len / 2, &info) == 0 && info.frames == 40);
+		/* The half of the AVI, its index (at the end) gone: its frames are the packets
+		 * there are, not the header's 40, and the last one, cut, says so. */
+		CHECK(slab_video_info(d, avi.p, avi.len / 2, &info) == 0 && info.frames > 0 &&
+		      info.frames < 40);
 		CHECK(slab_video_params(&s, &info, 0, 0, 0, &p) == 0);
 		CHECK(slab_video_decode(d, avi.p, avi.len / 2, &s, &p, out, NULL) ==
 		      SLAB_ERR_CORRUPT);
