@@ -468,6 +468,9 @@ PY
 		"--video mp4 --frames 0|invalid --frames '0' (a number from 1 to 65535)" \
 		"--video mp4 --stride 65536|invalid --stride '65536' (a number from 1 to 65535)" \
 		"--video mp4 --fps 0|invalid --fps '0' (a number, 0 < F <= 1000000)" \
+		"--video mp4 --fps 0x10|invalid --fps '0x10' (a number, 0 < F <= 1000000)" \
+		"--video mp4 --fps 1e3|invalid --fps '1e3' (a number, 0 < F <= 1000000)" \
+		"--video mp4 --fps 2.5.1|invalid --fps '2.5.1' (a number, 0 < F <= 1000000)" \
 		"--video mp4 --clip-start end|invalid --clip-start 'end' (random, center or begin)" \
 		"--video mp4 --on-short skip|invalid --on-short 'skip' (pad, loop or error)" \
 		"--video ''|invalid --video '' (the name of a video field, such as mp4)"; do

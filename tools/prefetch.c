@@ -1585,26 +1585,30 @@ static const char *image_option(int c)
 	}
 }
 
+/* A number written in decimal digits with at most one point ("30", "29.97", ".5": not
+ * strtod's hexadecimal, exponents, infinities or blanks), in (0, max]: 0 and *r, or -1. */
+static int parse_decimal(const char *s, double max, double *r)
+{
+	const char *dot = strchr(s, '.');
+	char *end;
+
+	if (!*s || s[strspn(s, "0123456789.")] || (dot && strchr(dot + 1, '.')) ||
+	    !strpbrk(s, "0123456789"))
+		return -1;
+	*r = strtod(s, &end);
+	return *end || !(*r > 0 && *r <= max) ? -1 : 0;
+}
+
 /* A frame rate: a decimal number > 0 and at most 1000000: 0, or -1. */
 static int parse_fps(const char *s, double *r)
 {
-	char *end;
-
-	if (!((*s >= '0' && *s <= '9') || *s == '.'))
-		return -1;
-	*r = strtod(s, &end);
-	return *end || !(*r > 0 && *r <= 1e6) ? -1 : 0;
+	return parse_decimal(s, 1e6, r);
 }
 
 /* A number in (0, 1], in decimal: 0, or -1. */
 static int parse_ratio(const char *s, double *r)
 {
-	char *end;
-
-	if (!((*s >= '0' && *s <= '9') || *s == '.'))
-		return -1;
-	*r = strtod(s, &end);
-	return *end || !(*r > 0 && *r <= 1) ? -1 : 0;
+	return parse_decimal(s, 1, r);
 }
 
 /* "WxH", each from 1 to 65535: 0, or -1. */
