@@ -107,19 +107,28 @@ static struct blob make_jpeg(int w, int h, int pf, int samp, const char *restart
 	return b;
 }
 
-/* TurboJPEG's full decode, in the JPEG's own kind of pixels (CMYK stays CMYK). */
-static unsigned char *full_decode(const struct blob *b, size_t *n)
+/* TurboJPEG's decode of b at 1/denom, in the JPEG's own kind of pixels (CMYK stays CMYK), of
+ * *w x *h pixels (*n bytes, *pf TurboJPEG's pixel format; the full-size image *fw x *fh). */
+struct tjimage {
+	int fw, fh, w, h, pf;
+	size_t n;
+};
+
+static unsigned char *tj_decode(const struct blob *b, unsigned denom, struct tjimage *im)
 {
 	tjhandle tj = tjInitDecompress();
-	int w, h, samp, cs, pf;
+	int samp, cs;
 	unsigned char *pix = NULL;
 
-	if (!tj || tjDecompressHeader3(tj, b->p, b->len, &w, &h, &samp, &cs) != 0)
+	if (!tj || tjDecompressHeader3(tj, b->p, b->len, &im->fw, &im->fh, &samp, &cs) != 0)
 		goto out;
-	pf = cs == TJCS_CMYK || cs == TJCS_YCCK ? TJPF_CMYK : cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
-	*n = (size_t)w * h * tjPixelSize[pf];
-	pix = malloc(*n);
-	if (!pix || tjDecompress2(tj, b->p, b->len, pix, w, 0, h, pf, 0) != 0) {
+	im->pf = cs == TJCS_CMYK || cs == TJCS_YCCK ? TJPF_CMYK :
+		 cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
+	im->w = (int)((im->fw + (int)denom - 1) / (int)denom);
+	im->h = (int)((im->fh + (int)denom - 1) / (int)denom);
+	im->n = (size_t)im->w * im->h * tjPixelSize[im->pf];
+	pix = malloc(im->n);
+	if (!pix || tjDecompress2(tj, b->p, b->len, pix, im->w, 0, im->h, im->pf, 0) != 0) {
 		free(pix);
 		pix = NULL;
 	}
@@ -239,34 +248,6 @@ out:
 	free(c);
 }
 
-/* TurboJPEG's decode of b at 1/denom (RGB, grey as grey): a new buffer of *w x *h pixels of
- * *ps bytes, the full-size image *fw x *fh; NULL for CMYK, which the pipeline converts
- * itself. */
-static unsigned char *scaled_decode(const struct blob *b, unsigned denom, int *fw, int *fh,
-				    int *w, int *h, int *ps)
-{
-	tjhandle tj = tjInitDecompress();
-	int samp, cs, pf;
-	unsigned char *pix = NULL;
-
-	if (!tj || tjDecompressHeader3(tj, b->p, b->len, fw, fh, &samp, &cs) != 0 ||
-	    cs == TJCS_CMYK || cs == TJCS_YCCK)
-		goto out;
-	pf = cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
-	*w = (int)((*fw + denom - 1) / denom);
-	*h = (int)((*fh + denom - 1) / denom);
-	*ps = tjPixelSize[pf];
-	pix = malloc((size_t)*w * *h * *ps);
-	if (!pix || tjDecompress2(tj, b->p, b->len, pix, *w, 0, *h, pf, 0) != 0) {
-		free(pix);
-		pix = NULL;
-	}
-out:
-	if (tj)
-		tjDestroy(tj);
-	return pix;
-}
-
 /* Crops whose output is the crop's own size (no resize: nearest at full scale, bilinear at
  * 1/2), through decoder d: every pixel is TurboJPEG's full decode's at that scale, byte for
  * byte. The crops start and end on iMCU columns and rows, beside them and between, and at
@@ -283,11 +264,15 @@ static void crops_are_full(const char *what, const struct blob *b, struct slab_i
 	if (!out)
 		abort();
 	for (unsigned denom = 1; denom <= 2; denom++) {
-		int fw, fh, w, h, ps;
-		unsigned char *full = scaled_decode(b, denom, &fw, &fh, &w, &h, &ps);
+		struct tjimage im;
+		unsigned char *full = tj_decode(b, denom, &im);
+		int fw = im.fw, fh = im.fh, w = im.w, h = im.h, ps = tjPixelSize[im.pf];
 
-		if (!full)
+		/* (CMYK: the pipeline converts it itself) */
+		if (!full || im.pf == TJPF_CMYK) {
+			free(full);
 			break;
+		}
 		/* From the left and the bottom, then from the right and the top. */
 		for (size_t i = 0; i < 2 * sizeof(starts) / sizeof(starts[0]); i++) {
 			for (size_t k = 0; k < ns; k++) {
@@ -340,7 +325,7 @@ static struct blob rewrite(struct slab_jpegrst *r, const char *what, const struc
 	struct slab_jpegrst_layout lay;
 	const char *why = NULL;
 	unsigned char *pa, *pb;
-	size_t na = 0, nb = 0;
+	struct tjimage ia = { 0 }, ib = { 0 };
 	void *o;
 	int rc = slab_jpegrst_rewrite(r, b->p, b->len, most, &o, &out.len);
 
@@ -351,9 +336,9 @@ static struct blob rewrite(struct slab_jpegrst *r, const char *what, const struc
 		return out;
 	}
 	out.p = o;
-	pa = full_decode(b, &na);
-	pb = full_decode(&out, &nb);
-	if (!pa || !pb || na != nb || memcmp(pa, pb, na) != 0) {
+	pa = tj_decode(b, 1, &ia);
+	pb = tj_decode(&out, 1, &ib);
+	if (!pa || !pb || ia.n != ib.n || memcmp(pa, pb, ia.n) != 0) {
 		fprintf(stderr, "%s: rewrite at most %u: pixels differ\n", what, most);
 		unit_failures++;
 	}
