@@ -561,24 +561,41 @@ print((a.transpose(3, 0, 1, 2) == c).all())'
 		clip.raw
 	run -0 frame_numbers clip.raw 32 24 5
 	assert_output "0 4 8 12 16"
-	# The variable-rate file: the frames the rule picks from ffprobe's timestamps.
-	local path
-	path=$(v vfr.mp4)
-	ffprobe -v error -select_streams v -show_entries frame=best_effort_timestamp_time \
-		-of default=nw=1:nk=1 "$path" | grep -E '^[0-9.]+$' > times.txt
-	[ "$(wc -l < times.txt)" -eq 40 ]
-	for start in begin center; do
-		run -0 vidclip --crop none --size 32x24 --frames 9 --fps 5 --start $start "$path" \
-			clip.raw
-		local t0 step fps
-		t0=$(echo "${lines[1]}" | awk '{ print $5 }')
-		step=$(echo "${lines[1]}" | awk '{ print $7 }')
-		fps=$(echo "${lines[0]}" | awk '{ split($8, r, "/"); print r[1] / r[2] }')
-		local want
-		want=$(expected_by_time times.txt "$t0" "$step" 9 "$fps")
-		run -0 frame_numbers clip.raw 32 24 9
-		assert_output "$want"
+	# Variable-rate files: the frames nearest to the targets, from ffprobe's timestamps
+	# (vfr.mp4: 30 a second, then 10; gap.mp4: 30 a second with a pause of 2 s in the
+	# middle, where the nearest frame is the one before the pause, then the one after).
+	ffmpeg -nostdin -hide_banner -loglevel error -y -f lavfi \
+		-i "$(numbered_src 96x64 30),setpts='if(lt(N\,30)\,N/30\,3+(N-30)/30)/TB'" \
+		-frames:v 60 -fps_mode passthrough -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 \
+		gap.mp4
+	# (the same in Matroska and MPEG-TS, which do not index every frame: counted)
+	ffmpeg -nostdin -hide_banner -loglevel error -y -i gap.mp4 -c copy gap.mkv
+	ffmpeg -nostdin -hide_banner -loglevel error -y -i gap.mp4 -c copy gap.ts
+	local path n t0 step fps want args skip
+	for path in "$(v vfr.mp4)" gap.mp4 gap.mkv gap.ts; do
+		ffprobe -v error -select_streams v -show_entries frame=best_effort_timestamp_time \
+			-of default=nw=1:nk=1 "$path" | grep -E '^[0-9.]+$' > times.txt
+		n=$(wc -l < times.txt)
+		[ "$n" -eq 40 ] || [ "$n" -eq 60 ]
+		for args in "--fps 5" "--fps 2" "--fps 7" "--stride 1" "--stride 3"; do
+			for start in begin center; do
+				for skip in 1 0; do
+					run -0 env SLAB_VIDEO_SKIP=$skip vidclip --crop none --size 32x24 \
+						--frames 9 $args --start $start "$path" clip.raw
+					t0=$(echo "${lines[1]}" | awk '{ print $5 }')
+					step=$(echo "${lines[1]}" | awk '{ print $7 }')
+					fps=$(echo "${lines[0]}" | awk '{ split($8, r, "/"); print r[1] / r[2] }')
+					want=$(expected_by_time times.txt "$t0" "$step" 9 "$fps")
+					run -0 frame_numbers clip.raw 32 24 9
+					[ "$output" = "$want" ] || fail "$path $args --start $start: $output, not $want"
+				done
+			done
+		done
 	done
+	# the pause, by its numbers: targets 0, 0.5, ..., 3 s
+	run -0 vidclip --crop none --size 32x24 --frames 7 --fps 2 --start begin gap.mp4 clip.raw
+	run -0 frame_numbers clip.raw 32 24 7
+	assert_output "0 15 29 29 30 30 30"
 }
 
 @test "a video shorter than the clip: padded with its last frame, looped, or refused" {

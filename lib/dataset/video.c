@@ -336,6 +336,15 @@ struct slab_video_decoder {
 	 * seek (-inf for none). */
 	int unordered, full_clip;
 	double skipped_max;
+	/* The frames' times do not step evenly at the rate they are numbered at (vfr: a GIF's
+	 * delays, a phone's video, a pause): a target's pick is the nearer of the last frame
+	 * before it (kept in before) and the first at or after it, and nothing is skipped. */
+	int vfr;
+	AVFrame *before;
+	/* How far a frame's time may lie from its true one: half a tick of a time base coarser
+	 * than a frame's hundredth (WebM's milliseconds), else TIE_EPS; a frame at a target
+	 * less half a frame, within it, is taken (the earlier of two as near). */
+	double slack;
 	/* The pass began with a seek past the start (mid); the video's packets do not all
 	 * carry a presentation time (linear: AVI with B-frames). A linear video's frames are
 	 * numbered by the decode times of the packets they come out at (the decoder's
@@ -395,7 +404,8 @@ struct slab_video_decoder *slab_video_decoder_new(void)
 	d->frame = ff.av_frame_alloc();
 	d->next = ff.av_frame_alloc();
 	d->rgb = ff.av_frame_alloc();
-	if (!d->pkt || !d->frame || !d->next || !d->rgb) {
+	d->before = ff.av_frame_alloc();
+	if (!d->pkt || !d->frame || !d->next || !d->rgb || !d->before) {
 		slab_video_decoder_free(d);
 		return NULL;
 	}
@@ -427,6 +437,7 @@ static void close_video(struct slab_video_decoder *d)
 	}
 	ff.av_frame_unref(d->frame);
 	ff.av_frame_unref(d->next);
+	ff.av_frame_unref(d->before);
 	ff.av_packet_unref(d->pkt);
 	d->data = NULL;
 	d->len = 0;
@@ -444,6 +455,7 @@ void slab_video_decoder_free(struct slab_video_decoder *d)
 		ff.av_frame_free(&d->rgb);
 		ff.av_frame_free(&d->frame);
 		ff.av_frame_free(&d->next);
+		ff.av_frame_free(&d->before);
 		ff.av_packet_free(&d->pkt);
 	}
 	slab_scratch_free(&d->planes);
@@ -672,13 +684,14 @@ struct packet_count {
 	int nopts, keys;
 	int64_t step;
 	int64_t last;                           /* the decode time counted last */
+	int64_t first, max;                     /* the first and the latest decode times */
 	int64_t end;                            /* index: the end of the last entry's bytes */
 };
 
 static void count_start(struct packet_count *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->last = AV_NOPTS_VALUE;
+	c->last = c->first = c->max = AV_NOPTS_VALUE;
 }
 
 /* One packet or entry more: its decode time (AV_NOPTS_VALUE for none), whether it is a
@@ -693,6 +706,10 @@ static void count_one(struct packet_count *c, int64_t dts, int key, int shown)
 	if (c->last != AV_NOPTS_VALUE && dts > c->last && (c->step == 0 || dts - c->last < c->step))
 		c->step = dts - c->last;
 	c->last = dts;
+	if (c->first == AV_NOPTS_VALUE)
+		c->first = dts;
+	if (c->max == AV_NOPTS_VALUE || dts > c->max)
+		c->max = dts;
 }
 
 /* The stream's packets, by demuxing them all (no decoding): 0 or an error. */
@@ -784,7 +801,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	}
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
-	d->unordered = d->linear = d->dts_known = d->indexed = 0;
+	d->unordered = d->linear = d->dts_known = d->indexed = d->vfr = 0;
 	d->rank0 = 0;
 	d->keyed = 1;
 	st = d->fmt->streams[d->stream];
@@ -880,6 +897,21 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	info->fps_num = (uint32_t)r.num;
 	info->fps_den = (uint32_t)r.den;
 	d->fps = av_q2d(r);
+	d->slack = TIE_EPS;
+	if (av_q2d(st->time_base) * d->fps > 0.01 && av_q2d(st->time_base) * d->fps < 0.5)
+		d->slack += 0.5 * av_q2d(st->time_base);
+	/* Where every frame's time was counted (an MP4's or AVI's index, or the packets), a
+	 * smallest step that is not a frame at this rate (by more than 1% and a tick of the
+	 * time base, which rounds 1/30 s to 33 ms in WebM), or more than a frame at this rate
+	 * a frame from the first to the last (a pause, frames dropped): the rate varies. decode_clip() also
+	 * finds it from the frames, where nothing counted them all. A linear video's frames
+	 * are numbered a frame apart whatever its times. */
+	if (!d->linear && c.frames >= info->frames && c.step > 0 && c.first != AV_NOPTS_VALUE &&
+	    (fabs((double)c.step * av_q2d(st->time_base) - 1 / d->fps) >
+	     0.01 / d->fps + av_q2d(st->time_base) ||
+	     (double)(c.max - c.first) * av_q2d(st->time_base) >
+	     ((double)c.frames - 0.5) / d->fps + av_q2d(st->time_base)))
+		d->vfr = 1;
 	if (info->duration <= 0 || d->linear || cut)
 		info->duration = (double)info->frames / d->fps;
 	d->sig = fingerprint(data, len);
@@ -1127,7 +1159,8 @@ static void skip_nonref(struct slab_video_decoder *d)
 	int skip = 0;
 	long b;
 
-	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip || d->linear) {
+	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip || d->linear ||
+	    d->vfr) {
 		d->cc->skip_frame = AVDISCARD_DEFAULT;
 		return;
 	}
@@ -1156,7 +1189,12 @@ static int next_frame(struct slab_video_decoder *d)
 	for (;;) {
 		ret = ff.avcodec_receive_frame(d->cc, d->next);
 		if (ret == 0) {
-			ff.av_frame_unref(d->frame);
+			/* (where the rate varies, the frame before is kept: decode_clip()) */
+			ff.av_frame_unref(d->before);
+			if (d->vfr)
+				ff.av_frame_move_ref(d->before, d->frame);
+			else
+				ff.av_frame_unref(d->frame);
 			ff.av_frame_move_ref(d->frame, d->next);
 			d->st.decoded++;
 			return 1;
@@ -1359,8 +1397,9 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 /* Frame k of the clip, made from the picked frame into out (T x H x W x 3), or into
  * d->planes and from there to each plane's place (C x T x H x W); again = the frame of
  * target k - 1, already made: copied. */
-static int put_frame(struct slab_video_decoder *d, const struct slab_video_spec *spec,
-		     const struct slab_video_params *p, unsigned char *out, unsigned k, int again)
+static int put_frame(struct slab_video_decoder *d, const AVFrame *f,
+		     const struct slab_video_spec *spec, const struct slab_video_params *p,
+		     unsigned char *out, unsigned k, int again)
 {
 	size_t plane = (size_t)spec->image.out_w * spec->image.out_h, frame = plane * 3;
 	int ret;
@@ -1370,12 +1409,12 @@ static int put_frame(struct slab_video_decoder *d, const struct slab_video_spec 
 			memcpy(out + k * frame, out + (k - 1) * frame, frame);
 			return 0;
 		}
-		return emit(d, d->frame, &spec->image, &p->crop, out + k * frame);
+		return emit(d, f, &spec->image, &p->crop, out + k * frame);
 	}
 	if (!again) {
 		if (slab_scratch_reserve(&d->planes, frame) < 0)
 			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a frame");
-		if ((ret = emit(d, d->frame, &spec->image, &p->crop, d->planes.p)) < 0)
+		if ((ret = emit(d, f, &spec->image, &p->crop, d->planes.p)) < 0)
 			return ret;
 	}
 	for (unsigned c = 0; c < 3; c++)
@@ -1384,13 +1423,26 @@ static int put_frame(struct slab_video_decoder *d, const struct slab_video_spec 
 	return 0;
 }
 
-/* The clip: targets t_k = t0 + k step (wrapped past the end under LOOP), each given the first
- * frame whose time is at or after t_k less half a frame; past the end, the last frame. */
+/* Whether two frames dt seconds apart are not a whole number of frames apart at the rate the
+ * video's frames are numbered at (within a quarter frame): its rate varies. */
+static int uneven(const struct slab_video_decoder *d, double dt)
+{
+	double g = dt * d->fps;
+
+	return g > 0 && fabs(g - floor(g + 0.5)) > 0.25;
+}
+
+/* The clip: targets t_k = t0 + k step (wrapped past the end under LOOP), each given the frame
+ * nearest to t_k (the earlier of two as near); past the end, the last frame. Where frames are
+ * a frame apart, that is the first frame whose time is at or after t_k less half a frame;
+ * where the rate varies (d->vfr), the nearer of the last frame before t_k and the first at or
+ * after it. */
 static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spec *spec,
 		       const struct slab_video_params *p, unsigned char *out)
 {
 	double half = 0.5 / d->fps, n = (double)d->info.frames, prev_t = -1, cur_t = 0;
-	int have = 0, eof = 0, made = 0, ret;
+	double before_t = 0, made_t = NAN;
+	int have = 0, have_before = 0, eof = 0, ret;
 	unsigned made_k = 0;
 
 	d->budget = d->stream_packets * PACKETS_TIMES + PACKETS_EXTRA;
@@ -1406,7 +1458,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		d->pick_step = p->step;
 	}
 	for (unsigned k = 0; k < spec->frames; k++) {
-		double t = p->t0 + k * p->step, x = t * d->fps;
+		double t = p->t0 + k * p->step, x = t * d->fps, pick_t;
+		const AVFrame *pick;
 
 		if (spec->on_short == SLAB_VIDEO_SHORT_LOOP && x + 0.5 >= n)
 			t = (x - n * floor((x + 0.5) / n)) / d->fps;
@@ -1437,7 +1490,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				from_start = at <= 0 && (d->fresh || reopen);
 				if ((ret = seek_to(d, at, reopen)) < 0)
 					return ret;
-				have = eof = made = 0;
+				have = eof = have_before = 0;
+				made_t = NAN;
 				if ((ret = next_frame(d)) < 0)
 					return ret;
 				if (ret == FROM_START)
@@ -1475,7 +1529,9 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 						d->indexed = 0;
 						return AGAIN;
 					}
-					if (cur_t <= t + half + TIE_EPS || from_start)
+					/* (where the rate varies, the frame before the target
+					 * may be the nearer: the first frame must not be past it) */
+					if (cur_t <= t + (d->vfr ? 0 : half) + TIE_EPS || from_start)
 						break;
 				}
 				if (at <= 0)
@@ -1490,9 +1546,10 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		d->skip_before = t - half - TIE_EPS;
 		/* Decode until a frame is at or past the target less half a frame (a frame at
 		 * exactly that time is taken: TIE_EPS keeps the rounding of times out of it),
-		 * or the end. */
-		while (!eof && cur_t < t - half - TIE_EPS) {
+		 * where the rate varies the target itself, or the end. */
+		while (!eof && cur_t < t - (d->vfr ? 0 : half) - d->slack) {
 			double was = cur_t;
+			int had = have, kept = d->vfr;
 
 			if ((ret = next_frame(d)) < 0)
 				return ret;
@@ -1516,16 +1573,34 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				if (d->skipped_max > -HUGE_VAL)
 					return AGAIN;
 			}
+			/* Frames not a whole number of frames apart: the rate varies. The
+			 * clip again where a frame was picked or skipped by the even rate's
+			 * rule; from here on, the frame before is kept. */
+			if (!d->vfr && had && uneven(d, cur_t - was)) {
+				d->vfr = 1;
+				if (d->skipped_max > -HUGE_VAL || k > 0)
+					return AGAIN;
+			}
+			if (kept) {
+				before_t = was;
+				have_before = had;
+			}
 			have = 1;
-			made = 0;
 		}
 		if (!have)
 			return corrupt(d, "no frame decodes");
-		if (d->frame->decode_error_flags || (d->frame->flags & AV_FRAME_FLAG_CORRUPT))
-			return corrupt(d, "the frame at %.3f s does not decode whole", cur_t);
-		if ((ret = put_frame(d, spec, p, out, k, made && made_k == k - 1)) < 0)
+		pick = d->frame;
+		pick_t = cur_t;
+		if (d->vfr && have_before && before_t < t && t - before_t <= cur_t - t + TIE_EPS) {
+			pick = d->before;
+			pick_t = before_t;
+		}
+		if (pick->decode_error_flags || (pick->flags & AV_FRAME_FLAG_CORRUPT))
+			return corrupt(d, "the frame at %.3f s does not decode whole", pick_t);
+		ret = put_frame(d, pick, spec, p, out, k, made_k == k - 1 && pick_t == made_t);
+		if (ret < 0)
 			return ret;
-		made = 1;
+		made_t = pick_t;
 		made_k = k;
 	}
 	return 0;
@@ -1574,8 +1649,10 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 	/* Whatever failed, the next call starts afresh. */
 	if (ret < 0)
 		close_video(d);
-	if (d->frame)
+	if (d->frame) {
 		ff.av_frame_unref(d->frame);
+		ff.av_frame_unref(d->before);
+	}
 	slab_scratch_trim(&d->planes);
 	if (stats)
 		*stats = d->st;

@@ -118,17 +118,24 @@ PY
 }
 
 # expected_by_time TIMES FIRST_T STEP T FPS: the frames the fps rule picks, from the frames'
-# times (one per line, presentation order): for each target t = FIRST_T + k STEP, the first
-# frame whose time is at or after t less half a frame (1 / (2 FPS)), else the last.
+# times (one per line, presentation order; counted from the first): for each target t = FIRST_T + k STEP, the frame
+# nearest to t, the earlier of two as near (where frames are 1 / FPS apart, the first frame
+# whose time is at or after t less half a frame), past the last frame the last.
 expected_by_time() {
 	$VPY - "$@" <<'PY'
 import sys
 times = [float(x) for x in open(sys.argv[1]).read().split()]
+times = [x - times[0] for x in times]   # from the first frame's, as slab counts them
 t0, step, t, fps = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 out = []
+# (FIRST_T and STEP as printed, to 6 decimals: ties within what that rounding adds up to)
+tol = 1e-6 * (t + 1)
 for k in range(t):
-    target = t0 + k * step - 0.5 / fps - 1e-6
-    out.append(next((i for i, x in enumerate(times) if x >= target), len(times) - 1))
+    target = t0 + k * step
+    after = next((i for i, x in enumerate(times) if x >= target - tol), len(times) - 1)
+    if after > 0 and target - times[after - 1] <= times[after] - target + 2 * tol:
+        after -= 1
+    out.append(after)
 print(" ".join(map(str, out)))
 PY
 }
