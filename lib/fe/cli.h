@@ -93,7 +93,9 @@ enum {
 "Files at URLs (http://, https://, s3://BUCKET/KEY):\n" \
 "      --cache-dir DIR      the local cache of URLs read (default $SLAB_CACHE_DIR, else\n" \
 "                           $XDG_CACHE_HOME/slab, else ~/.cache/slab)\n" \
-"      --s3-endpoint URL    S3 endpoint (default $AWS_ENDPOINT_URL, else AWS)\n" \
+"      --s3-endpoint URL    S3 endpoint (default $AWS_ENDPOINT_URL_S3, else\n" \
+"                           $AWS_ENDPOINT_URL, else the profile's endpoint_url,\n" \
+"                           else AWS)\n" \
 "      --s3-addressing path|virtual|auto   bucket in the path or in the host\n" \
 "                           name (default: virtual on AWS, path elsewhere)\n" \
 "      --profile NAME       credentials profile (default $AWS_PROFILE, else default)\n" \
