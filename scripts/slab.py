@@ -1498,9 +1498,10 @@ class Batch:
     the loader's close(), b.fields, b.keys, b.samples and b.positions raise
     SlabError("loader closed"); views taken before stay readable.
 
-    A file truncated while in use: the loader's threads read it under a guard and raise
-    SlabError naming the file and the offset, and no batch is handed out after that; but
-    the raw fields of a batch already handed out are read by you, and a page cut off after
+    A file truncated while in use: the loader's threads read it under a guard, and its
+    size is checked as each batch is handed out; SlabError names the file and the offset a
+    read failed at, or its size now and when it was opened, and no batch is handed out after
+    that; but the raw fields of a batch already handed out are read by you, and a page cut off after
     the hand-over still ends the process with SIGBUS there."""
 
     __slots__ = ("_ld", "_h", "_n", "number", "skipped", "images", "_flat", "labels",
