@@ -612,12 +612,30 @@ static int find_twice(char *const *names, size_t n, const char **twice)
 	return 0;
 }
 
+/* The place among the n wanted fields of the field an option names (what: "transform",
+ * "label"): 0 and *at, or the error: no file has it where the wanted fields are the files'
+ * own, else it is not one of those named. */
+static int option_field(struct slab_loader *l, size_t n, const char *name, const char *what,
+			int *at)
+{
+	for (size_t f = 0; f < n; f++)
+		if (strcmp(l->names[f], name) == 0)
+			*at = (int)f;
+	if (*at >= 0)
+		return 0;
+	if (!l->o.nfields)
+		return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'", name);
+	return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%s field '%s' is not one of the wanted "
+			 "fields", what, name);
+}
+
 /* The wanted field names, sorted union of every file's when none are given. At most
  * MAX_FIELDS distinct names (files that share names count each once). */
 static int resolve_fields(struct slab_loader *l)
 {
 	size_t cap = 0, n = 0;
 	const char *twice;
+	int ret;
 
 	if (l->o.nfields) {
 		cap = l->o.nfields;
@@ -687,31 +705,12 @@ static int resolve_fields(struct slab_loader *l)
 					 l->names[f]);
 	}
 	l->tf = -1;
-	if ((l->o.transform || l->o.image || l->o.video) && l->o.transform_field) {
-		for (size_t f = 0; f < n; f++)
-			if (strcmp(l->names[f], l->o.transform_field) == 0)
-				l->tf = (int)f;
-		if (l->tf < 0 && !l->o.nfields)
-			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
-					 l->o.transform_field);
-		if (l->tf < 0)
-			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-					 "transform field '%s' is not one of the wanted fields",
-					 l->o.transform_field);
-	}
+	if ((l->o.transform || l->o.image || l->o.video) && l->o.transform_field &&
+	    (ret = option_field(l, n, l->o.transform_field, "transform", &l->tf)) < 0)
+		return ret;
 	l->lf = -1;
-	if (l->o.label_field) {
-		for (size_t f = 0; f < n; f++)
-			if (strcmp(l->names[f], l->o.label_field) == 0)
-				l->lf = (int)f;
-		if (l->lf < 0 && !l->o.nfields)
-			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
-					 l->o.label_field);
-		if (l->lf < 0)
-			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-					 "label field '%s' is not one of the wanted fields",
-					 l->o.label_field);
-	}
+	if (l->o.label_field && (ret = option_field(l, n, l->o.label_field, "label", &l->lf)) < 0)
+		return ret;
 	return 0;
 }
 
