@@ -144,7 +144,7 @@ static uint32_t be32(const unsigned char *p)
  * against the chunk limits (adding 0 bytes to them is its error) and says they were reached. */
 static int empty_exif(const unsigned char *data, size_t len)
 {
-	for (size_t at = 8; at <= len && len - at >= 12;) {
+	for (size_t at = sizeof(signature); at <= len && len - at >= 12;) {
 		uint32_t n = be32(data + at);
 
 		if (memcmp(data + at + 4, "IEND", 4) == 0)

@@ -341,10 +341,6 @@ struct slab_video_decoder {
 	 * before it (kept in before) and the first at or after it, and nothing is skipped. */
 	int vfr;
 	AVFrame *before;
-	/* How far a frame's time may lie from its true one: half a tick of a time base coarser
-	 * than a frame's hundredth (WebM's milliseconds), else TIE_EPS; a frame at a target
-	 * less half a frame, within it, is taken (the earlier of two as near). */
-	double slack;
 	/* The pass began with a seek past the start (mid); the video's packets do not all
 	 * carry a presentation time (linear: AVI with B-frames). A linear video's frames are
 	 * numbered by the decode times of the packets they come out at (the decoder's
@@ -762,6 +758,19 @@ static void index_count(AVStream *st, struct packet_count *c)
 	}
 }
 
+/* Whether the frame times c counted (every frame's: an MP4's or AVI's index, or the packets)
+ * vary at a rate of fps frames a second, their time base's tick tick seconds: a smallest step
+ * other than a frame (by more than 1% and a tick, WebM's milliseconds rounding 1/30 s to 33
+ * ms), or more time from the first to the last than their count at that rate (a pause,
+ * frames dropped). */
+static int rate_varies(const struct packet_count *c, double tick, double fps)
+{
+	if (c->step <= 0)
+		return 0;
+	return fabs((double)c->step * tick - 1 / fps) > 0.01 / fps + tick ||
+	       (double)(c->max - c->first) * tick > ((double)c->frames - 0.5) / fps + tick;
+}
+
 /* Whether one of the stream's first PEEK_PACKETS packets has no presentation time: 1, 0,
  * or an error. The demuxer is left past them (d->fresh 0). */
 #define PEEK_PACKETS 8
@@ -897,21 +906,10 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	info->fps_num = (uint32_t)r.num;
 	info->fps_den = (uint32_t)r.den;
 	d->fps = av_q2d(r);
-	d->slack = TIE_EPS;
-	if (av_q2d(st->time_base) * d->fps > 0.01 && av_q2d(st->time_base) * d->fps < 0.5)
-		d->slack += 0.5 * av_q2d(st->time_base);
-	/* Where every frame's time was counted (an MP4's or AVI's index, or the packets), a
-	 * smallest step that is not a frame at this rate (by more than 1% and a tick of the
-	 * time base, which rounds 1/30 s to 33 ms in WebM), or more than a frame at this rate
-	 * a frame from the first to the last (a pause, frames dropped): the rate varies. decode_clip() also
-	 * finds it from the frames, where nothing counted them all. A linear video's frames
-	 * are numbered a frame apart whatever its times. */
-	if (!d->linear && c.frames >= info->frames && c.step > 0 && c.first != AV_NOPTS_VALUE &&
-	    (fabs((double)c.step * av_q2d(st->time_base) - 1 / d->fps) >
-	     0.01 / d->fps + av_q2d(st->time_base) ||
-	     (double)(c.max - c.first) * av_q2d(st->time_base) >
-	     ((double)c.frames - 0.5) / d->fps + av_q2d(st->time_base)))
-		d->vfr = 1;
+	/* (decode_clip() also finds a varying rate from the frames, where nothing counted them
+	 * all; a linear video's frames are numbered a frame apart whatever its times) */
+	d->vfr = !d->linear && c.frames >= info->frames &&
+		 rate_varies(&c, av_q2d(st->time_base), d->fps);
 	if (info->duration <= 0 || d->linear || cut)
 		info->duration = (double)info->frames / d->fps;
 	d->sig = fingerprint(data, len);
@@ -1190,11 +1188,12 @@ static int next_frame(struct slab_video_decoder *d)
 		ret = ff.avcodec_receive_frame(d->cc, d->next);
 		if (ret == 0) {
 			/* (where the rate varies, the frame before is kept: decode_clip()) */
-			ff.av_frame_unref(d->before);
-			if (d->vfr)
+			if (d->vfr) {
+				ff.av_frame_unref(d->before);
 				ff.av_frame_move_ref(d->before, d->frame);
-			else
+			} else {
 				ff.av_frame_unref(d->frame);
+			}
 			ff.av_frame_move_ref(d->frame, d->next);
 			d->st.decoded++;
 			return 1;
@@ -1423,6 +1422,16 @@ static int put_frame(struct slab_video_decoder *d, const AVFrame *f,
 	return 0;
 }
 
+/* How far a frame's time may lie from its true one: TIE_EPS, and half a tick of a time base
+ * coarser than a hundredth of a frame (WebM's milliseconds) but finer than half of one; a
+ * frame within it of a target less half a frame is taken (the earlier of two as near). */
+static double tie_slack(const struct slab_video_decoder *d)
+{
+	double g = av_q2d(d->tb) * d->fps;
+
+	return TIE_EPS + (g > 0.01 && g < 0.5 ? 0.5 * av_q2d(d->tb) : 0);
+}
+
 /* Whether two frames dt seconds apart are not a whole number of frames apart at the rate the
  * video's frames are numbered at (within a quarter frame): its rate varies. */
 static int uneven(const struct slab_video_decoder *d, double dt)
@@ -1441,7 +1450,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		       const struct slab_video_params *p, unsigned char *out)
 {
 	double half = 0.5 / d->fps, n = (double)d->info.frames, prev_t = -1, cur_t = 0;
-	double before_t = 0, made_t = NAN;
+	double before_t = 0, made_t = NAN, slack = tie_slack(d);
 	int have = 0, have_before = 0, eof = 0, ret;
 	unsigned made_k = 0;
 
@@ -1547,7 +1556,7 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 		/* Decode until a frame is at or past the target less half a frame (a frame at
 		 * exactly that time is taken: TIE_EPS keeps the rounding of times out of it),
 		 * where the rate varies the target itself, or the end. */
-		while (!eof && cur_t < t - (d->vfr ? 0 : half) - d->slack) {
+		while (!eof && cur_t < t - (d->vfr ? 0 : half) - slack) {
 			double was = cur_t;
 			int had = have, kept = d->vfr;
 
