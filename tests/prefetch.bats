@@ -586,7 +586,7 @@ sys.exit(status)' "$@"
 	dataset
 	shuffle-plan -q a.slab b.slab --mode quasi -o q.plan
 	run -1 --separate-stderr bash -c 'prefetch -q --plan q.plan --emit a.slab b.slab > /dev/full'
-	assert_equal "$stderr" "prefetch: tar output: Write error: No space left on device"
+	assert_equal "$stderr" "prefetch: tar output: write error: No space left on device"
 	run -1 --separate-stderr bash -c 'prefetch -q --plan q.plan --emit --emit-format raw a.slab b.slab > /dev/full'
 	assert_equal "$stderr" "prefetch: raw output: write error: No space left on device"
 	# the status, as text and as JSON, and inspect's JSON, with the reason

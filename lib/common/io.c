@@ -26,24 +26,33 @@ int slab_wait_writable(int fd)
 	return n < 0 ? -1 : 0;
 }
 
-int slab_write_full(int fd, const void *buf, uint64_t len)
+int slab_write_chunked(int fd, const void *buf, uint64_t len, uint64_t chunk, uint64_t *done)
 {
 	const unsigned char *p = buf;
 
-	while (len) {
-		/* At most 1 GiB a call: what Linux writes at once anyway. */
-		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : (size_t)len);
+	*done = 0;
+	while (*done < len) {
+		uint64_t want = len - *done < chunk ? len - *done : chunk;
+		ssize_t n = write(fd, p + *done, (size_t)want);
+
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if ((errno == EAGAIN || errno == EWOULDBLOCK) && slab_wait_writable(fd) == 0)
 				continue;
-			return SLAB_ERR_IO;
+			return errno;
 		}
-		p += n;
-		len -= (uint64_t)n;
+		*done += (uint64_t)n;
 	}
 	return 0;
+}
+
+int slab_write_full(int fd, const void *buf, uint64_t len)
+{
+	uint64_t done;
+
+	/* At most 1 GiB a call: what Linux writes at once anyway. */
+	return slab_write_chunked(fd, buf, len, 1u << 30, &done) ? SLAB_ERR_IO : 0;
 }
 
 int slab_outbuf_init(struct slab_outbuf *o, size_t cap)

@@ -8,6 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* write(2) all len bytes of buf to fd, at most chunk bytes a call, retrying after EINTR and
+ * short writes and waiting with slab_wait_writable() after EAGAIN: 0, or the errno of the
+ * write that failed (errno is left set to it too). *done counts the bytes written, on
+ * failure as well: the loop every writer of slab goes through. */
+int slab_write_chunked(int fd, const void *buf, uint64_t len, uint64_t chunk, uint64_t *done);
+
 /* Write all len bytes of buf to fd, retrying after EINTR and short writes. 0, or SLAB_ERR_IO
  * with errno set (EPIPE when the reader went away): no context, errno is the detail. */
 int slab_write_full(int fd, const void *buf, uint64_t len);

@@ -50,7 +50,7 @@ static int archive_fail(struct slab_tarout *t)
 	int e = archive_errno(t->a);
 
 	if (t->write_errno)
-		return slab_fail(&t->err, SLAB_ERR_IO, NULL, "Write error: %s",
+		return slab_fail(&t->err, SLAB_ERR_IO, NULL, "write error: %s",
 				 strerror(t->write_errno));
 	t->write_errno = e > 0 ? e : EIO;
 	if (msg && e > 0 && strstr(msg, strerror(e)) == NULL)
@@ -113,7 +113,8 @@ static void spliced_write(struct slab_tarout *t, const void *buf, size_t len)
 static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_t len)
 {
 	struct slab_tarout *t = arg;
-	size_t done = 0;
+	uint64_t done;
+	int e;
 
 	(void)a;
 	if (t->splice) {
@@ -121,24 +122,13 @@ static la_ssize_t out_write(struct archive *a, void *arg, const void *buf, size_
 			spliced_write(t, buf, len);
 		return (la_ssize_t)len;
 	}
-	while (!t->write_errno && done < len) {
-		ssize_t w = write(t->fd, (const char *)buf + done, len - done);
-
-		if (w > 0)
-			done += (size_t)w;
-		else if (w < 0 && errno == EINTR)
-			continue;
-		else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-			 slab_wait_writable(t->fd) == 0)
-			continue;
-		else if (w < 0 && errno == EFAULT)
-			t->fault = (const char *)buf + done;    /* the input's bytes, not the output */
-		else
-			t->write_errno = w < 0 ? errno : EIO;
-		if (t->fault) {
+	if (!t->write_errno && (e = slab_write_chunked(t->fd, buf, len, len, &done)) != 0) {
+		if (e == EFAULT) {
+			/* the input's bytes, not the output */
+			t->fault = (const char *)buf + done;
 			t->input_fault = 1;
-			t->write_errno = EFAULT;
 		}
+		t->write_errno = e;
 	}
 	return (la_ssize_t)len;
 }

@@ -165,20 +165,11 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
  * went. */
 static int write_fd(int fd, const unsigned char *c, size_t len, uint64_t *written)
 {
-	while (len) {
-		ssize_t n = write(fd, c, len < WRITE_CHUNK ? len : WRITE_CHUNK);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if ((errno == EAGAIN || errno == EWOULDBLOCK) && slab_wait_writable(fd) == 0)
-				continue;
-			return errno;
-		}
-		*written += (uint64_t)n;
-		c += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	uint64_t done;
+	int e = slab_write_chunked(fd, c, len, WRITE_CHUNK, &done);
+
+	*written += done;
+	return e;
 }
 
 /* Every w->writeback bytes, start the writeback of the last ones: the disk works while we
