@@ -1711,6 +1711,8 @@ class Loader:
       channels are resized premultiplied by alpha, as PIL resizes RGBA) or "nearest" (PIL's
       NEAREST: each output pixel is one source pixel, so label values stay exact; the image
       is then decoded at full scale). A segmentation mask: channels=1, resize="nearest".
+      Pixels come as stored: an EXIF orientation is not applied (as PIL's Image.open and
+      torchvision's decode_jpeg leave it).
     video: a video field to make clips of in C (MP4, WebM/Matroska, AVI, MPEG-TS/PS, FLV, GIF found
       by their bytes; FFmpeg's libraries decode them from the mapping), instead of image
       (ValueError with both): for each sample, frames=T frames (1-65535, default 16),
