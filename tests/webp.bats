@@ -169,16 +169,19 @@ with ImgCrop() as ic:
             code, line = ic.run(*rr, "--size", "1x1", path, "/dev/null")
             m = re.match(r"crop (\d+x\d+)\+", line)
             assert code == 0 and m, (f, code, line)
-            code, line = ic.run(*rr, "--size", m[1], path, "a.rgb")
-            assert code == 0 and re.fullmatch(r".* scale 1/1 region [01]", line), (f, code, line)
-            code, _ = ic.run(*rr, "--size", m[1], "--exact", path, "b.rgb")
-            assert code == 0
-            assert open("a.rgb", "rb").read() == open("b.rgb", "rb").read(), \
-                "%s: %s: the region differs from the full decode" % (f, line)
-            n += 1
+            # alpha dropped, kept (RGBA) and composited: the alpha plane cropped too
+            for mode in (), ("--channels", "4"), ("--alpha", "composite"):
+                code, line = ic.run(*rr, *mode, "--size", m[1], path, "a.rgb")
+                assert code == 0 and re.fullmatch(r".* scale 1/1 region [01]", line), \
+                    (f, mode, code, line)
+                code, _ = ic.run(*rr, *mode, "--size", m[1], "--exact", path, "b.rgb")
+                assert code == 0
+                assert open("a.rgb", "rb").read() == open("b.rgb", "rb").read(), \
+                    "%s %s: %s: the region differs from the full decode" % (f, mode, line)
+                n += 1
 print("ok", n, "crops")
 PY
-	assert_output "ok 387 crops"
+	assert_output "ok 1161 crops"
 	# odd and even offsets, lossy and lossless: a region of test.webp (128x128) at each
 	run -0 imgcrop --crop center --size 101x128 "$WEBP_DIR/test.webp" a.rgb
 	assert_output "crop 101x128+13+0 flip 0 scale 1/1 region 1"

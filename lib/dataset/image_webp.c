@@ -164,6 +164,15 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 			sw = x1 - x0;
 			sh = y1 - y0;
 		}
+		/* libwebp (1.2.4) unfilters a compressed alpha plane coded with the horizontal
+		 * filter wrongly where the crop starts below row 0 (its first row's start is
+		 * predicted from nothing, not from the row above): lossy alpha that the output
+		 * uses is cropped from row 0, which costs only the conversion of those rows (the
+		 * decode reconstructs them anyway). */
+		if (lossy && c->input.has_alpha && slab_image_wants_alpha(spec)) {
+			sh = y1;
+			y0 = 0;
+		}
 	}
 	cw = x1 - x0;
 	ch = y1 - y0;
