@@ -235,6 +235,47 @@ PY
 	assert_output "crop 700x500+0+0 flip 0 scale 1/4 region 0"
 }
 
+# markers FILE: the JPEG's markers before its first SOS, as "FFxx" words (APPn with its
+# identifier, as "FFE1:Exif").
+markers() {
+	/usr/bin/python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+i, out = 2, ["FFD8"]
+while d[i + 1] != 0xDA:
+    m, n = d[i + 1], int.from_bytes(d[i + 2:i + 4], "big")
+    word = "FF%02X" % m
+    if 0xE0 <= m <= 0xEF:
+        word += ":" + d[i + 4:i + 4 + n - 2].split(b"\0")[0][:8].decode("latin-1")
+    out.append(word)
+    i += 2 + n
+print(" ".join(out))
+PY
+}
+
+@test "--image-max-side: a re-encoded JPEG holds no APP or COM marker of the source (EXIF, ICC, XMP, comment), as pack(1) says" {
+	need_pil
+	/usr/bin/python3 - <<'PY'
+from PIL import Image, ImageCms
+im = Image.linear_gradient("L").convert("RGB").resize((400, 300))
+exif = Image.Exif()
+exif[0x0112] = 6                                            # orientation: rotated
+icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+im.save("m.jpg", quality=90, exif=exif.tobytes(), icc_profile=icc, comment=b"a comment")
+PY
+	run -0 markers m.jpg
+	assert_output --regexp 'FFE1:Exif.*FFE2:ICC_PROF.*FFFE'
+	tar -cf m.tar m.jpg
+	pack -q --image-max-side 64 -o s.slab m.tar
+	inspect --get m --field jpg s.slab > out.jpg
+	run -0 markers out.jpg
+	assert_output --regexp '^FFD8 FFE0:JFIF FFDB '
+	refute_output --regexp 'FFE[1-9A-F]|FFFE'
+	# kept byte for byte where it fits already
+	pack -q --image-max-side 400 -o s.slab m.tar
+	inspect --get m --field jpg s.slab | cmp - m.jpg
+}
+
 @test "--image-max-side: the corpus's JPEGs (baseline, other coding options, arithmetic-coded) fit; a 12-bit one is a bad sample" {
 	need_corpus
 	need_pil
