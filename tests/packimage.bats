@@ -185,6 +185,26 @@ w jpg webp 300x200 0"
 	run -0 pack -q -o g.slab gif.tar
 }
 
+@test "a JPEG cut before its frame header is kept unrecorded, and --image-check names it" {
+	need_corpus
+	mkdir -p s
+	for n in 3 20 150 300; do
+		head -c "$n" "$CORPUS/jpeg/testorig.jpg" > "s/t$n.jpg"
+	done
+	(cd s && tar --format=gnu --sort=name -cf ../cut.tar t3.jpg t20.jpg t150.jpg t300.jpg)
+	run -0 pack -q -o c.slab cut.tar
+	# four samples, no field recorded as an image (it was 0x0 JPEG for those cut before 150)
+	run -0 inspect --list c.slab
+	assert_equal "${#lines[@]}" 4
+	run -0 fields c.slab
+	assert_output ""
+	run -1 --separate-stderr pack --image-check -o c.slab cut.tar
+	assert_equal "$stderr" "pack: 'cut.tar': sample 't3' field 'jpg': bad JPEG header: no frame header (SOF) before the data ends"
+	run -0 --separate-stderr pack --image-check --on-error skip -o c.slab cut.tar
+	assert_equal "${stderr_lines[2]}" "pack: 'cut.tar': skipping: sample 't150' field 'jpg': bad JPEG header: no frame header (SOF) before the data ends"
+	assert_equal "${stderr_lines[3]}" "pack: 'cut.tar': skipping: sample 't300' field 'jpg': bad JPEG header: Invalid JPEG file structure: missing SOS marker"
+}
+
 @test "--image-max-side: PNG to PNG (lossless), WebP to WebP, the rest kept as it is" {
 	need_pil
 	need_decoders

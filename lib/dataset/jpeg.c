@@ -208,6 +208,13 @@ static int read_header(struct slab_jpeg *j, const void *buf, size_t len,
 				  tj_message(j->dec, msg, sizeof(msg)));
 		}
 	}
+	/* Cut before its frame header, a JPEG "succeeds" with no size: libjpeg reads an end
+	 * where the data ends. */
+	if (w < 1 || h < 1) {
+		reset_decoder(j);
+		return slab_fail(&j->err, SLAB_ERR_CORRUPT, NULL, "bad JPEG header: no frame "
+				 "header (SOF) before the data ends");
+	}
 	/* Before anything is decoded, and before a warning's verdict: a bomb is a bomb. */
 	if ((uint64_t)w * (uint64_t)h > j->max_pixels)
 		return slab_fail(&j->err, SLAB_ERR_LIMIT, NULL, SLAB_JPEG_PIXELS_TEXT, (unsigned)w,
