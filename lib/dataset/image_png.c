@@ -140,22 +140,33 @@ static uint32_t be32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Whether data holds an eXIf chunk of no bytes before its end or IEND: libspng counts it
- * against the chunk limits (adding 0 bytes to them is its error) and says they were reached. */
-static int empty_exif(const unsigned char *data, size_t len)
+/* The chunks after the signature walked by their lengths, to IEND: 1 when its 12 bytes are
+ * all there, 0 when the file ends first (libspng reads a file cut inside IEND, its checksum
+ * or its type, as ended). *empty_exif (NULL: not asked) set when an eXIf chunk of no bytes
+ * comes before: libspng counts it against the chunk limits (adding 0 bytes to them is its
+ * error) and says they were reached. */
+static int walk_chunks(const unsigned char *data, size_t len, int *empty_exif)
 {
 	for (size_t at = sizeof(signature); at <= len && len - at >= 12;) {
 		uint32_t n = be32(data + at);
 
 		if (memcmp(data + at + 4, "IEND", 4) == 0)
-			return 0;
-		if (n == 0 && memcmp(data + at + 4, "eXIf", 4) == 0)
 			return 1;
+		if (n == 0 && empty_exif && memcmp(data + at + 4, "eXIf", 4) == 0)
+			*empty_exif = 1;
 		if (n > len - at - 12)
 			return 0;
 		at += 12 + (size_t)n;
 	}
 	return 0;
+}
+
+static int empty_exif(const unsigned char *data, size_t len)
+{
+	int empty = 0;
+
+	walk_chunks(data, len, &empty);
+	return empty;
 }
 
 /* libspng's error rc into err (SPNG_EMEM, or any failed allocation: out of memory), the
@@ -674,6 +685,9 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 	if (rc == 0)
 		rc = ih.interlace_method ? decode_whole(s, &ih, fmt, bpp, idx, pix, reg, stats) :
 		     decode_rows(s, &ih, fmt, bpp, idx, ix0, ix1, iy0, iy1, pix, reg, stats);
+	/* Read on to IEND (a whole image, or down to its last row): all of IEND there too. */
+	if (rc == 0 && (ih.interlace_method || iy1 == ih.height) && !walk_chunks(data, len, NULL))
+		rc = SPNG_EOF;
 	if (rc != 0)
 		return spng_failed(s, rc, &ih, lim, data, len, err);
 	end(s);
