@@ -232,9 +232,13 @@ static int size(void *st, const struct slab_image_limits *lim, const unsigned ch
 /* The largest DCT scaling denominator worth taking for this JPEG: 8, or 4 when its chroma is
  * subsampled in one direction only (4:2:2, 4:4:0). Measured in test_image.c (mean absolute
  * error per channel of the crop against a full decode): such JPEGs came out 5.6 at 1/8 and 3.4
- * at 1/4, against 2.3 for 4:2:0 at 1/8. */
+ * at 1/4, against 2.3 for 4:2:0 at 1/8. 1 (no scaling) for a component sampled 4 x 2 or 2 x 4
+ * times another: libjpeg-turbo 2.1 decodes such a JPEG's columns or rows at 1/2 to other
+ * pixels than its full decode at that scale (test_jpegrst.c holds every sampling to it). */
 static unsigned max_scale(const struct jpeg_decompress_struct *c)
 {
+	if (c->max_h_samp_factor * c->max_v_samp_factor == 8)
+		return 1;
 	return c->num_components == 3 && c->max_h_samp_factor != c->max_v_samp_factor ? 4 : 8;
 }
 

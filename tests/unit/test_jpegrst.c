@@ -10,11 +10,13 @@
  * are out of order, fall back to the decode without it. Crops output at their own size, with
  * and without markers, are held to TurboJPEG's full decode at full and half scale, byte for
  * byte, on every kind of JPEG: their edges on iMCU boundaries and beside them. */
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#include <jpeglib.h>
 
 #include "imgfmt.h"
 #include "jpegrst.h"
@@ -107,34 +109,107 @@ static struct blob make_jpeg(int w, int h, int pf, int samp, const char *restart
 	return b;
 }
 
-/* TurboJPEG's decode of b at 1/denom, in the JPEG's own kind of pixels (CMYK stays CMYK), of
- * *w x *h pixels (*n bytes, *pf TurboJPEG's pixel format; the full-size image *fw x *fh). */
+/* A YCbCr JPEG of w x h made with libjpeg, its luma sampled h_samp x v_samp times its
+ * chroma's: the samplings TurboJPEG cannot make (4x2, 2x4, 3x2, ...). */
+static struct blob make_sampled(int w, int h, int h_samp, int v_samp)
+{
+	struct jpeg_compress_struct c;
+	struct jpeg_error_mgr jerr;
+	unsigned char *pix = make_pixels(w, h, TJPF_RGB, (unsigned)(w * 37 + h));
+	unsigned char *out = NULL;
+	unsigned long size = 0;
+	struct blob b;
+
+	c.err = jpeg_std_error(&jerr);
+	jpeg_create_compress(&c);
+	jpeg_mem_dest(&c, &out, &size);
+	c.image_width = (JDIMENSION)w;
+	c.image_height = (JDIMENSION)h;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c);
+	jpeg_set_quality(&c, 85, TRUE);
+	c.comp_info[0].h_samp_factor = h_samp;
+	c.comp_info[0].v_samp_factor = v_samp;
+	jpeg_start_compress(&c, TRUE);
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW row = pix + (size_t)c.next_scanline * w * 3;
+		jpeg_write_scanlines(&c, &row, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	b.p = malloc(size);
+	if (!b.p)
+		abort();
+	memcpy(b.p, out, size);
+	b.len = size;
+	free(out);
+	free(pix);
+	return b;
+}
+
+/* libjpeg's decode of b at 1/denom with its defaults (TurboJPEG's: the accurate integer
+ * DCT, fancy upsampling; libjpeg, not TurboJPEG, so that every sampling decodes), in the
+ * JPEG's own kind of pixels (CMYK stays CMYK), of *w x *h pixels (*n bytes, *pf TurboJPEG's
+ * pixel format for them; the full-size image *fw x *fh). NULL where it does not decode. */
 struct tjimage {
 	int fw, fh, w, h, pf;
 	size_t n;
 };
 
+struct lj_err {
+	struct jpeg_error_mgr pub;
+	jmp_buf jb;
+};
+
+static void lj_error_exit(j_common_ptr c)
+{
+	longjmp(((struct lj_err *)c->err)->jb, 1);
+}
+
 static unsigned char *tj_decode(const struct blob *b, unsigned denom, struct tjimage *im)
 {
-	tjhandle tj = tjInitDecompress();
-	int samp, cs;
-	unsigned char *pix = NULL;
+	struct jpeg_decompress_struct c;
+	struct lj_err jerr;
+	unsigned char *volatile pix = NULL;
 
-	if (!tj || tjDecompressHeader3(tj, b->p, b->len, &im->fw, &im->fh, &samp, &cs) != 0)
-		goto out;
-	im->pf = cs == TJCS_CMYK || cs == TJCS_YCCK ? TJPF_CMYK :
-		 cs == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
-	im->w = (int)((im->fw + (int)denom - 1) / (int)denom);
-	im->h = (int)((im->fh + (int)denom - 1) / (int)denom);
+	c.err = jpeg_std_error(&jerr.pub);
+	jerr.pub.error_exit = lj_error_exit;
+	jpeg_create_decompress(&c);
+	if (setjmp(jerr.jb)) {
+		jpeg_destroy_decompress(&c);
+		free(pix);
+		return NULL;
+	}
+	jpeg_mem_src(&c, b->p, (unsigned long)b->len);
+	jpeg_read_header(&c, TRUE);
+	im->fw = (int)c.image_width;
+	im->fh = (int)c.image_height;
+	c.scale_num = 1;
+	c.scale_denom = denom;
+	if (c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK) {
+		c.out_color_space = JCS_CMYK;
+		im->pf = TJPF_CMYK;
+	} else if (c.jpeg_color_space == JCS_GRAYSCALE) {
+		c.out_color_space = JCS_GRAYSCALE;
+		im->pf = TJPF_GRAY;
+	} else {
+		c.out_color_space = JCS_RGB;
+		im->pf = TJPF_RGB;
+	}
+	jpeg_start_decompress(&c);
+	im->w = (int)c.output_width;
+	im->h = (int)c.output_height;
 	im->n = (size_t)im->w * im->h * tjPixelSize[im->pf];
 	pix = malloc(im->n);
-	if (!pix || tjDecompress2(tj, b->p, b->len, pix, im->w, 0, im->h, im->pf, 0) != 0) {
-		free(pix);
-		pix = NULL;
+	if (!pix)
+		abort();
+	while (c.output_scanline < c.output_height) {
+		JSAMPROW row = pix + (size_t)c.output_scanline * im->w * tjPixelSize[im->pf];
+		jpeg_read_scanlines(&c, &row, 1);
 	}
-out:
-	if (tj)
-		tjDestroy(tj);
+	jpeg_finish_decompress(&c);
+	jpeg_destroy_decompress(&c);
 	return pix;
 }
 
@@ -249,30 +324,40 @@ out:
 }
 
 /* Crops whose output is the crop's own size (no resize: nearest at full scale, bilinear at
- * 1/2), through decoder d: every pixel is TurboJPEG's full decode's at that scale, byte for
- * byte. The crops start and end on iMCU columns and rows, beside them and between, and at
- * the image's edges, where a region decode's own edges fall: libjpeg's fancy upsampling
- * mirrors the chroma at the edges of the columns it decodes. */
-static void crops_are_full(const char *what, const struct blob *b, struct slab_image_decoder *d)
+ * 1/2 and 1/4), through decoder d, decoded at 1/1, 1/2 ... 1/most (checked: the scale each
+ * is decoded at): every pixel is libjpeg's full decode's at that scale, byte for byte; past
+ * 1/most, decoded at full scale, the same bytes as the exact path's (spec.exact). The
+ * crops start and end on iMCU columns and rows, beside them and between, and at the image's
+ * edges, where a region decode's own edges fall: libjpeg's fancy upsampling mirrors the
+ * chroma at the edges of the columns it decodes. */
+static void crops_are_full_to(const char *what, const struct blob *b,
+			      struct slab_image_decoder *d, unsigned most)
 {
 	static const uint32_t starts[] = { 0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48 };
 	static const uint32_t sides[] = { 1, 2, 3, 8, 15, 16, 17, 30, 33, 64 };
 	const size_t ns = sizeof(sides) / sizeof(sides[0]);
-	unsigned char *out = malloc((size_t)64 * 64 * 3);
+	unsigned char *out = malloc((size_t)64 * 64 * 3), *ref = malloc((size_t)64 * 64 * 3);
 	int fails = 0;
 
-	if (!out)
+	if (!out || !ref)
 		abort();
-	for (unsigned denom = 1; denom <= 2; denom++) {
+	for (unsigned denom = 1; denom <= 4; denom *= 2) {
+		unsigned want = denom <= most ? denom : 1;
 		struct tjimage im;
 		unsigned char *full = tj_decode(b, denom, &im);
-		int fw = im.fw, fh = im.fh, w = im.w, h = im.h, ps = tjPixelSize[im.pf];
+		int fw, fh, w, h, ps;
 
 		/* (CMYK: the pipeline converts it itself) */
 		if (!full || im.pf == TJPF_CMYK) {
+			if (!full) {
+				fprintf(stderr, "%s: libjpeg does not decode it at 1/%u\n", what,
+					denom);
+				unit_failures++;
+			}
 			free(full);
 			break;
 		}
+		fw = im.fw, fh = im.fh, w = im.w, h = im.h, ps = tjPixelSize[im.pf];
 		/* From the left and the bottom, then from the right and the top. */
 		for (size_t i = 0; i < 2 * sizeof(starts) / sizeof(starts[0]); i++) {
 			for (size_t k = 0; k < ns; k++) {
@@ -281,6 +366,7 @@ static void crops_are_full(const char *what, const struct blob *b, struct slab_i
 				uint32_t y = i % 2 ? at : (uint32_t)h - ch - at;
 				struct slab_image_spec spec;
 				struct slab_image_params p;
+				struct slab_image_stats st;
 				int bad = 0, rc;
 
 				if (cw + at > (uint32_t)w || ch + at > (uint32_t)h ||
@@ -295,8 +381,22 @@ static void crops_are_full(const char *what, const struct blob *b, struct slab_i
 				p.y = y * denom;
 				p.w = cw * denom;
 				p.h = ch * denom;
-				rc = slab_image_decode(d, b->p, b->len, &spec, &p, out, NULL);
-				for (uint32_t r = 0; rc == 0 && r < ch; r++)
+				rc = slab_image_decode(d, b->p, b->len, &spec, &p, out, &st);
+				if (rc == 0 && st.scale_denom != want) {
+					if (fails++ < 3)
+						fprintf(stderr, "%s: crop %ux%u+%u+%u: decoded at "
+							"1/%u, not 1/%u\n", what, p.w, p.h, p.x,
+							p.y, st.scale_denom, want);
+					unit_failures++;
+					continue;
+				}
+				if (want != denom) {
+					spec.exact = 1;
+					CHECK(slab_image_decode(d, b->p, b->len, &spec, &p, ref,
+								NULL) == 0);
+					bad = rc == 0 && memcmp(out, ref, (size_t)cw * ch * 3) != 0;
+				}
+				for (uint32_t r = 0; rc == 0 && want == denom && r < ch; r++)
 					for (uint32_t c = 0; c < cw * 3; c++)
 						bad |= out[r * cw * 3 + c] !=
 						       full[((size_t)(y + r) * w + x + c / 3) * ps +
@@ -315,6 +415,12 @@ static void crops_are_full(const char *what, const struct blob *b, struct slab_i
 		free(full);
 	}
 	free(out);
+	free(ref);
+}
+
+static void crops_are_full(const char *what, const struct blob *b, struct slab_image_decoder *d)
+{
+	crops_are_full_to(what, b, d, 4);
 }
 
 /* The rewrite of b at most MCUs an interval: kept pixels, markers where asked, tiling. */
@@ -644,6 +750,38 @@ static void test_corpus(struct slab_jpegrst *r)
 	}
 }
 
+/* JPEGs of the samplings TurboJPEG does not make, their crops held to the full decode at 1/1,
+ * 1/2 and 1/4 (1/1 only for 4x2 and 2x4, which the pipeline does not scale), without and with
+ * restart markers. */
+static void test_sampled(struct slab_jpegrst *r)
+{
+	static const int sizes[][2] = { { 17, 33 }, { 100, 75 }, { 257, 211 } };
+	static const int samps[][2] = { { 4, 2 }, { 2, 4 }, { 4, 1 }, { 1, 4 }, { 3, 2 },
+					{ 2, 3 }, { 3, 1 }, { 1, 2 }, { 1, 3 } };
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (size_t k = 0; k < sizeof(samps) / sizeof(samps[0]); k++) {
+			int w = sizes[s][0], h = sizes[s][1];
+			struct blob b = make_sampled(w, h, samps[k][0], samps[k][1]), rb;
+			/* not scaled where luma is sampled 4 x 2 or 2 x 4 (image_jpeg.c's
+			 * max_scale()) */
+			unsigned most = samps[k][0] * samps[k][1] == 8 ? 1 : 4;
+			char what[96];
+
+			snprintf(what, sizeof(what), "%dx%d sampled %dx%d", w, h, samps[k][0],
+				 samps[k][1]);
+			crops_are_full_to(what, &b, d_old, most);
+			snprintf(what, sizeof(what), "%dx%d sampled %dx%d at most 1", w, h,
+				 samps[k][0], samps[k][1]);
+			rb = rewrite(r, what, &b, 1);
+			if (rb.p)
+				crops_are_full_to(what, &rb, d_on, most);
+			blob_free(&rb);
+			blob_free(&b);
+		}
+	}
+}
+
 int main(void)
 {
 	struct slab_jpegrst *r = slab_jpegrst_new(0);
@@ -668,6 +806,7 @@ int main(void)
 	test_fallback(r);
 	test_corpus(r);
 	test_made(r);
+	test_sampled(r);
 	printf("%lu crops compared, %lu of them decoded from a part; %lu crops held to the full "
 	       "decode\n", crops_tried, crops_parted, crops_full);
 	CHECK(crops_parted > crops_tried / 4);
