@@ -778,6 +778,11 @@ enum slab_video_start {
 	SLAB_VIDEO_START_BEGIN = 2,     /* the first frame */
 };
 
+/* The frame rates a spec may ask for: a frame every 11.6 days (so that its period, and the
+ * times taken from it, stay finite) to a million a second. */
+#define SLAB_VIDEO_MIN_FPS 1e-6
+#define SLAB_VIDEO_MAX_FPS 1e6
+
 /* A video with fewer frames than the clip spans. */
 enum slab_video_short {
 	SLAB_VIDEO_SHORT_PAD = 0,       /* the clip from the first frame, the last frame
@@ -796,8 +801,9 @@ struct slab_video_spec {
 	struct slab_image_spec image;
 	unsigned frames;                /* T, 1 .. 65535 */
 	unsigned stride;                /* 1 .. 65535: every stride-th frame, without fps */
-	double fps;                     /* > 0: frames 1/fps seconds apart by their timestamps
-					 * (stride unused); 0: by stride */
+	double fps;                     /* SLAB_VIDEO_MIN_FPS .. SLAB_VIDEO_MAX_FPS: frames 1/fps
+					 * seconds apart by their timestamps (stride
+					 * unused); 0: by stride */
 	int start;                      /* enum slab_video_start */
 	int on_short;                   /* enum slab_video_short */
 	unsigned codec_threads;         /* threads inside the codec: 0 or 1 none (the loader's

@@ -1813,8 +1813,8 @@ class Loader:
                     fps = float(fps)
                 except (TypeError, ValueError):
                     raise ValueError("fps must be a number of frames a second, not %r" % (fps,)) from None
-                if not 0 < fps <= 1e6:     # NaN fails too
-                    raise ValueError("fps must be a number with 0 < fps <= 1000000, not %r" % (fps,))
+                if not 1e-6 <= fps <= 1e6:     # NaN fails too
+                    raise ValueError("fps must be a number with 0.000001 <= fps <= 1000000, not %r" % (fps,))
                 if stride != 1:
                     raise ValueError("stride and fps exclude each other: give one")
             if clip_start not in _CLIP_STARTS:

@@ -348,7 +348,7 @@ import slab
 for kw in (dict(video="mp4", image="mp4"), dict(video="mp4", channels=1),
            dict(video="mp4", alpha="drop"), dict(video="mp4", frames=0),
            dict(video="mp4", frames=65536), dict(video="mp4", stride=2, fps=5),
-           dict(video="mp4", fps=0), dict(video="mp4", fps="5"),
+           dict(video="mp4", fps=0), dict(video="mp4", fps=1e-310), dict(video="mp4", fps="5"),
            dict(video="mp4", clip_start="end"), dict(video="mp4", on_short="skip"),
            dict(video=""), dict(video="mp4", max_frames=0)):
     try:
@@ -367,7 +367,8 @@ ValueError video clips are RGB: channels, alpha and background go with image=
 ValueError frames must be at least 1, not 0
 ValueError frames must be at most 65535, not 65536
 ValueError stride and fps exclude each other: give one
-ValueError fps must be a number with 0 < fps <= 1000000, not 0.0
+ValueError fps must be a number with 0.000001 <= fps <= 1000000, not 0.0
+ValueError fps must be a number with 0.000001 <= fps <= 1000000, not 1e-310
 ValueError fps must be a number of frames a second, not '5'
 ValueError clip_start must be 'random', 'center' or 'begin', not 'end'
 ValueError on_short must be 'pad', 'loop' or 'error', not 'skip'
@@ -467,10 +468,11 @@ PY
 		"--video mp4 --stride 2 --fps 5|--stride and --fps exclude each other" \
 		"--video mp4 --frames 0|invalid --frames '0' (a number from 1 to 65535)" \
 		"--video mp4 --stride 65536|invalid --stride '65536' (a number from 1 to 65535)" \
-		"--video mp4 --fps 0|invalid --fps '0' (a number, 0 < F <= 1000000)" \
-		"--video mp4 --fps 0x10|invalid --fps '0x10' (a number, 0 < F <= 1000000)" \
-		"--video mp4 --fps 1e3|invalid --fps '1e3' (a number, 0 < F <= 1000000)" \
-		"--video mp4 --fps 2.5.1|invalid --fps '2.5.1' (a number, 0 < F <= 1000000)" \
+		"--video mp4 --fps 0|invalid --fps '0' (a number, 0.000001 <= F <= 1000000)" \
+		"--video mp4 --fps 0x10|invalid --fps '0x10' (a number, 0.000001 <= F <= 1000000)" \
+		"--video mp4 --fps 1e3|invalid --fps '1e3' (a number, 0.000001 <= F <= 1000000)" \
+		"--video mp4 --fps 0.0000009|invalid --fps '0.0000009' (a number, 0.000001 <= F <= 1000000)" \
+		"--video mp4 --fps 2.5.1|invalid --fps '2.5.1' (a number, 0.000001 <= F <= 1000000)" \
 		"--video mp4 --clip-start end|invalid --clip-start 'end' (random, center or begin)" \
 		"--video mp4 --on-short skip|invalid --on-short 'skip' (pad, loop or error)" \
 		"--video ''|invalid --video '' (the name of a video field, such as mp4)"; do

@@ -98,7 +98,7 @@ CLI_REMOTE_HELP"\n"
 "      --frames T           frames of each clip, 1 to 65535 (default 16)\n"
 "      --stride S           every S-th frame, 1 to 65535 (default 1)\n"
 "      --fps F              frames 1/F seconds apart by their timestamps, instead of\n"
-"                           --stride\n"
+"                           --stride (0.000001 to 1000000)\n"
 "      --clip-start MODE    random (default), center or begin: where a clip starts\n"
 "      --on-short MODE      pad (default), loop or error: a video shorter than the\n"
 "                           clip ends with its last frame repeated, goes on from its\n"
@@ -1587,7 +1587,7 @@ static const char *image_option(int c)
 
 /* A number written in decimal digits with at most one point ("30", "29.97", ".5": not
  * strtod's hexadecimal, exponents, infinities or blanks), in (0, max]: 0 and *r, or -1. */
-static int parse_decimal(const char *s, double max, double *r)
+static int parse_decimal(const char *s, double min, double max, double *r)
 {
 	const char *dot = strchr(s, '.');
 	char *end;
@@ -1596,19 +1596,20 @@ static int parse_decimal(const char *s, double max, double *r)
 	    !strpbrk(s, "0123456789"))
 		return -1;
 	*r = strtod(s, &end);
-	return *end || !(*r > 0 && *r <= max) ? -1 : 0;
+	return *end || !(*r > 0 && *r >= min && *r <= max) ? -1 : 0;
 }
 
-/* A frame rate: a decimal number > 0 and at most 1000000: 0, or -1. */
+/* A frame rate: a decimal number from 0.000001 (a frame every 11.6 days: its period, and
+ * the times taken from it, stay finite) to 1000000: 0, or -1. */
 static int parse_fps(const char *s, double *r)
 {
-	return parse_decimal(s, 1e6, r);
+	return parse_decimal(s, SLAB_VIDEO_MIN_FPS, SLAB_VIDEO_MAX_FPS, r);
 }
 
 /* A number in (0, 1], in decimal: 0, or -1. */
 static int parse_ratio(const char *s, double *r)
 {
-	return parse_decimal(s, 1, r);
+	return parse_decimal(s, 0, 1, r);
 }
 
 /* "WxH", each from 1 to 65535: 0, or -1. */
@@ -1749,7 +1750,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FPS:
 			if (parse_fps(optarg, &po.fr.vspec.fps) < 0)
-				return cli_usage_error("invalid --fps '%s' (a number, 0 < F <= 1000000)", optarg);
+				return cli_usage_error("invalid --fps '%s' (a number, 0.000001 <= F <= 1000000)", optarg);
 			fps_set = 1;
 			break;
 		case OPT_FRAMES:

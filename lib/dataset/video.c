@@ -955,8 +955,9 @@ int slab_video_spec_check(const struct slab_video_spec *s, struct slab_err *err)
 		snprintf(text, sizeof(text), "video frame size %ux%u", s->image.out_w, s->image.out_h);
 	} else if (s->frames < 1 || s->frames > 65535) {
 		snprintf(text, sizeof(text), "video clip of %u frames: 1 to 65535", s->frames);
-	} else if (!(s->fps >= 0 && isfinite(s->fps))) {
-		snprintf(text, sizeof(text), "video fps %g: wanted > 0, or 0 for a stride", s->fps);
+	} else if (!(s->fps == 0 || (s->fps >= SLAB_VIDEO_MIN_FPS && s->fps <= SLAB_VIDEO_MAX_FPS))) {
+		snprintf(text, sizeof(text), "video fps %g: wanted 0.000001 to 1000000, or 0 for a "
+			 "stride", s->fps);
 	} else if (s->fps == 0 && (s->stride < 1 || s->stride > 65535)) {
 		snprintf(text, sizeof(text), "video stride %u: 1 to 65535", s->stride);
 	} else if (s->start != SLAB_VIDEO_START_RANDOM && s->start != SLAB_VIDEO_START_CENTER &&

@@ -64,7 +64,11 @@ static void test_spec(void)
 	} while (0)
 	REASON(frames, 0, "video clip of 0 frames: 1 to 65535");
 	REASON(stride, 0, "video stride 0: 1 to 65535");
-	REASON(fps, -1, "video fps -1: wanted > 0, or 0 for a stride");
+	REASON(fps, -1, "video fps -1: wanted 0.000001 to 1000000, or 0 for a stride");
+	/* whose period 1/fps is no finite number, nor the times from it */
+	REASON(fps, 1e-310, "video fps 1e-310: wanted 0.000001 to 1000000, or 0 for a stride");
+	REASON(fps, 2e6, "video fps 2e+06: wanted 0.000001 to 1000000, or 0 for a stride");
+	REASON(fps, NAN, "video fps nan: wanted 0.000001 to 1000000, or 0 for a stride");
 	REASON(start, 3, "video start 3: wanted 0 (random), 1 (center) or 2 (begin)");
 	REASON(on_short, 3, "video on_short 3: wanted 0 (pad), 1 (loop) or 2 (error)");
 	REASON(image.channels, 4, "video channels 4: clips are RGB (3)");
