@@ -648,7 +648,7 @@ print("%08x" % crc32c(struct.pack("<%dI" % len(v), *v)))' "$HELPERS")
 3\n5\n3\n|line 3: sample 3 is already on line 1
 3\nkey:$k3\n|line 2: key '$k3' is sample 3, already on line 1
 7\n520\n|line 2: sample 520 is out of range (the dataset has 520 samples)
-7\n99999999999999999999999\n|line 2: '99999999999999999999999' is neither a sample index nor key:KEY
+7\n99999999999999999999999\n|line 2: sample 99999999999999999999999 is out of range (the dataset has 520 samples)
 1\n\n2\n|line 2: empty line (a sample index or key:KEY on each line)
  4\n|line 1: ' 4' is neither a sample index nor key:KEY
 4 \n|line 1: '4 ' is neither a sample index nor key:KEY
