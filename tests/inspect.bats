@@ -228,6 +228,14 @@ PY
 	assert_equal "$stderr" "inspect: 'missing.slab': No such file or directory"
 	run -1 --separate-stderr inspect .
 	assert_equal "$stderr" "inspect: '.': not a regular file (a .slab is read through mmap)"
+	# a FIFO with no writer: refused at once, not waited on (timeout only ends a hang, 124)
+	mkfifo fifo
+	run -1 --separate-stderr timeout 60 inspect fifo
+	assert_equal "$stderr" "inspect: 'fifo': not a regular file (a .slab is read through mmap)"
+	run -1 --separate-stderr timeout 60 shuffle-plan -o f.plan fifo
+	assert_equal "$stderr" "shuffle-plan: 'fifo': not a regular file (a .slab is read through mmap)"
+	run -1 --separate-stderr timeout 60 prefetch fifo
+	assert_equal "$stderr" "prefetch: 'fifo': not a regular file"
 	cp r.slab v.slab
 	python3 - <<'PY'
 # version 9.0 with a correct header checksum: refused for its version, not its checksum

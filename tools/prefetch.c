@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "fault.h"
 #include "frameout.h"
+#include "io.h"
 #include "json.h"
 #include "pagecache.h"
 #include "rawout.h"
@@ -602,9 +603,9 @@ static int splice_source(struct slab *s)
 
 	if (!path || size < sizeof(head) + sizeof(tail))
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = slab_open_read(path, &st)) < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size ||
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != size ||
 	    pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
 	    pread(fd, tail, sizeof(tail), (off_t)(size - sizeof(tail))) != (ssize_t)sizeof(tail)) {
 		close(fd);

@@ -15,6 +15,22 @@
 /* The most a pipe is grown to: a bound on what a pipe of copied bytes can hold in memory. */
 #define PIPE_MAX (16u << 20)
 
+int slab_open_read(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) != 0 ||
+	    (S_ISREG(st->st_mode) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int slab_wait_writable(int fd)
 {
 	struct pollfd pf = { .fd = fd, .events = POLLOUT };

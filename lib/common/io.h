@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* write(2) all len bytes of buf to fd, at most chunk bytes a call, retrying after EINTR and
  * short writes and waiting with slab_wait_writable() after EAGAIN: 0, or the errno of the
@@ -17,6 +18,11 @@ int slab_write_chunked(int fd, const void *buf, uint64_t len, uint64_t chunk, ui
 /* Write all len bytes of buf to fd, retrying after EINTR and short writes. 0, or SLAB_ERR_IO
  * with errno set (EPIPE when the reader went away): no context, errno is the detail. */
 int slab_write_full(int fd, const void *buf, uint64_t len);
+
+/* open(2) path to read, without waiting for a writer when it is a FIFO (which would block
+ * until one comes): the descriptor, with *st its fstat, blocking again where it is a
+ * regular file; or -1 with errno. The caller judges the kind of file from *st. */
+int slab_open_read(const char *path, struct stat *st);
 
 /* After EAGAIN from a write to fd (an output some other process made non-blocking, such as a
  * pipe an event loop shares): wait until it takes more. 0, or -1 with errno. */

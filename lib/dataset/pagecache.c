@@ -3,6 +3,7 @@
 #include "pagecache.h"
 #include "slab.h"
 #include "error.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,10 +78,8 @@ int slab_pagecache_open(struct slab_pagecache *p, const char *path)
 	if (!p->name) {
 		return slab_fail(&p->err, SLAB_ERR_NOMEM, path, "out of memory");
 	}
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	p->fd = slab_open_read(path, &st);
 	if (p->fd < 0)
-		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "%s", strerror(errno));
-	if (fstat(p->fd, &st) < 0)
 		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "%s", strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return slab_fail(&p->err, SLAB_ERR_IO, who(p), "is a directory");

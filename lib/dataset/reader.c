@@ -3,6 +3,7 @@
 #include "slab.h"
 #include "format.h"
 #include "crc32c.h"
+#include "io.h"
 #include "error.h"
 #include "keyset.h"
 #include "reader.h"
@@ -253,14 +254,9 @@ static int map_open(struct slab *s, const char *path)
 	void *p;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = slab_open_read(path, &st);
 	if (fd < 0)
 		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "%s", strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		ret = slab_fail(&s->err, SLAB_ERR_IO, who(s), "%s", strerror(errno));
-		close(fd);
-		return ret;
-	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return slab_fail(&s->err, SLAB_ERR_IO, who(s), "not a regular file (a .slab is read through mmap)");
