@@ -27,6 +27,7 @@ struct slab_tarin {
 	uint64_t pending_offset;
 	char *pending_name;
 	int eof;
+	int input_ended;                /* read(2) of the input gave 0: it has no more bytes */
 
 	char *last_good;                /* last member read whole */
 	uint64_t last_good_offset;
@@ -39,12 +40,20 @@ static const char *who(const struct slab_tarin *t)
 	return t->name ? t->name : "(stdin)";
 }
 
+/* A failure libarchive gives no errno nor text for, after the input's last byte: its gzip
+ * reader's, on a stream cut inside its 8-byte trailer. */
+static int silent_end(const struct slab_tarin *t)
+{
+	return archive_errno(t->a) == 0 && !archive_error_string(t->a) && t->input_ended;
+}
+
 /* libarchive sets ENOMEM when an allocation fails; a few of its allocations return
  * ARCHIVE_FATAL without setting any error at all (archive_read_open1, choose_filters): a
- * failure without errno and text is one of those. */
-static int archive_nomem(struct archive *a)
+ * failure without errno and text is one of those, but at the input's end. */
+static int archive_nomem(const struct slab_tarin *t)
 {
-	return archive_errno(a) == ENOMEM || (archive_errno(a) == 0 && !archive_error_string(a));
+	return archive_errno(t->a) == ENOMEM ||
+	       (archive_errno(t->a) == 0 && !archive_error_string(t->a) && !silent_end(t));
 }
 
 /* The libarchive failure with where the input was last good. Out of memory is no fault of
@@ -55,7 +64,11 @@ static int fail_archive(struct slab_tarin *t, int code, const char *what)
 	const char *msg = archive_error_string(t->a);
 	int e = archive_errno(t->a);
 
-	if (archive_nomem(t->a))
+	if (silent_end(t)) {
+		code = SLAB_ERR_CORRUPT;
+		msg = "the input ends before its compressed stream does";
+	}
+	if (archive_nomem(t))
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory (%s)",
 				 msg ? msg : "libarchive failed without a message");
 	if (e > 0 && e != EILSEQ && e != EINVAL)     /* not libarchive's format or usage errno */
@@ -120,7 +133,7 @@ static int open_result(struct slab_tarin *t, int r)
 	if (r != ARCHIVE_OK) {
 		int e = archive_errno(t->a);
 		const char *msg = archive_error_string(t->a);
-		if (archive_nomem(t->a))
+		if (archive_nomem(t))
 			return fail_archive(t, SLAB_ERR_NOMEM, "out of memory");
 		if (e == EILSEQ)        /* libarchive's "file format" errno */
 			return slab_fail(&t->err, SLAB_ERR_FORMAT, who(t), "not a tar archive: %s",
@@ -140,6 +153,7 @@ static int open_result(struct slab_tarin *t, int r)
  * to read 1.1 GB from the page cache). A page-aligned buffer reads at memory speed.
  */
 struct input {
+	struct slab_tarin *t;
 	int fd;
 	int seekable;
 	uint64_t size, pos;
@@ -153,6 +167,7 @@ static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 	for (;;) {
 		ssize_t n = read(in->fd, in->buf, READ_BLOCK);
 		if (n >= 0) {
+			in->t->input_ended |= n == 0;
 			in->pos += (uint64_t)n;
 			*out = in->buf;
 			return n;
@@ -210,6 +225,8 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 		free(in);
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	}
+	in->t = t;
+	t->input_ended = 0;
 	in->fd = std ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (in->fd < 0) {
 		r = errno;
