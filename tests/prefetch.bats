@@ -189,11 +189,13 @@ Try 'prefetch --help' for more information."
 	run -2 --separate-stderr prefetch --direct a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: --direct goes with --plan"
 	run -2 --separate-stderr prefetch --plan p --ahead 0 a.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '0' (a number of pages, 1 or more)"
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '0' (a number of pages, 1 to 4294967295)"
 	run -2 --separate-stderr prefetch --plan p --ahead -3 a.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '-3' (a number of pages, 1 or more)"
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '-3' (a number of pages, 1 to 4294967295)"
 	run -2 --separate-stderr prefetch --plan p --ahead 4x a.slab
-	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '4x' (a number of pages, 1 or more)"
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '4x' (a number of pages, 1 to 4294967295)"
+	run -2 --separate-stderr prefetch --plan p --ahead 4294967296 a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: invalid --ahead '4294967296' (a number of pages, 1 to 4294967295)"
 	run -2 --separate-stderr prefetch --plan p --emit --emit-format zip a.slab
 	assert_equal "${stderr_lines[0]}" "prefetch: invalid --emit-format 'zip' (tar, raw or frames)"
 	run -2 --separate-stderr prefetch --plan p --emit-format raw a.slab

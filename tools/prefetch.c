@@ -1662,7 +1662,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_AHEAD:
 			if (cli_parse_u64(optarg, 1, UINT32_MAX, &v) < 0)
-				return cli_usage_error("invalid --ahead '%s' (a number of pages, 1 or more)",
+				return cli_usage_error("invalid --ahead '%s' (a number of pages, 1 to 4294967295)",
 						       optarg);
 			po.fo.ahead = v;
 			ahead_set = 1;
