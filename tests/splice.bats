@@ -180,3 +180,57 @@ while sys.stdin.buffer.read(65536):
 		done
 	done
 }
+
+# late_reader WANT: standard input's pipe, read only once it holds WANT bytes (all of the
+# stream, which prefetch has then handed over: 'full' made) and 'go' exists; into got.
+late_reader() {
+	python3 -c '
+import fcntl, os, struct, sys, termios, time
+want, end = int(sys.argv[1]), time.monotonic() + 60
+while struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"\0" * 4))[0] < want:
+    assert time.monotonic() < end, "the pipe never held the whole stream"
+    time.sleep(0.01)
+open("full", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.01)
+open("got", "wb").write(sys.stdin.buffer.read())
+' "$1"
+}
+
+@test "splice: a file truncated once the whole stream is in the pipe, before it is read: exit 1, naming it; copied, the bytes are whole" {
+	# a stream that fits in a pipe of 64 KiB (the copying path does not grow it), with
+	# fields over the 16 KiB from which they are spliced
+	mkwds --count 3 --seed 3 --jpeg-bytes 17K:19K --prefix a -o a.tar
+	pack -q -o one.slab a.tar
+	shuffle-plan -q --mode sequential -o p.plan one.slab 2>/dev/null || skip "shuffle-plan is not built"
+	size=$(stat -c %s one.slab)
+	for release in "" --release; do
+		for mode in 0 1; do
+			cp one.slab cut.slab
+			SLAB_NO_SPLICE=1 prefetch -q --plan p.plan --emit --emit-format raw cut.slab > want
+			rm -f full go got
+			{ st=0
+			  SLAB_NO_SPLICE=$mode prefetch --plan p.plan --emit --emit-format raw $release cut.slab 2> err || st=$?
+			  echo $st > rc; } | late_reader "$(filesize want)" &
+			for _ in $(seq 1200); do
+				[ -e full ] && break
+				sleep 0.05
+			done
+			[ -e full ] || { touch go; wait; fail "the pipe never held the whole stream"; }
+			truncate -s 4096 cut.slab
+			touch go
+			wait
+			if [ "$mode" = 1 ]; then
+				# copied: the pipe holds the bytes themselves
+				assert_equal "$(cat rc)" 0
+				cmp want got
+			else
+				# spliced: the pipe holds the file's pages, zeroed past the new end
+				assert_equal "$(cat rc)" 1
+				run -0 cat err
+				assert_output "prefetch: 'cut.slab': the file is 4096 bytes now, $size when it was opened (truncated while in use): bytes of it in the pipe may have reached the reader as zeros"
+				! cmp -s want got
+			fi
+		done
+	done
+}

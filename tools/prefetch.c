@@ -765,13 +765,30 @@ static void late_add(struct emitter *e, struct slab *s, const struct slab_follow
 	}
 }
 
-/* At the end of the stream, with pages waiting: wait for the reader to read what the pipe
- * holds (as a write into a full pipe would), or to go away, and drop them. */
+/* At the end of a spliced stream: wait for the reader to read what the pipe holds (as a
+ * write into a full pipe would), or to go away. 0, or 1 when it has gone. */
+static int wait_drained(void)
+{
+	for (;;) {
+		struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
+		int queued = 0;
+
+		if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued <= 0)
+			return 0;
+		/* POLLERR: the reader has gone. */
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLERR))
+			return 1;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
+/* At the end of the stream, with pages waiting: once the reader has what the pipe holds, or
+ * has gone, drop them. */
 static void late_finish(struct emitter *e, int reader_gone)
 {
 	if (e->late_head == e->late_n)
 		return;
-	if (reader_gone) {
+	if (reader_gone || wait_drained()) {
 		/* The pipe keeps its pages until its last writer closes it: this one. */
 		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
@@ -779,21 +796,6 @@ static void late_finish(struct emitter *e, int reader_gone)
 			(void)dup2(fd, STDOUT_FILENO);
 			close(fd);
 		}
-		late_drop(e, 1);
-		return;
-	}
-	for (;;) {
-		struct pollfd pfd = { STDOUT_FILENO, POLLOUT, 0 };
-		int queued = 0;
-
-		if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued <= 0)
-			break;
-		/* POLLERR: the reader has gone. */
-		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLERR)) {
-			late_finish(e, 1);
-			return;
-		}
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
 	late_drop(e, 1);
 }
@@ -936,6 +938,35 @@ static void emitter_end(struct emitter *e, int w)
 {
 	if (e->last)
 		late_finish(e, w == 1);
+}
+
+/* After a stream finished that spliced from files: once the reader has read all the pipe
+ * holds, each of them still the size it had. The pipe holds the pages, not their bytes: a
+ * file truncated before they are read gives the reader zeros in their place. 0, or -1 after
+ * the error. */
+static int emitter_check_spliced(struct emitter *e, struct slab *const *files,
+				 const char *const *paths)
+{
+	int any = 0;
+
+	for (int i = 0; e->src && i < e->nsrc; i++)
+		any |= e->src[i] >= 0;
+	if (!any || wait_drained())
+		return 0;
+	for (int i = 0; i < e->nsrc; i++) {
+		struct stat st;
+
+		if (e->src[i] >= 0 && fstat(e->src[i], &st) == 0 &&
+		    (uint64_t)st.st_size < slab_file_size(files[i])) {
+			cli_error("'%s': the file is %llu bytes now, %llu when it was opened "
+				  "(truncated while in use): bytes of it in the pipe may have "
+				  "reached the reader as zeros", paths[i],
+				  (unsigned long long)st.st_size,
+				  (unsigned long long)slab_file_size(files[i]));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void emitter_free(struct emitter *e)
@@ -1155,6 +1186,9 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		emitter_error(&em);
 		goto out;
 	}
+	if (r == 0 && w == 0 && po->emit != EMIT_NONE &&
+	    emitter_check_spliced(&em, files, (const char *const *)paths) < 0)
+		goto out;
 	if (per_epoch && w == 0) {
 		now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now(),
 					   fetched(files, NULL, n) };
