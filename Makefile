@@ -115,9 +115,11 @@ SCRIPT_SRCS := $(sort $(wildcard scripts/*.c))
 SCRIPT_BINS := $(SCRIPT_SRCS:scripts/%.c=$(BUILD)/bin/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 MANPAGES  := $(sort $(wildcard man/*.1 man/*.3 man/*.5))
-# The allocation-failure shim of tests/oom.bats (an LD_PRELOAD library). Not in sanitizer
-# builds: their allocator cannot be interposed, and the test skips there.
-FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/lib/failmalloc.so)
+# The allocation-failure shim of tests/oom.bats and the truncate-while-opening one of
+# tests/hardening.bats (LD_PRELOAD libraries). Not in sanitizer builds: their runtime must
+# come first, and the tests skip there.
+SHIMS := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/lib/failmalloc.so \
+	$(BUILD)/lib/truncmap.so)
 
 .PHONY: all help deps check test layers asan asan-check tsan demo bench fuzz install uninstall \
 	clean
@@ -126,7 +128,7 @@ FAILMALLOC := $(if $(findstring -fsanitize,$(CFLAGS) $(EXTRA_CFLAGS)),,$(BUILD)/
 .SECONDARY:
 
 ## all: build the library (static and shared), the tools and the test programs (default)
-all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(FAILMALLOC) $(BUILD)/libslab.so completions
+all: $(TOOLS) $(UNITS) $(SCRIPT_BINS) $(SHIMS) $(BUILD)/libslab.so completions
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -201,7 +203,7 @@ $(BUILD)/unit/test_image-scalar: $(BUILD)/tests/unit/test_image.o $(BUILD)/lib/d
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(TLIB) $(LIB) $(LDLIBS)
 
-$(BUILD)/lib/failmalloc.so: tests/fault/failmalloc.c
+$(BUILD)/lib/%.so: tests/fault/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -fPIC -shared -o $@ $< -ldl

@@ -78,6 +78,40 @@ truncate_emit() {
 	done
 }
 
+# The file truncated while it is opened (tests/fault/truncmap.c, preloaded, cuts it at the
+# reader's madvise before the table is read and checked, or after, before prefetch --emit
+# checks every key): an error naming it, exit 1 or SlabError, never SIGBUS.
+@test "a file truncated while it is opened: inspect, shuffle-plan, prefetch and the Loader say so, no SIGBUS" {
+	local shim="$SLAB_BUILD/lib/truncmap.so"
+	[ -f "$shim" ] || skip "no $shim (sanitizer builds do not build the preloaded shims)"
+	setup_data
+	size=$(stat -c %s one.slab)
+	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
+	for cmd in "inspect cut.slab" "shuffle-plan -o x.plan cut.slab" "prefetch --plan p.plan cut.slab" \
+		"prefetch --plan p.plan --emit --emit-format raw cut.slab"; do
+		cp one.slab cut.slab
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random $cmd
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+	done
+	# after the open's checks, before the stream's walk over every key
+	cp one.slab cut.slab
+	run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal \
+		prefetch --plan p.plan --emit --emit-format tar cut.slab
+	[[ "$stderr" =~ ^prefetch:\ $want$ ]] || fail "$stderr"
+	need_libslab
+	cp one.slab cut.slab
+	LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random run -0 pyslab - <<'PY'
+import slab
+try:
+    slab.Loader(["cut.slab"], batch_size=8)
+except slab.SlabError as e:
+    print("SlabError", e)
+PY
+	[[ "$output" =~ ^SlabError\ $want$ ]] || fail "$output"
+}
+
 @test "a Batch used after its Loader's close(): SlabError('loader closed'), views taken before still read" {
 	need_libslab_any
 	setup_data

@@ -3,6 +3,7 @@
 #include "slab.h"
 #include "format.h"
 #include "crc32c.h"
+#include "fault.h"
 #include "io.h"
 #include "error.h"
 #include "keyset.h"
@@ -247,6 +248,24 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 	return parse(s);
 }
 
+/* parse() of a mapped file, its reads guarded: the file truncated while it is opened (the
+ * table's checksum reads all of it) is an error naming it, not SIGBUS. What parse() leaves
+ * half made (field names) slab_close() frees. */
+static int parse_mapped(struct slab *s, const char *path)
+{
+	struct slab_fault g;
+	int ret;
+
+	if ((ret = slab_fault_setup(&s->err)) < 0)
+		return ret;
+	if (sigsetjmp(g.jump, 0))
+		return slab_fault_fail(&s->err, path, s->base, s->size, g.addr);
+	slab_fault_begin(&g);
+	ret = parse(s);
+	slab_fault_end(&g);
+	return ret;
+}
+
 /* Map the local file path and check it; messages name s->name. */
 static int map_open(struct slab *s, const char *path)
 {
@@ -283,7 +302,7 @@ static int map_open(struct slab *s, const char *path)
 	 * just evicted by prefetch would not be cold any more. parse() asks for the table to be
 	 * read ahead; afterwards the mapping goes back to normal. */
 	madvise(p, s->size, MADV_RANDOM);
-	ret = parse(s);
+	ret = parse_mapped(s, path);
 	madvise(p, s->size, MADV_NORMAL);
 	return ret;
 }
@@ -652,13 +671,18 @@ int slab_check_key(struct slab *s, uint64_t i)
 
 int slab_check_keys(struct slab *s)
 {
-	for (uint64_t i = 0; i < s->nsamples; i++) {
-		int r = slab_check_key(s, i);
+	struct slab_fault g;
+	volatile int r = 0;
 
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	/* A walk of the whole table, before a stream starts: guarded as the open is (the file
+	 * truncated since is an error naming it, not SIGBUS). */
+	if (sigsetjmp(g.jump, 0))
+		return slab_fault_fail(&s->err, s->name, s->base, s->size, g.addr);
+	slab_fault_begin(&g);
+	for (uint64_t i = 0; i < s->nsamples && r == 0; i++)
+		r = slab_check_key(s, i);
+	slab_fault_end(&g);
+	return r < 0 ? r : 0;
 }
 
 int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, unsigned *ids,
