@@ -95,11 +95,21 @@ truncate_emit() {
 		assert_equal "${#stderr_lines[@]}" 1
 		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
 	done
-	# after the open's checks, before the stream's walk over every key
-	cp one.slab cut.slab
-	run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal \
-		prefetch --plan p.plan --emit --emit-format tar cut.slab
-	[[ "$stderr" =~ ^prefetch:\ $want$ ]] || fail "$stderr"
+	# after the open's checks: before the stream's walk over every key, shuffle-plan's quasi
+	# plan making; and (the second madvise to random) the walk's pass over the plan
+	for cmd in "prefetch --plan p.plan --emit --emit-format tar cut.slab" \
+		"shuffle-plan --mode quasi -o x.plan cut.slab"; do
+		cp one.slab cut.slab
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal $cmd
+		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+	done
+	for cmd in "prefetch --plan p.plan cut.slab" "prefetch --plan p.plan --emit --emit-format raw cut.slab"; do
+		cp one.slab cut.slab
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random:2 $cmd
+		[[ "$stderr" =~ ^prefetch:\ $want$ ]] || fail "$cmd: $stderr"
+	done
 	need_libslab
 	cp one.slab cut.slab
 	LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random run -0 pyslab - <<'PY'
@@ -110,6 +120,18 @@ except slab.SlabError as e:
     print("SlabError", e)
 PY
 	[[ "$output" =~ ^SlabError\ $want$ ]] || fail "$output"
+	# the Loader's quasi plan, and its walk's pass over the plan
+	for when in normal random:2; do
+		cp one.slab cut.slab
+		LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:$when run -0 pyslab - <<'PY'
+import slab
+try:
+    slab.Loader(["cut.slab"], batch_size=8, order="quasi")
+except slab.SlabError as e:
+    print("SlabError", e)
+PY
+		[[ "$output" =~ ^SlabError\ $want$ ]] || fail "$when: $output"
+	done
 }
 
 @test "a Batch used after its Loader's close(): SlabError('loader closed'), views taken before still read" {

@@ -1006,10 +1006,12 @@ static int index_uses(struct slab_follow *f)
 	return 0;
 }
 
-int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
-			   const char *const *paths, uint32_t nfiles,
-			   const struct slab_plan *const *plans, size_t nplans,
-			   const struct slab_follow_options *opt)
+static int follow_fault(struct slab_follow *f, const void *addr);
+
+static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
+			     const char *const *paths, uint32_t nfiles,
+			     const struct slab_plan *const *plans, size_t nplans,
+			     const struct slab_follow_options *opt)
 {
 	const struct slab_follow_options *o = &f->o;
 	const struct slab_plan *plan;
@@ -1275,19 +1277,26 @@ static int follow_next(struct slab_follow *f, struct slab_follow_item *it)
 /* After a fault at addr reading one of the files' mappings: the error, naming the file. */
 static int follow_fault(struct slab_follow *f, const void *addr)
 {
-	uintptr_t a = (uintptr_t)addr;
+	return f->faulted = slab_fault_files(f->files, f->nfiles, addr, &f->err);
+}
 
-	for (uint32_t i = 0; i < f->nfiles; i++) {
-		uintptr_t base = (uintptr_t)slab_base(f->files[i]);
+/* follow_open_plans() with its reads of the mappings guarded (the pass over the plans that
+ * finds each entry's pages reads the files' tables): a file truncated since it was opened is
+ * an error naming it, as in the walk. What the open made, slab_follow_close() frees. */
+int slab_follow_open_plans(struct slab_follow *f, struct slab *const *files,
+			   const char *const *paths, uint32_t nfiles,
+			   const struct slab_plan *const *plans, size_t nplans,
+			   const struct slab_follow_options *opt)
+{
+	struct slab_fault g;
+	int r;
 
-		if (a >= base && a - base < slab_file_size(f->files[i]))
-			return f->faulted = slab_fault_fail(&f->err, slab_pagecache_name(f->pcs[i]),
-							    slab_base(f->files[i]),
-							    slab_file_size(f->files[i]), addr);
-	}
-	return f->faulted = slab_fail(&f->err, SLAB_ERR_IO, NULL,
-				      "cannot read a file's mapping (an I/O error, or a file was "
-				      "truncated while in use)");
+	if (sigsetjmp(g.jump, 0))
+		return follow_fault(f, g.addr);
+	slab_fault_begin(&g);
+	r = follow_open_plans(f, files, paths, nfiles, plans, nplans, opt);
+	slab_fault_end(&g);
+	return r;
 }
 
 /* follow_next() with its reads of the mappings (the files' tables, the pages it advises)

@@ -2,6 +2,7 @@
  * (page-aware, a bounded window of live pages), split across ranks; and the plan file.
  * man/shuffle-plan.1 states the algorithm draw by draw; man/slab-plan.5 the file. */
 #include "plan.h"
+#include "fault.h"
 #include "reader.h"
 #include "crc32c.h"
 #include "error.h"
@@ -825,6 +826,24 @@ out:
 }
 
 /* slab_plan_make(), or with is_subset slab_plan_make_subset(). */
+/* dataset_units() with its reads of the files' tables guarded: a file truncated since it was
+ * opened is an error naming it (what it made, d holds for the caller to free). */
+static int dataset_units_guarded(struct dataset *d, struct slab *const *files,
+				 struct slab_err *e)
+{
+	struct slab_fault g;
+	int r;
+
+	if ((r = slab_fault_setup(e)) < 0)
+		return r;
+	if (sigsetjmp(g.jump, 0))
+		return slab_fault_files(files, d->nfiles, g.addr, e);
+	slab_fault_begin(&g);
+	r = dataset_units(d, files, e);
+	slab_fault_end(&g);
+	return r;
+}
+
 static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
 		      const struct slab_plan_params *in, int is_subset, const uint64_t *subset,
 		      size_t nsubset, uint64_t start)
@@ -880,7 +899,7 @@ static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_
 		d.sub = plan->members;
 		d.total = nsubset;
 	}
-	if (p->mode == SLAB_PLAN_QUASI && (ret = dataset_units(&d, files, e)) < 0)
+	if (p->mode == SLAB_PLAN_QUASI && (ret = dataset_units_guarded(&d, files, e)) < 0)
 		goto out;
 
 	/* Rank r takes positions [r * per, r * per + per) of the global order, cyclically: pads

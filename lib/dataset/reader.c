@@ -661,6 +661,22 @@ static int check_key(struct slab *s, uint64_t i, const struct slab_sample *smp)
 		    (unsigned long long)i, kl, smp->key);
 }
 
+int slab_fault_files(struct slab *const *files, uint32_t n, const void *addr,
+		     struct slab_err *e)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t base = (uintptr_t)files[i]->base;
+
+		if (a >= base && a - base < files[i]->size)
+			return slab_fault_fail(e, slab_local_path(files[i]), files[i]->base,
+					       files[i]->size, addr);
+	}
+	return slab_fail(e, SLAB_ERR_IO, NULL, "cannot read a file's mapping (an I/O error, or a "
+			 "file was truncated while in use)");
+}
+
 int slab_check_key(struct slab *s, uint64_t i)
 {
 	struct slab_sample smp;

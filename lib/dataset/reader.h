@@ -12,6 +12,14 @@ struct slab;
  * is intact), or for a reader of memory. One stat(2) of the path. */
 int slab_shrunk(const struct slab *s, uint64_t *now);
 
+struct slab_err;
+
+/* After a fault at addr reading the mapping of one of files[0 .. n): the error in *e naming
+ * the file (slab_fault_fail(): truncated while in use, or an I/O error), or a general one
+ * when addr is in none of them. Returns SLAB_ERR_IO. */
+int slab_fault_files(struct slab *const *files, uint32_t n, const void *addr,
+		     struct slab_err *e);
+
 /* dst (opened with slab_open_mem() over src's mapping) fetches through src's cache, which
  * src keeps: dst must be closed first. */
 void slab_share_remote(struct slab *dst, const struct slab *src);
