@@ -124,9 +124,24 @@ installed_page() {
 Try 'slab-pack --help' for more information."
 	run -0 root/usr/bin/slab-shuffle-plan --version
 	assert_output "slab-shuffle-plan (slab) $(slab_version)"
+	# Its help names the pages as installed: slab-pack(1), every tool's, and each one there is
+	local t
+	for t in pack inspect shuffle-plan prefetch bench-tlb numa-probe; do
+		run -0 root/usr/bin/slab-$t --help
+		assert_output --partial "slab-$t(1)"
+		refute_output --regexp '(^|[^a-z-])(pack|inspect|shuffle-plan|prefetch|bench-tlb|numa-probe)\(1\)'
+		for page in $(grep -o 'slab-[a-z-]*([0-9])' <<< "$output" | sort -u); do
+			name=${page%(*} sec=${page#*(}
+			sec=${sec%)}
+			[ -f "root/usr/share/man/man$sec/$name.$sec" ] ||
+				[ -f "root/usr/share/man/man$sec/$name.$sec.gz" ] ||
+				fail "slab-$t --help names $page, not installed"
+		done
+	done
 	# The build tree's keep their short names (tests/man.bats compares those with the pages).
 	run -0 "$SLAB_BUILD/bin/pack" --help
 	assert_line --index 0 "Usage: pack [OPTIONS] -o OUTPUT [INPUT...]"
+	assert_output --partial "See pack(1) and slab(5)."
 }
 
 @test "the installed front runs the tools installed beside it, whatever PATH says, as slab-TOOL" {

@@ -1,5 +1,6 @@
 /* cli.c: what every tool shares in front of the library: messages prefixed with the tool's
  * name, strict size and number parsing, human sizes, the clock, and the close of stdout. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1043,10 +1044,51 @@ static void put_usage(const char *usage)
 	}
 }
 
+/* The tools whose pages are installed as slab-TOOL(1), with the tools as slab-TOOL. */
+static const char *const tool_pages[] = {
+	"pack", "inspect", "shuffle-plan", "prefetch", "bench-tlb", "numa-probe",
+};
+
+/* Whether the n bytes at name are a tool's name whose page is installed as slab-NAME(1). */
+static int tool_page(const char *name, size_t n)
+{
+	for (size_t i = 0; i < sizeof(tool_pages) / sizeof(tool_pages[0]); i++)
+		if (strlen(tool_pages[i]) == n && strncmp(name, tool_pages[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The help text names the tools' pages as built (pack(1): man/pack.1); run as installed
+ * (slab-pack, or through the front, slab pack) the pages are slab-pack(1) ...: each
+ * reference to a tool's page says so then.
+ */
+static void put_help(const char *help)
+{
+	const char *p = help, *q;
+
+	if (!progname_given || strncmp(progname, "slab", 4) != 0) {
+		fputs(help, stdout);
+		return;
+	}
+	while ((q = strstr(p, "(1)")) != NULL) {
+		const char *s = q;
+
+		while (s > p && (isalnum((unsigned char)s[-1]) || s[-1] == '-'))
+			s--;
+		fwrite(p, 1, (size_t)(s - p), stdout);
+		if (tool_page(s, (size_t)(q - s)))
+			fputs("slab-", stdout);
+		fwrite(s, 1, (size_t)(q - s) + 3, stdout);
+		p = q + 3;
+	}
+	fputs(p, stdout);
+}
+
 int cli_help(const char *usage, const char *help)
 {
 	put_usage(usage);
-	fputs(help, stdout);
+	put_help(help);
 	return cli_close_stdout() < 0 ? SLAB_EXIT_FAIL : SLAB_EXIT_OK;
 }
 
