@@ -87,6 +87,19 @@ installed_page() {
 	# Pages name the tools' pages as installed: pack(1) is slab-pack(1).
 	run grep -l '^\.BR pack (1)' -r root/usr/share/man
 	assert_output ""
+	# Their messages (DIAGNOSTICS) and examples' commands are the installed tools'.
+	page=$(installed_page root/usr/share/man/man1 slab-pack)
+	grep -qF '.B "slab\-pack: \(aqa.tar\(aq: output is also an input"' <<<"$page"
+	grep -qxF 'slab\-pack \-o shard\-000000.slab shard\-000000.tar' <<<"$page"
+	grep -qxF 'slab\-inspect \-q \-\-verify shard\-000000.slab' <<<"$page"
+	grep -qF 'zstd \-dc x.tar.zst | slab\-pack \-o x.slab' <<<"$page"
+	for t in $INSTALLED_TOOLS; do
+		body=$(installed_page root/usr/share/man/man1 "slab-$t" | awk '/^\.EX/,/^\.EE/')
+		run grep -E "(^|\| )(pack|inspect|shuffle\\?-plan|prefetch|bench\\?-tlb|numa\\?-probe)( |:|$)" <<<"$body"
+		assert_output ""
+		run grep -E '^\.BR? "(pack|inspect|shuffle\\?-plan|prefetch|bench\\?-tlb|numa\\?-probe)[: ]' <<<"$(installed_page root/usr/share/man/man1 "slab-$t")"
+		assert_output ""
+	done
 	grep -q '^\.BR slab\\-pack (1)' root/usr/share/man/man5/slab.5
 	version=$(slab_version)
 	[ "$(readlink root/usr/lib/libslab.so)" = libslab.so.0 ]
