@@ -769,8 +769,9 @@ SLAB_API int slab_image_decode(struct slab_image_decoder *d, const void *jpeg, s
  * flip (the image spec's, drawn once per clip) and resized to out_h x out_w, uint8 RGB.
  * Frame k is the one shown nearest to the time k stride / rate (or k / fps) seconds after
  * the first's, the earlier of two as near: frame first + k stride where the rate (the
- * average, slab_video_info's) is constant. Only what the clip needs is decoded: from the keyframe before its first frame to its last,
- * the frames between sampled ones decoded but never converted. slab_video_params() is a pure
+ * average, slab_video_info's) is constant. Only what the clip needs is decoded: from the
+ * keyframe before its first frame to its last, the frames between sampled ones decoded but
+ * never converted. slab_video_params() is a pure
  * function; a decoder is one thread's, as an image decoder is. */
 enum slab_video_start {
 	SLAB_VIDEO_START_RANDOM = 0,    /* uniform over the starts where the clip fits */

@@ -1621,7 +1621,8 @@ static const char *image_option(int c)
 }
 
 /* A number written in decimal digits with at most one point ("30", "29.97", ".5": not
- * strtod's hexadecimal, exponents, infinities or blanks), in (0, max]: 0 and *r, or -1. */
+ * strtod's hexadecimal, exponents, infinities or blanks), above 0 and in [min, max]: 0 and
+ * *r, or -1. */
 static int parse_decimal(const char *s, double min, double max, double *r)
 {
 	const char *dot = strchr(s, '.');

@@ -274,15 +274,14 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 				cli_error("%s", slab_error(files[bad]));
 				goto out;
 			}
-		} else if (cli_parse_u64(line, 0, UINT64_MAX, &v) < 0 &&
-			   strspn(line, "0123456789") == (size_t)len) {
-			/* an index past 2^64 - 1 */
-			ret = cli_usage_error("'%s': line %zu: sample %.*s%s is out of range (the dataset has %llu samples)",
-					      name, at, SHOW(line, (size_t)len), (unsigned long long)total);
-			goto out;
 		} else if (cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
-			ret = cli_usage_error("'%s': line %zu: '%.*s%s' is neither a sample index nor key:KEY",
-					      name, at, SHOW(line, (size_t)len));
+			if (strspn(line, "0123456789") == (size_t)len)     /* past 2^64 - 1 */
+				ret = cli_usage_error("'%s': line %zu: sample %.*s%s is out of range (the dataset has %llu samples)",
+						      name, at, SHOW(line, (size_t)len),
+						      (unsigned long long)total);
+			else
+				ret = cli_usage_error("'%s': line %zu: '%.*s%s' is neither a sample index nor key:KEY",
+						      name, at, SHOW(line, (size_t)len));
 			goto out;
 		} else if (v >= total) {
 			ret = cli_usage_error("'%s': line %zu: sample %llu is out of range (the dataset has %llu samples)",

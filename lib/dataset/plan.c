@@ -825,7 +825,6 @@ out:
 	return ret;
 }
 
-/* slab_plan_make(), or with is_subset slab_plan_make_subset(). */
 /* dataset_units() with its reads of the files' tables guarded: a file truncated since it was
  * opened is an error naming it (what it made, d holds for the caller to free). */
 static int dataset_units_guarded(struct dataset *d, struct slab *const *files,
@@ -844,6 +843,7 @@ static int dataset_units_guarded(struct dataset *d, struct slab *const *files,
 	return r;
 }
 
+/* slab_plan_make(), or with is_subset slab_plan_make_subset(). */
 static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_t nfiles,
 		      const struct slab_plan_params *in, int is_subset, const uint64_t *subset,
 		      size_t nsubset, uint64_t start)

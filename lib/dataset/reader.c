@@ -251,7 +251,7 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 /* parse() of a mapped file, its reads guarded: the file truncated while it is opened (the
  * table's checksum reads all of it) is an error naming it, not SIGBUS. What parse() leaves
  * half made (field names) slab_close() frees. */
-static int parse_mapped(struct slab *s, const char *path)
+static int parse_mapped(struct slab *s)
 {
 	struct slab_fault g;
 	int ret;
@@ -259,7 +259,7 @@ static int parse_mapped(struct slab *s, const char *path)
 	if ((ret = slab_fault_setup(&s->err)) < 0)
 		return ret;
 	if (sigsetjmp(g.jump, 0))
-		return slab_fault_fail(&s->err, path, s->base, s->size, g.addr);
+		return slab_fault_files(&s, 1, g.addr, &s->err);
 	slab_fault_begin(&g);
 	ret = parse(s);
 	slab_fault_end(&g);
@@ -302,7 +302,7 @@ static int map_open(struct slab *s, const char *path)
 	 * just evicted by prefetch would not be cold any more. parse() asks for the table to be
 	 * read ahead; afterwards the mapping goes back to normal. */
 	madvise(p, s->size, MADV_RANDOM);
-	ret = parse_mapped(s, path);
+	ret = parse_mapped(s);
 	madvise(p, s->size, MADV_NORMAL);
 	return ret;
 }
@@ -693,7 +693,7 @@ int slab_check_keys(struct slab *s)
 	/* A walk of the whole table, before a stream starts: guarded as the open is (the file
 	 * truncated since is an error naming it, not SIGBUS). */
 	if (sigsetjmp(g.jump, 0))
-		return slab_fault_fail(&s->err, s->name, s->base, s->size, g.addr);
+		return slab_fault_files(&s, 1, g.addr, &s->err);
 	slab_fault_begin(&g);
 	for (uint64_t i = 0; i < s->nsamples && r == 0; i++)
 		r = slab_check_key(s, i);

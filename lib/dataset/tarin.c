@@ -49,11 +49,11 @@ static int silent_end(const struct slab_tarin *t)
 
 /* libarchive sets ENOMEM when an allocation fails; a few of its allocations return
  * ARCHIVE_FATAL without setting any error at all (archive_read_open1, choose_filters): a
- * failure without errno and text is one of those, but at the input's end. */
+ * failure without errno and text is one of those, but at the input's end (silent_end). */
 static int archive_nomem(const struct slab_tarin *t)
 {
 	return archive_errno(t->a) == ENOMEM ||
-	       (archive_errno(t->a) == 0 && !archive_error_string(t->a) && !silent_end(t));
+	       (archive_errno(t->a) == 0 && !archive_error_string(t->a) && !t->input_ended);
 }
 
 /* The libarchive failure with where the input was last good. Out of memory is no fault of

@@ -138,12 +138,9 @@ static struct blob make_sampled(int w, int h, int h_samp, int v_samp)
 	}
 	jpeg_finish_compress(&c);
 	jpeg_destroy_compress(&c);
-	b.p = malloc(size);
-	if (!b.p)
-		abort();
-	memcpy(b.p, out, size);
+	/* jpeg_mem_dest's buffer is malloc'd: the blob takes it as it is */
+	b.p = out;
 	b.len = size;
-	free(out);
 	free(pix);
 	return b;
 }
