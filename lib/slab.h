@@ -169,6 +169,13 @@ SLAB_API const char *slab_path(const struct slab *s);
 /* The field id of a name, or SLAB_ERR_NOTFOUND (negative). */
 SLAB_API int slab_field_lookup(const struct slab *s, const char *name);
 
+/* The calls from here to slab_sample_fields() read the file's table through the mapping
+ * under a SIGBUS guard: a file truncated while in use, or a device that fails the read, is
+ * SLAB_ERR_IO naming the file ("cannot read offset N: the file is M bytes now, ... (truncated
+ * while in use)"), never a SIGBUS. The bytes they point to are read by the caller: a key
+ * slab_sample() hands out was readable when it returned; field bytes a truncation cuts off
+ * fault where the caller reads them, unless it guards them (slab_follow_touch(), the loader). */
+
 /* Sample i's key, place and size. 0, SLAB_ERR_RANGE or SLAB_ERR_CORRUPT. */
 SLAB_API int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out);
 
@@ -209,7 +216,9 @@ SLAB_API int slab_check_keys(struct slab *s);
 /* Check everything: every field's CRC32C, that every byte between fields is zero, the page
  * rules (no straddling, large samples start a page), that records lie in the data area in
  * order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first
- * problem (sample index, key, offset) in slab_error(). progress, when not NULL, is called
+ * problem (sample index, key, offset) in slab_error(); SLAB_ERR_IO when the file was
+ * truncated while it was checked (a cut inside its last OS page reads as zeros: the file's
+ * size at the end is compared with its size at open). progress, when not NULL, is called
  * now and then with the bytes checked so far. */
 SLAB_API int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
 		void *arg);

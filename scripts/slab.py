@@ -117,6 +117,8 @@ class SlabError(Exception):
 # ---- libslab through ctypes ------------------------------------------------------------------
 
 LIBSLAB_MAJOR = 0               # the slab.h major version this module is written against
+SLAB_ERR_IO = -1                # from a reader's accessors: the file could not be read (a
+                                # fault: truncated while in use), redone in pure code at a risk
 SLAB_ERR_NOTFOUND = -5
 
 
@@ -399,13 +401,21 @@ class SlabFile:
 
     The checks are those of slab(5), WHAT A READER CHECKS, in its order; the comment at each
     gives its number there. A damaged or crafted file raises SlabError: on open, on the
-    access that meets the damage (sample, key, find), or in verify()."""
+    access that meets the damage (sample, key, find), or in verify().
+
+    A file truncated while it is open: with libslab, sample(), key(), find() and verify()
+    raise SlabError naming it ("... the file is N bytes now, M when it was opened (truncated
+    while in use)"). The fields' data are views of the mapping, read by whoever reads them:
+    bytes a truncation cut off end the process with SIGBUS there, as any mmap does (and any
+    read of the pure Python reader, without libslab). slab.Loader guards its reads."""
 
     def __init__(self, path, check_table=False, **remote):
         self.path = path
         self._map = self._mv = None
         self._c = self._cbuf = None
         self._cbase = 0
+        self._crc = 0                   # libslab's last error code
+        self._ident = None              # (st_dev, st_ino) of a local file, as opened
         self._lock = threading.Lock()
         local = path
         if is_url(path):
@@ -420,6 +430,8 @@ class SlabFile:
             if not stat.S_ISREG(st.st_mode):
                 raise self._error("not a regular file (a .slab is read through mmap)")
             size = st.st_size
+            if self._c is None:
+                self._ident = (st.st_dev, st.st_ino)
             # 1: at least 8 bytes (the magic is checked below, once mapped)
             if size < 8:
                 raise self._error("not a slab file (%d bytes)", size)
@@ -729,7 +741,8 @@ class SlabFile:
         """Sample i through libslab: (offset, size, key bytes, page), or None when libslab
         finds damage (the caller then asks the pure code, for its message)."""
         smp = self._csmp
-        if _lib.slab_sample(self._c, i, smp) < 0:
+        self._crc = _lib.slab_sample(self._c, i, smp)
+        if self._crc < 0:
             return None
         ko = smp.key - self._cbase
         return smp.offset, smp.size, bytes(self._mv[ko:ko + smp.key_len]), smp.page
@@ -745,7 +758,8 @@ class SlabFile:
             else:
                 err = None
         if err is not None:
-            self._record(i)
+            if self._crc != SLAB_ERR_IO:
+                self._record(i)
             raise err
         return self._record(i)[2].decode("utf-8", "surrogateescape")
 
@@ -760,7 +774,8 @@ class SlabFile:
             else:
                 err = None
         if err is not None:
-            self._py_sample(i)
+            if self._crc != SLAB_ERR_IO:
+                self._py_sample(i)
             raise err
         return self._py_sample(i)
 
@@ -774,6 +789,7 @@ class SlabFile:
         for f, name in enumerate(self.names):
             got = get(h, i, f, fld)
             if got < 0:
+                self._crc = got
                 return None
             if got:
                 o = fld.offset
@@ -829,6 +845,8 @@ class SlabFile:
                 if r == SLAB_ERR_NOTFOUND:
                     return None
                 err = self._c_error()
+                if r == SLAB_ERR_IO:
+                    raise err
             else:
                 err = None
         found = self._find(kb)
@@ -855,18 +873,37 @@ class SlabFile:
                 def progress(n, _total, _arg):
                     done[0] = n
                 # the GIL is released during the call; the lock keeps close() waiting
-                if _lib.slab_verify(self._c, _PROGRESS(progress), None) == 0:
+                r = _lib.slab_verify(self._c, _PROGRESS(progress), None)
+                if r == 0:
+                    self._check_size()
                     return
                 err = self._c_error()
+                if r == SLAB_ERR_IO:
+                    raise err
             else:
                 err = None
         if err is None:
             self._py_verify()
+            self._check_size()
             return
         # libslab checked the samples that end before data offset + done whole, each CRC
         # included: Python redoes the rest, every check but those CRCs, for its message
         self._py_verify(self.data_offset + done[0])
         raise err
+
+    def _check_size(self):
+        """A file cut inside its last OS page reads as zeros there, not as a fault: after a
+        verify, its size says whether what was checked is still the file (a file renamed
+        over it leaves the mapping whole)."""
+        if self._ident is None:
+            return
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) == self._ident and st.st_size < self._size:
+            raise self._error("the file is %d bytes now, %d when it was opened "
+                              "(truncated while in use)", st.st_size, self._size)
 
     def _py_verify(self, checked_to=0):
         if not self._table_checked:
@@ -1147,6 +1184,18 @@ def read_plan(path, dataset=None):
     return entries
 
 
+def _find_error(lib, dataset, key):
+    """Why slab_dataset_find() failed on key (neither found nor absent: a file that could not
+    be read), in the words of the file's reader: the lookup made again, file by file."""
+    index = ctypes.c_uint64()
+    for f in range(lib.slab_dataset_files(dataset)):
+        h = lib.slab_dataset_file(dataset, f)
+        rc = lib.slab_find(h, key, len(key), ctypes.byref(index))
+        if rc < 0 and rc != SLAB_ERR_NOTFOUND:
+            return lib.slab_error(h).decode("utf-8", "backslashreplace")
+    return "looking up the key %r failed" % key
+
+
 def _subset_globals(lib, dataset, subset):
     """Loader(subset=...): the global indexes of a list of sample indexes and keys, checked
     as shuffle-plan --subset checks its lines (ValueError naming the item)."""
@@ -1161,8 +1210,10 @@ def _subset_globals(lib, dataset, subset):
             rc = lib.slab_dataset_find(dataset, key, len(key), ctypes.byref(f), ctypes.byref(index))
             if rc == -5:        # SLAB_ERR_NOTFOUND
                 raise ValueError("subset[%d]: no sample has the key %r" % (i, item))
-            if rc < 0 or lib.slab_dataset_global(dataset, f.value, index.value, ctypes.byref(g)) < 0:
-                raise SlabError("subset[%d]: looking up the key %r failed (error %d)" % (i, item, rc))
+            if rc < 0:
+                raise SlabError("subset[%d]: %s" % (i, _find_error(lib, dataset, key)))
+            if lib.slab_dataset_global(dataset, f.value, index.value, ctypes.byref(g)) < 0:
+                raise SlabError("subset[%d]: looking up the key %r failed" % (i, item))
             v = g.value
         else:
             try:

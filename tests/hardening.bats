@@ -134,6 +134,75 @@ PY
 	done
 }
 
+# The file truncated after it is opened (the shim at the reader's madvise back to normal,
+# before anything reads the table): every inspect mode, shuffle-plan --stats and --subset's
+# key lines, slab.SlabFile and the Loader's subset keys read the table through libslab's
+# guarded accessors: an error naming the file, never SIGBUS.
+@test "a file truncated after it is opened: inspect's modes, shuffle-plan --stats and key lookups say so, no SIGBUS" {
+	local shim="$SLAB_BUILD/lib/truncmap.so"
+	[ -f "$shim" ] || skip "no $shim (sanitizer builds do not build the preloaded shims)"
+	setup_data
+	size=$(stat -c %s one.slab)
+	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
+	printf 'key:a000003\nkey:a000007\n' >keys.txt
+	for cmd in "inspect cut.slab" "inspect --json cut.slab" "inspect --list cut.slab" \
+		"inspect --list --json cut.slab" "inspect --verify cut.slab" "inspect --get a000005 cut.slab" \
+		"inspect --get #5 cut.slab" "shuffle-plan --stats --mode random cut.slab" \
+		"shuffle-plan --mode random --subset keys.txt -o y.plan cut.slab"; do
+		cp one.slab cut.slab
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal $cmd
+		assert_equal "${#stderr_lines[@]}" 1
+		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+	done
+	# the files after it still get their turn
+	cp one.slab cut.slab
+	run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal inspect cut.slab one.slab
+	[[ "$stderr" =~ ^inspect:\ $want$ ]] || fail "$stderr"
+	assert_line --index 0 "file:         one.slab"
+	assert_line "samples:      200"
+	# cut inside its last page, which then reads as zeros: --verify compares the size
+	cp one.slab cut.slab
+	run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:$((size - 10)):normal inspect --verify cut.slab
+	assert_equal "$stderr" "inspect: 'cut.slab': the file is $((size - 10)) bytes now, $size when it was opened (truncated while in use)"
+	need_libslab
+	cp one.slab cut.slab
+	LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal run -0 pyslab - <<'PY'
+import slab
+try:
+    slab.Loader(["cut.slab"], batch_size=8, subset=["a000003", "a000009"])
+except slab.SlabError as e:
+    print("SlabError", e)
+PY
+	[[ "$output" =~ ^SlabError\ subset\[0\]:\ $want$ ]] || fail "$output"
+	for cut in 4096 $((size - 10)); do
+		cp one.slab cut.slab
+		run -0 pyslab - "$cut" <<'PY'
+import os, sys, slab
+f = slab.SlabFile("cut.slab")
+os.truncate("cut.slab", int(sys.argv[1]))
+for what in ("key", "sample", "find", "verify"):
+    try:
+        got = {"key": lambda: f.key(5), "sample": lambda: f.sample(5).key,
+               "find": lambda: f.find("a000007"), "verify": f.verify}[what]()
+        print(what, got)
+    except slab.SlabError as e:
+        print(what, "SlabError", e)
+PY
+		if [ "$cut" = 4096 ]; then
+			for k in 0 1 2 3; do
+				[[ "${lines[$k]}" =~ ^(key|sample|find|verify)\ SlabError\ cut.slab:\ cannot\ read\ offset\ [0-9]+:\ the\ file\ is\ 4096\ bytes\ now,\ $size\ when\ it\ was\ opened\ \(truncated\ while\ in\ use\)$ ]] ||
+					fail "line $k: ${lines[$k]}"
+			done
+		else
+			assert_line --index 0 "key a000005"
+			assert_line --index 1 "sample a000005"
+			assert_line --index 2 "find 7"
+			assert_line --index 3 "verify SlabError cut.slab: the file is $cut bytes now, $size when it was opened (truncated while in use)"
+		fi
+	done
+}
+
 @test "a Batch used after its Loader's close(): SlabError('loader closed'), views taken before still read" {
 	need_libslab_any
 	setup_data

@@ -53,6 +53,22 @@ static const char *who(const struct slab *s)
 	return s->name ? s->name : "(slab)";
 }
 
+/* ret = call, its reads of s's mapping guarded: a fault there (the file truncated while in
+ * use, or a device that failed the read) sets ret to the error naming the file, where it
+ * would have been SIGBUS. The call holds no lock and allocates nothing that the fault would
+ * leave behind; the handler is installed when the reader opens. */
+#define GUARDED(s, ret, call)							\
+	do {									\
+		struct slab_fault g_;						\
+		if (sigsetjmp(g_.jump, 0)) {					\
+			(ret) = slab_fault_files(&(s), 1, g_.addr, &(s)->err);	\
+		} else {							\
+			slab_fault_begin(&g_);					\
+			(ret) = (call);						\
+			slab_fault_end(&g_);					\
+		}								\
+	} while (0)
+
 struct slab *slab_new(void)
 {
 	return calloc(1, sizeof(struct slab));
@@ -234,6 +250,19 @@ static int parse(struct slab *s)
 	return 0;
 }
 
+/* parse(), its reads guarded: the file truncated while it is opened (the table's checksum
+ * reads all of it) is an error naming it, not SIGBUS. What parse() leaves half made (field
+ * names) slab_close() frees. Installs the SIGBUS handler every later guard relies on. */
+static int parse_guarded(struct slab *s)
+{
+	int ret;
+
+	if ((ret = slab_fault_setup(&s->err)) < 0)
+		return ret;
+	GUARDED(s, ret, parse(s));
+	return ret;
+}
+
 int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 {
 	if (s->base)
@@ -245,25 +274,9 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 	}
 	s->base = buf;
 	s->size = len;
-	return parse(s);
-}
-
-/* parse() of a mapped file, its reads guarded: the file truncated while it is opened (the
- * table's checksum reads all of it) is an error naming it, not SIGBUS. What parse() leaves
- * half made (field names) slab_close() frees. */
-static int parse_mapped(struct slab *s)
-{
-	struct slab_fault g;
-	int ret;
-
-	if ((ret = slab_fault_setup(&s->err)) < 0)
-		return ret;
-	if (sigsetjmp(g.jump, 0))
-		return slab_fault_files(&s, 1, g.addr, &s->err);
-	slab_fault_begin(&g);
-	ret = parse(s);
-	slab_fault_end(&g);
-	return ret;
+	/* The memory may be a file's mapping (Python's SlabFile maps the file it names): its
+	 * reads are guarded as a mapped file's are. */
+	return parse_guarded(s);
 }
 
 /* Map the local file path and check it; messages name s->name. */
@@ -302,7 +315,7 @@ static int map_open(struct slab *s, const char *path)
 	 * just evicted by prefetch would not be cold any more. parse() asks for the table to be
 	 * read ahead; afterwards the mapping goes back to normal. */
 	madvise(p, s->size, MADV_RANDOM);
-	ret = parse_mapped(s);
+	ret = parse_guarded(s);
 	madvise(p, s->size, MADV_NORMAL);
 	return ret;
 }
@@ -477,7 +490,7 @@ int slab_field_lookup(const struct slab *s, const char *name)
 	return SLAB_ERR_NOTFOUND;
 }
 
-int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
+static int sample_at(struct slab *s, uint64_t i, struct slab_sample *out)
 {
 	const unsigned char *r;
 	uint64_t key_off, key_len;
@@ -496,11 +509,25 @@ int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
 			    (unsigned long long)i);
 	out->key = (const char *)s->keys + key_off;
 	out->key_len = (size_t)key_len;
+	/* The key is read where the caller reads it: every page of it once here, under the
+	 * guard, so that a key cut off by a truncation is this call's error. */
+	for (size_t k = 0; k < out->key_len; k += 4096)
+		(void)*(volatile const char *)(out->key + k);
+	if (out->key_len)
+		(void)*(volatile const char *)(out->key + out->key_len - 1);
 	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': bytes at offset %llu, size %llu outside the data area",
 			    (unsigned long long)i, (int)(key_len > 200 ? 200 : key_len), out->key,
 			    (unsigned long long)out->offset, (unsigned long long)out->size);
 	return 0;
+}
+
+int slab_sample(struct slab *s, uint64_t i, struct slab_sample *out)
+{
+	int ret;
+
+	GUARDED(s, ret, sample_at(s, i, out));
+	return ret;
 }
 
 int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size)
@@ -535,7 +562,7 @@ static int fetch(struct slab *s, uint64_t off, uint64_t len)
 	return rc < 0 ? slab_fail_from(&s->err, rc, e.text) : 0;
 }
 
-int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
+static int get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 {
 	const unsigned char *r;
 
@@ -564,6 +591,14 @@ int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *o
 	return 1;
 }
 
+int slab_get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
+{
+	int ret;
+
+	GUARDED(s, ret, get_record(s, i, f, out));
+	return ret;
+}
+
 int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 {
 	int rc = slab_get_record(s, i, f, out);
@@ -573,12 +608,12 @@ int slab_get(struct slab *s, uint64_t i, unsigned f, struct slab_field *out)
 	return rc;
 }
 
-int slab_field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_info *info)
+static int field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_info *info)
 {
 	struct slab_field fl;
 	const unsigned char *v;
 	uint32_t k;
-	int rc = slab_get_record(s, i, f, &fl);
+	int rc = get_record(s, i, f, &fl);
 
 	if (rc <= 0)
 		return rc;
@@ -600,7 +635,15 @@ int slab_field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_i
 	return 1;
 }
 
-int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
+int slab_field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_info *info)
+{
+	int ret;
+
+	GUARDED(s, ret, field_video(s, i, f, info));
+	return ret;
+}
+
+static int find_key(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 {
 	uint64_t mask = s->buckets - 1, h = slab_key_hash(key, key_len) & mask;
 
@@ -613,7 +656,7 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 		if (v > s->nsamples)
 			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index slot %llu points past the samples",
 				    (unsigned long long)h);
-		if (slab_sample(s, v - 1, &smp) < 0)
+		if (sample_at(s, v - 1, &smp) < 0)
 			return SLAB_ERR_CORRUPT;
 		if (smp.key_len == key_len && memcmp(smp.key, key, key_len) == 0) {
 			*index = v - 1;
@@ -622,6 +665,14 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 	}
 	return slab_fail(&s->err, SLAB_ERR_NOTFOUND, who(s), "no sample with key '%.*s'",
 		    (int)(key_len > 200 ? 200 : key_len), key);
+}
+
+int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
+{
+	int ret;
+
+	GUARDED(s, ret, find_key(s, key, key_len, index));
+	return ret;
 }
 
 int slab_key_safe(const char *key, size_t key_len)
@@ -685,20 +736,24 @@ int slab_check_key(struct slab *s, uint64_t i)
 	return r < 0 ? r : check_key(s, i, &smp);
 }
 
+static int check_keys(struct slab *s)
+{
+	struct slab_sample smp;
+	int r = 0;
+
+	for (uint64_t i = 0; i < s->nsamples && r == 0; i++)
+		if ((r = sample_at(s, i, &smp)) == 0)
+			r = check_key(s, i, &smp);
+	return r;
+}
+
 int slab_check_keys(struct slab *s)
 {
-	struct slab_fault g;
-	volatile int r = 0;
+	int ret;
 
-	/* A walk of the whole table, before a stream starts: guarded as the open is (the file
-	 * truncated since is an error naming it, not SIGBUS). */
-	if (sigsetjmp(g.jump, 0))
-		return slab_fault_files(&s, 1, g.addr, &s->err);
-	slab_fault_begin(&g);
-	for (uint64_t i = 0; i < s->nsamples && r == 0; i++)
-		r = slab_check_key(s, i);
-	slab_fault_end(&g);
-	return r < 0 ? r : 0;
+	/* A walk of the whole table, before a stream starts: one guard for all of it. */
+	GUARDED(s, ret, check_keys(s));
+	return ret;
 }
 
 int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, unsigned *ids,
@@ -790,18 +845,12 @@ static const void *record_key(void *ctx, uint64_t i, size_t *len)
 
 /* What slab_find needs of the key index, checked in time linear in its size whatever the keys
  * (a slab_find per sample walks a whole cluster each time: quadratic on keys that share a home
- * slot). Every sample's record has been checked. */
-static int verify_key_index(struct slab *s)
+ * slot). Every sample's record has been checked; seen holds a bit per sample, all zero, and ks is
+ * empty, made for them. */
+static int verify_key_index(struct slab *s, unsigned char *seen, struct slab_keyset *ks)
 {
 	uint64_t B = s->buckets, mask = B - 1, N = s->nsamples, used = 0, empty = B;
-	unsigned char *seen = calloc((size_t)(N / 8 + 1), 1);
-	struct slab_keyset ks = { 0 };
 	int ret = SLAB_ERR_CORRUPT;
-
-	if (!seen || slab_keyset_init(&ks, N, record_key, s) < 0) {
-		ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
-		goto out;
-	}
 
 	/* Every slot in use names a sample, and every sample is named once. */
 	for (uint64_t h = 0; h < B; h++) {
@@ -837,15 +886,15 @@ static int verify_key_index(struct slab *s)
 	for (uint64_t i = 0; i < N; i++) {
 		size_t len;
 		const char *key = record_key(s, i, &len);
-		uint64_t hash = slab_keyset_hash(&ks, key, len);
-		uint64_t first = slab_keyset_find(&ks, hash, key, len);
+		uint64_t hash = slab_keyset_hash(ks, key, len);
+		uint64_t first = slab_keyset_find(ks, hash, key, len);
 		if (first != SLAB_KEYSET_NONE) {
 			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': same key as sample #%llu",
 			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key,
 			     (unsigned long long)first);
 			goto out;
 		}
-		if (slab_keyset_add(&ks, hash, i) < 0) {
+		if (slab_keyset_add(ks, hash, i) < 0) {
 			ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 			goto out;
 		}
@@ -864,7 +913,7 @@ static int verify_key_index(struct slab *s)
 		const char *key;
 		size_t len;
 
-		ks.steps++;
+		ks->steps++;
 		if (!v) {
 			run = t + 1;
 			continue;
@@ -879,10 +928,6 @@ static int verify_key_index(struct slab *s)
 	}
 	ret = 0;
 out:
-	/* Two threads may verify one file at once: the counter is a plain statistic. */
-	__atomic_store_n(&s->verify_key_steps, ks.steps, __ATOMIC_RELAXED);
-	slab_keyset_free(&ks);
-	free(seen);
 	return ret;
 }
 
@@ -891,160 +936,205 @@ uint64_t slab_verify_key_steps(const struct slab *s)
 	return __atomic_load_n(&s->verify_key_steps, __ATOMIC_RELAXED);
 }
 
+/* What slab_verify carries from one sample to the next, and what it allocates: on the heap,
+ * so that its fields are whole after a fault (the guarded calls change them). */
+struct verify {
+	uint64_t pos;           /* the end of the last sample: the gap to the next is padding */
+	uint64_t min_next;      /* where the next sample may start (a large one's pages) */
+	uint64_t pages_used;
+	uint64_t next_video;    /* the video record the next video field must name */
+	struct span *spans;     /* a sample's fields, nfields of them */
+	unsigned char *seen;    /* verify_key_index's */
+	struct slab_keyset ks;
+};
+
+/* The checks of sample i, whose bytes and the gap before them are present. */
+static int verify_sample(struct slab *s, uint64_t i, const struct slab_sample *smp, struct verify *v)
+{
+	uint64_t ps = s->page_size, rel, end;
+	struct span *spans = v->spans;
+	struct slab_field fl;
+	unsigned n = 0;
+	int kl = (int)(smp->key_len > 200 ? 200 : smp->key_len);
+
+	if (smp->offset < v->min_next)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
+				 (unsigned long long)i, kl, smp->key, (unsigned long long)smp->offset);
+	rel = smp->offset - s->data_offset;
+	if (smp->page != rel / ps)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': page %llu recorded, offset %llu is in page %llu",
+				 (unsigned long long)i, kl, smp->key, (unsigned long long)smp->page,
+				 (unsigned long long)smp->offset, (unsigned long long)(rel / ps));
+	if (smp->size > ps ? rel % ps != 0 : rel % ps + smp->size > ps)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu, size %llu breaks the page rule",
+				 (unsigned long long)i, kl, smp->key, (unsigned long long)smp->offset,
+				 (unsigned long long)smp->size);
+	if (check_zero(s, v->pos, smp->offset, i) < 0)
+		return SLAB_ERR_CORRUPT;
+
+	for (unsigned f = 0; f < s->nfields; f++) {
+		int r = get_record(s, i, f, &fl);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			const unsigned char *rec = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
+			for (unsigned k = 0; k < SLAB_FIELD_RECORD; k++)
+				if (rec[k])
+					return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': record of absent field '%s' is not zero",
+							 (unsigned long long)i, kl, smp->key, s->names[f]);
+			continue;
+		}
+		if (slab_crc32c(0, fl.data, (size_t)fl.size) != fl.crc)
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
+					 (unsigned long long)i, kl, smp->key, s->names[f],
+					 (unsigned long long)fl.offset, (unsigned long long)fl.size);
+		spans[n].off = fl.offset;
+		spans[n].size = fl.size;
+		spans[n].f = f;
+		spans[n].order = fl.order;
+		spans[n].video = !!(fl.flags & SLAB_FIELD_VIDEO);
+		spans[n].vindex = slab_le32(s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD + 28);
+		if (spans[n].video) {
+			struct slab_video_info vi;
+
+			if ((r = field_video(s, i, f, &vi)) < 0)
+				return r;
+		} else if (spans[n].vindex) {
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': reserved record bytes are not zero",
+					 (unsigned long long)i, kl, smp->key, s->names[f]);
+		}
+		n++;
+	}
+	/* The fields tile the sample exactly, back to back. */
+	qsort(spans, n, sizeof(*spans), by_offset);
+	end = smp->offset;
+	for (unsigned k = 0; k < n; k++) {
+		if (spans[k].order != k)
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': order byte %u, expected %u",
+					 (unsigned long long)i, kl, smp->key, s->names[spans[k].f],
+					 spans[k].order, k);
+		if (spans[k].off != end)
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
+					 (unsigned long long)i, kl, smp->key, s->names[spans[k].f],
+					 (unsigned long long)spans[k].off);
+		/* The video records, one per video field, in the fields' order. */
+		if (spans[k].video && spans[k].vindex != v->next_video++)
+			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': video record %u, expected %llu",
+					 (unsigned long long)i, kl, smp->key, s->names[spans[k].f],
+					 spans[k].vindex, (unsigned long long)(v->next_video - 1));
+		end += spans[k].size;
+	}
+	if (end != smp->offset + smp->size)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': fields sum to %llu bytes, record says %llu",
+				 (unsigned long long)i, kl, smp->key,
+				 (unsigned long long)(end - smp->offset), (unsigned long long)smp->size);
+	if (check_key(s, i, smp) < 0)
+		return SLAB_ERR_CORRUPT;
+	v->pos = v->min_next = smp->offset + smp->size;
+	/* A large sample takes its pages whole: nothing may follow it in its last page. */
+	end = smp->size > ps ? smp->page + (smp->size + ps - 1) / ps : rel / ps + 1;
+	if (smp->size > ps)
+		v->min_next = s->data_offset + end * ps;
+	if (end > v->pages_used)
+		v->pages_used = end;
+	return 0;
+}
+
+/* The checks of what follows the last sample: padding to the table, the counts, the key
+ * index. */
+static int verify_end(struct slab *s, struct verify *v)
+{
+	int ret;
+
+	if (check_zero(s, v->pos, s->table_offset, s->nsamples) < 0)
+		return SLAB_ERR_CORRUPT;
+	if (v->next_video != s->nvideos)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table has %llu video records, the fields use %llu",
+				 (unsigned long long)s->nvideos, (unsigned long long)v->next_video);
+	if (v->pages_used != s->npages)
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu pages, the samples use %llu",
+				 (unsigned long long)s->npages, (unsigned long long)v->pages_used);
+	v->seen = calloc((size_t)(s->nsamples / 8 + 1), 1);
+	if (!v->seen || slab_keyset_init(&v->ks, s->nsamples, record_key, s) < 0)
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
+	ret = verify_key_index(s, v->seen, &v->ks);
+	/* Two threads may verify one file at once: the counter is a plain statistic. */
+	__atomic_store_n(&s->verify_key_steps, v->ks.steps, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* verify_sample() and verify_end() under a guard, in frames of their own (the loop's
+ * variables stay out of sigsetjmp's reach). */
+static int verify_sample_guarded(struct slab *s, uint64_t i, const struct slab_sample *smp,
+				 struct verify *v)
+{
+	int ret;
+
+	GUARDED(s, ret, verify_sample(s, i, smp, v));
+	return ret;
+}
+
+static int verify_end_guarded(struct slab *s, struct verify *v)
+{
+	int ret;
+
+	GUARDED(s, ret, verify_end(s, v));
+	return ret;
+}
+
 int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, void *arg),
 		void *arg)
 {
-	uint64_t pos = s->data_offset, ps = s->page_size, total = s->table_offset - s->data_offset;
-	uint64_t pages_used = 0, last_report = 0, min_next = pos, next_video = 0;
-	struct span *spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*spans));
-	int ret = SLAB_ERR_CORRUPT;
+	uint64_t total = s->table_offset - s->data_offset, last_report = 0, now;
+	struct verify *v = calloc(1, sizeof(*v));
+	int ret = SLAB_ERR_NOMEM;
 
-	if (!spans)
-		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
+	if (!v || !(v->spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*v->spans)))) {
+		ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
+		goto out;
+	}
+	v->pos = v->min_next = s->data_offset;
 	/* A URL's pages are fetched in order, connections' worth at once, ahead of the checks;
-	 * the checks wait for each sample's (and the gap before it) as they reach it. */
+	 * the checks wait for each sample's (and the gap before it) as they reach it. The
+	 * checks read the mapping under a guard, the fetches (which take locks) outside it. */
 	if (s->remote)
 		slab_remote_want(s->remote, s->data_offset, total);
 	for (uint64_t i = 0; i < s->nsamples; i++) {
 		struct slab_sample smp;
-		struct slab_field fl;
-		unsigned n = 0;
-		uint64_t rel, end;
-		int kl;
 
-		if (slab_sample(s, i, &smp) < 0)
+		if ((ret = slab_sample(s, i, &smp)) < 0)
 			goto out;
-		if (s->remote && smp.offset >= pos &&
-		    (ret = fetch(s, pos, smp.offset + smp.size - pos)) < 0)
+		if (s->remote && smp.offset >= v->pos &&
+		    (ret = fetch(s, v->pos, smp.offset + smp.size - v->pos)) < 0)
 			goto out;
-		ret = SLAB_ERR_CORRUPT;
-		kl = (int)(smp.key_len > 200 ? 200 : smp.key_len);
-		if (smp.offset < min_next) {
-			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",
-			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset);
+		if ((ret = verify_sample_guarded(s, i, &smp, v)) < 0)
 			goto out;
-		}
-		rel = smp.offset - s->data_offset;
-		if (smp.page != rel / ps) {
-			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': page %llu recorded, offset %llu is in page %llu",
-			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.page,
-			     (unsigned long long)smp.offset, (unsigned long long)(rel / ps));
-			goto out;
-		}
-		if (smp.size > ps ? rel % ps != 0 : rel % ps + smp.size > ps) {
-			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu, size %llu breaks the page rule",
-			     (unsigned long long)i, kl, smp.key, (unsigned long long)smp.offset,
-			     (unsigned long long)smp.size);
-			goto out;
-		}
-		if (check_zero(s, pos, smp.offset, i) < 0)
-			goto out;
-
-		for (unsigned f = 0; f < s->nfields; f++) {
-			int r = slab_get(s, i, f, &fl);
-			if (r < 0)
-				goto out;
-			if (r == 0) {
-				const unsigned char *rec = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
-				for (unsigned k = 0; k < SLAB_FIELD_RECORD; k++)
-					if (rec[k]) {
-						slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': record of absent field '%s' is not zero",
-						     (unsigned long long)i, kl, smp.key, s->names[f]);
-						goto out;
-					}
-				continue;
-			}
-			if (slab_crc32c(0, fl.data, (size_t)fl.size) != fl.crc) {
-				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
-				     (unsigned long long)i, kl, smp.key, s->names[f],
-				     (unsigned long long)fl.offset, (unsigned long long)fl.size);
-				goto out;
-			}
-			spans[n].off = fl.offset;
-			spans[n].size = fl.size;
-			spans[n].f = f;
-			spans[n].order = fl.order;
-			spans[n].video = !!(fl.flags & SLAB_FIELD_VIDEO);
-			spans[n].vindex = slab_le32(s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD + 28);
-			if (spans[n].video) {
-				struct slab_video_info vi;
-
-				if (slab_field_video(s, i, f, &vi) < 0)
-					goto out;
-			} else if (spans[n].vindex) {
-				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': reserved record bytes are not zero",
-				     (unsigned long long)i, kl, smp.key, s->names[f]);
-				goto out;
-			}
-			n++;
-		}
-		/* The fields tile the sample exactly, back to back. */
-		qsort(spans, n, sizeof(*spans), by_offset);
-		end = smp.offset;
-		for (unsigned k = 0; k < n; k++) {
-			if (spans[k].order != k) {
-				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': order byte %u, expected %u",
-				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
-				     spans[k].order, k);
-				goto out;
-			}
-			if (spans[k].off != end) {
-				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s' at offset %llu: fields do not tile the sample",
-				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
-				     (unsigned long long)spans[k].off);
-				goto out;
-			}
-			/* The video records, one per video field, in the fields' order. */
-			if (spans[k].video && spans[k].vindex != next_video++) {
-				slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': video record %u, expected %llu",
-				     (unsigned long long)i, kl, smp.key, s->names[spans[k].f],
-				     spans[k].vindex, (unsigned long long)(next_video - 1));
-				goto out;
-			}
-			end += spans[k].size;
-		}
-		if (end != smp.offset + smp.size) {
-			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': fields sum to %llu bytes, record says %llu",
-			     (unsigned long long)i, kl, smp.key,
-			     (unsigned long long)(end - smp.offset), (unsigned long long)smp.size);
-			goto out;
-		}
-		if (check_key(s, i, &smp) < 0)
-			goto out;
-		pos = min_next = smp.offset + smp.size;
-		/* A large sample takes its pages whole: nothing may follow it in its last page. */
-		end = smp.size > ps ? smp.page + (smp.size + ps - 1) / ps : rel / ps + 1;
-		if (smp.size > ps)
-			min_next = s->data_offset + end * ps;
-		if (end > pages_used)
-			pages_used = end;
-		if (progress && pos - last_report > (64u << 20)) {
-			progress(pos - s->data_offset, total, arg);
-			last_report = pos;
+		if (progress && v->pos - last_report > (64u << 20)) {
+			progress(v->pos - s->data_offset, total, arg);
+			last_report = v->pos;
 		}
 	}
-	if (s->remote && pos < s->table_offset && (ret = fetch(s, pos, s->table_offset - pos)) < 0)
+	if (s->remote && v->pos < s->table_offset &&
+	    (ret = fetch(s, v->pos, s->table_offset - v->pos)) < 0)
 		goto out;
-	ret = SLAB_ERR_CORRUPT;
-	if (check_zero(s, pos, s->table_offset, s->nsamples) < 0)
+	if ((ret = verify_end_guarded(s, v)) < 0)
 		goto out;
-	if (next_video != s->nvideos) {
-		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table has %llu video records, the fields use %llu",
-		     (unsigned long long)s->nvideos, (unsigned long long)next_video);
-		goto out;
-	}
-	if (pages_used != s->npages) {
-		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu pages, the samples use %llu",
-		     (unsigned long long)s->npages, (unsigned long long)pages_used);
+	/* A file cut inside its last OS page reads as zeros there, not as a fault: its size
+	 * now says whether what was checked is still the file. */
+	if (slab_shrunk(s, &now)) {
+		ret = slab_fail(&s->err, SLAB_ERR_IO, who(s), "the file is %llu bytes now, %llu when it was opened (truncated while in use)",
+				(unsigned long long)now, (unsigned long long)s->size);
 		goto out;
 	}
-	ret = verify_key_index(s);
-	if (ret < 0)
-		goto out;
 	if (progress)
 		progress(total, total, arg);
 	ret = 0;
 out:
-	free(spans);
+	if (v) {
+		slab_keyset_free(&v->ks);
+		free(v->seen);
+		free(v->spans);
+		free(v);
+	}
 	return ret;
 }
