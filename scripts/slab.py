@@ -1234,7 +1234,7 @@ def _subset_globals(lib, dataset, subset):
     return out
 
 
-USAGE = "usage: slab.py [--verify] FILE..."
+USAGE = "usage: slab.py [--verify] [--] FILE..."
 HELP = USAGE + """
 
 Print each .slab file's summary; with --verify, check the whole file as inspect --verify
@@ -2148,8 +2148,17 @@ def main(argv):
         print(HELP % LIBSLAB_MAJOR, end="")
         print("Reading through: %s (%s)" % (backend, backend_reason))
         return 0
-    verify = "--verify" in argv
-    paths = [a for a in argv if a != "--verify"]
+    verify, paths, options = False, [], True
+    for a in argv:
+        if options and a == "--":
+            options = False
+        elif options and a == "--verify":
+            verify = True
+        elif options and a.startswith("-") and a != "-":
+            print("slab.py: unknown option '%s'\n%s" % (a, USAGE), file=sys.stderr)
+            return 2
+        else:
+            paths.append(a)
     if not paths:
         print(USAGE, file=sys.stderr)
         return 2

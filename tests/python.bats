@@ -99,6 +99,19 @@ PY
 	done
 }
 
+@test "slab.py: an unknown option is a usage error (exit 2), not a file; -- ends the options" {
+	small_slab
+	run -2 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" --bogus small.slab
+	assert_equal "$stderr" "slab.py: unknown option '--bogus'
+usage: slab.py [--verify] [--] FILE..."
+	assert_equal "$output" ""
+	cp small.slab ./--verify
+	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" -- --verify
+	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152"
+	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" --verify -- --verify
+	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152, verified"
+}
+
 @test "slab.py: CRC-32C and FNV-1a check values" {
 	run -0 pyslab -c 'import slab; print(hex(slab.crc32c(b"123456789")), hex(slab.fnv1a64(b"a")))'
 	assert_output "0xe3069283 0xaf63dc4c8601ec8c"

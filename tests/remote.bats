@@ -191,6 +191,9 @@ twice() {
 	assert_failure 1
 	assert_output --regexp "^inspect: 'http://127.0.0.1:$port/d.slab': .*gave up after 2 attempts .*Connection refused"
 	[ "${#lines[@]}" -eq 1 ]
+	# neither left anything in the cache folder (not even a lock file)
+	run find "$SLAB_CACHE_DIR" -mindepth 1
+	assert_output ""
 	run inspect --list "$HTTP_URL/in.tar"
 	assert_failure 1
 	printf 'not a slab\n' >www/junk.slab

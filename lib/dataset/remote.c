@@ -461,6 +461,9 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 	if ((rc = slab_net_open(&r->net, url, &c, err)) < 0)
 		goto fail;
 	url = slab_net_url(r->net);
+	/* The object first: a URL that does not answer leaves nothing in the cache folder. */
+	if ((rc = slab_net_stat(r->net, &r->size, r->etag, err)) < 0)
+		goto fail;
 	if ((rc = cache_names(r, url, err)) < 0)
 		goto fail;
 	/* One process at a time sets a cache up; the others find it ready. */
@@ -470,8 +473,6 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 			       strerror(errno));
 		goto fail;
 	}
-	if ((rc = slab_net_stat(r->net, &r->size, r->etag, err)) < 0)
-		goto fail;
 	r->state_fd = open(r->state_path, O_RDWR | O_CLOEXEC);
 	if (r->state_fd >= 0 && (pread(r->state_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 				 !state_matches(r, h))) {
