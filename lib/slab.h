@@ -467,7 +467,9 @@ enum slab_cache_policy {
 struct slab_follow_options {
 	size_t size;            /* sizeof(struct slab_follow_options), or 0 */
 	uint64_t ahead;         /* .slab pages of look-ahead, >= 1 (0 is taken as 1) */
-	int release;            /* drop each page after its last use in the plan */
+	int release;            /* drop each page after its last use in the plan, and at
+				 * slab_follow_close() before the end the pages read ahead
+				 * (not with a local cache budget; not in a forked child) */
 	int direct;             /* O_DIRECT into aligned buffers instead of the mapping */
 	int direct_sync;        /* direct reads one at a time, without AIO (tests, comparison) */
 	/* A page cache budget: bytes of the dataset the walk lets the cache hold, the window
@@ -1020,7 +1022,8 @@ struct slab_loader_options {
 	uint64_t ahead;         /* pages of read-ahead kept ahead of the workers, as prefetch
 				 * --plan --ahead does; 0: none (unless release) */
 	int release;            /* drop each page from the cache once every batch using it
-				 * is released (implies ahead >= 1) */
+				 * is released (implies ahead >= 1); closed before the end,
+				 * the pages read ahead too */
 	int verify;             /* check each wanted field's CRC32C as it is loaded */
 	int skip;               /* a sample that fails is left out of its batch and counted
 				 * (slab_loader_batch_skipped()), the first such error kept in

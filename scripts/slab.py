@@ -1796,7 +1796,7 @@ class Loader:
       before it is decoded: a bad sample (on_error). So is an image the worker cannot find the
       memory for.
     ahead (pages read ahead of the workers; default 16, for URLs 4 x connections), release (drop pages from the page cache once
-      used), verify (check each field's CRC32C).
+      used, and at close() before the plan's end the pages read ahead), verify (check each field's CRC32C).
     memory, next_plans, cache_policy: for datasets larger than memory, the page cache the
       dataset may take (bytes, or "4G"), what stays in it chosen from this plan and the plan
       files of the epochs that follow (next_plans: known, not loaded), by cache_policy

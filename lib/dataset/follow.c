@@ -9,6 +9,7 @@
  * (a quasi-random plan comes back to a page several times). */
 #include "error.h"
 #include "fault.h"
+#include "follow.h"
 #include "pagecache.h"
 #include "plan.h"
 #include "reader.h"
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NONE UINT64_MAX
@@ -123,6 +125,8 @@ struct slab_follow {
 	 * the local cache's (options.disk), and a page dropped leaves it. */
 	unsigned char *remote;
 	int punch;
+
+	pid_t pid;              /* the process that opened the walk */
 
 	struct slab_follow_stats st;
 	struct slab_err err;
@@ -1019,6 +1023,7 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 
 	if (f->plan)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "plan walk already open");
+	f->pid = getpid();
 	if (slab_sized_in(&f->o, sizeof(f->o), opt, FOLLOW_OPTIONS_FIRST) < 0)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
 				 "walk options of %zu bytes: no such version", opt->size);
@@ -1411,10 +1416,66 @@ static void follow_clear(struct slab_follow *f)
 	}
 }
 
+/* A walk with release closed before its end: the pages its window read ahead, which no entry
+ * is done with, and those of entries [head, end) that others read ahead of the window (a
+ * loader's workers), are dropped from the page cache too, so that it holds no more after the
+ * walk than before, however early the consumer stopped. The bytes of items handed out stay
+ * readable (a page dropped from the mapping is read from the file again on its next touch);
+ * not so a page punched out of a URL's local cache, so a walk with a local cache budget keeps
+ * them there (the budget bounds them). Only by the process that opened the walk: a forked
+ * child closing its copy must not drop the pages its parent reads. */
+void slab_follow_drop_ahead(struct slab_follow *f, uint64_t end)
+{
+	if (!f || !f->o.release || f->o.memory || f->punch || !f->count || f->pid != getpid())
+		return;
+	if (end > slab_plan_count(f->plan))
+		end = slab_plan_count(f->plan);
+	for (uint64_t e = f->head; e < end; e++) {
+		struct slab_sample smp;
+		uint64_t g, k;
+
+		if (locate(f, e, &smp, &g, &k) < 0)
+			break;
+		for (uint64_t p = g; p < g + k; p++)
+			if (!f->count[p])
+				f->count[p] = 1;
+	}
+	/* A page the window advised a moment ago may still be on its way in: the cache keeps a
+	 * page under read whatever DONTNEED says, and it lands after. Such pages are dropped
+	 * again once their reads are done (a few milliseconds; at most about 0.1 s). */
+	for (int round = 0; round < 50; round++) {
+		int again = 0;
+
+		for (uint64_t g = 0; g < f->npages; g++) {
+			struct slab_pagecache_residency res;
+			uint64_t lo, hi;
+			uint32_t file;
+
+			if (!f->count[g])
+				continue;
+			if (round > 0) {
+				page_range(f, g, &file, &lo, &hi);
+				if (slab_pagecache_residency(f->pcs[file], lo, hi - lo,
+							     SLAB_PAGECACHE_AUTO, &res) < 0 ||
+				    res.resident == 0) {
+					f->count[g] = 0;
+					continue;
+				}
+			}
+			(void)release(f, g);
+			again = 1;
+		}
+		if (!again)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
+	}
+}
+
 void slab_follow_close(struct slab_follow *f)
 {
 	if (!f)
 		return;
+	slab_follow_drop_ahead(f, 0);
 	follow_clear(f);
 	free(f);
 }

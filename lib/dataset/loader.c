@@ -7,6 +7,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "fault.h"
+#include "follow.h"
 #include "keyset.h"
 #include "plan.h"
 #include "reader.h"
@@ -893,6 +894,11 @@ static void stop_threads(struct slab_loader *l)
 	if (l->walk_started && !child)
 		pthread_join(l->walk_tid, NULL);
 	l->walk_started = 0;
+	/* Closed early with release: the pages the workers read for batches not handed out go
+	 * with the walk's window (not in a child, whose parent still reads them). */
+	if (l->plan && !child)
+		slab_follow_drop_ahead(l->walk, l->next_claim >= l->nbatches ? l->plan->n
+					       : l->next_claim * l->o.batch);
 	slab_follow_close(l->walk);
 	l->walk = NULL;
 }
