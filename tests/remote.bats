@@ -179,6 +179,34 @@ twice() {
 	[ "$(grep -c '^GET ' "$PROXY_LOG")" -eq 3 ]
 }
 
+# A reader closed while its background fetches are still on their way (the output failed, or
+# the consumer went away): the fetches finish against the table before its mapping goes. It
+# crashed (SIGSEGV) where the fetchers checked their bytes against an unmapped table.
+@test "closing a URL with fetches in flight: the tools' own errors and exits, no crash" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	proxy_rules '[{"method": "GET", "range": true, "skip": 3, "action": "delay:0.5"}]'
+	run -1 --separate-stderr bash -c "inspect --tar '$u' >/dev/full"
+	assert_equal "$stderr" "inspect: tar output: write error: No space left on device"
+	shuffle-plan -q --mode sequential -o p.plan www/d.slab
+	rm -rf cache
+	run -0 bash -c "set -o pipefail; prefetch -q --plan p.plan --emit '$u' | head -c 300000 >/dev/null"
+}
+
+# A damaged object at a URL is the URL's damage: the messages name it, not the cache file.
+@test "a URL's truncated or damaged object: the message names the URL" {
+	head -c 400000 www/d.slab >www/t.slab
+	cp www/d.slab www/f.slab
+	size=$(stat -c %s www/f.slab)
+	printf '\xff' | dd of=www/f.slab bs=1 seek=$((size - 30)) conv=notrunc status=none
+	start_nginx www
+	run -1 --separate-stderr inspect --list "$HTTP_URL/t.slab"
+	assert_equal "$stderr" "inspect: '$HTTP_URL/t.slab': truncated or damaged: no trailer at offset 399936"
+	run -1 --separate-stderr inspect --list "$HTTP_URL/f.slab"
+	assert_equal "$stderr" "inspect: '$HTTP_URL/f.slab': trailer checksum mismatch at offset $((size - 64))"
+}
+
 @test "a missing file fails at once with the server's 404, a closed port after the retries" {
 	start_nginx www
 	run inspect --list "$HTTP_URL/none.slab"

@@ -445,10 +445,12 @@ void slab_close(struct slab *s)
 {
 	if (!s)
 		return;
-	if (s->mapped)
-		munmap((void *)s->base, s->size);
+	/* The remote first: its background fetchers check what they fetch against the
+	 * table in this mapping, and must be done before it goes. */
 	if (s->remote_owned)
 		slab_remote_close(s->remote);
+	if (s->mapped)
+		munmap((void *)s->base, s->size);
 	if (s->names)
 		for (uint32_t f = 0; f < s->nfields; f++)
 			free(s->names[f]);
