@@ -2168,12 +2168,29 @@ def main(argv):
             f = SlabFile(p, check_table=verify)
             if verify:
                 f.verify()
-            print("%s: %d samples, fields %s, page size %d%s" % (
-                p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else ""))
+            line = "%s: %d samples, fields %s, page size %d%s" % (
+                p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
             f.close()
         except (SlabError, OSError) as e:
             print("slab.py: %s" % e, file=sys.stderr)
             status = 1
+            continue
+        # A failing standard output is not this file's fault: it ends the run, once.
+        try:
+            print(line)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return status
+        except OSError as e:
+            print("slab.py: write error: %s" % e.strerror, file=sys.stderr)
+            return 1
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as e:
+        print("slab.py: write error: %s" % e.strerror, file=sys.stderr)
+        return 1
     return status
 
 

@@ -229,6 +229,17 @@ Try 'slab --help' for more information."
 	run -127 --separate-stderr env PATH="$PWD/nothing" alone/slab pack --version
 	assert_output ""
 	assert_equal "$stderr" "slab: 'slab-pack' is not installed (neither beside '$(pwd -P)/alone' nor on PATH)"
+	# A tool beside it that cannot run is that tool's failure (126, as a shell says), never
+	# "not installed", nor another slab-pack from PATH.
+	cp root/usr/bin/slab-pack alone/
+	chmod -x alone/slab-pack
+	run -126 --separate-stderr env PATH="$PWD/root/usr/bin:/usr/bin:/bin" alone/slab pack --version
+	assert_output ""
+	assert_equal "$stderr" "slab: '$(pwd -P)/alone/slab-pack': Permission denied"
+	rm alone/slab-pack
+	mkdir alone/slab-pack
+	run -126 --separate-stderr env PATH="$PWD/nothing" alone/slab pack --version
+	assert_equal "$stderr" "slab: '$(pwd -P)/alone/slab-pack': Is a directory"
 }
 
 @test "in the build tree the front runs the short-named tools beside it; elsewhere it never runs a short name" {

@@ -112,6 +112,16 @@ usage: slab.py [--verify] [--] FILE..."
 	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152, verified"
 }
 
+@test "slab.py: a failing standard output is one write error (exit 1), a reader that stops early no error" {
+	small_slab
+	run -1 --separate-stderr bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' small.slab small.slab >/dev/full"
+	assert_equal "$stderr" "slab.py: write error: No space left on device"
+	# shellcheck disable=SC2046
+	run -0 --separate-stderr bash -c "set -o pipefail; $(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' $(printf 'small.slab %.0s' $(seq 3000)) | head -1"
+	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
+	assert_equal "$stderr" ""
+}
+
 @test "slab.py: CRC-32C and FNV-1a check values" {
 	run -0 pyslab -c 'import slab; print(hex(slab.crc32c(b"123456789")), hex(slab.fnv1a64(b"a")))'
 	assert_output "0xe3069283 0xaf63dc4c8601ec8c"

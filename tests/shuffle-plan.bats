@@ -391,6 +391,7 @@ EOF
 --start -3|invalid --start '-3' (a number from 0 to 18446744073709551615)
 --format json|invalid --format 'json' (binary or text)
 --stats -o -|--stats prints on standard output: write the plan with -o FILE
+--stats -o /dev/stdout|--stats prints on standard output: write the plan with -o FILE
 --no-such-option|unrecognized option '--no-such-option'
 EOF
 	run -2 --separate-stderr shuffle-plan
@@ -405,6 +406,12 @@ Try 'shuffle-plan --help' for more information." ]
 	assert_output --partial "shuffle-plan: refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)"
 	run script -qec "shuffle-plan -q --format text --mode sequential a.slab" /dev/null
 	assert_output --partial "0 399"
+	# standard output by another name is refused as well, by pack too
+	run script -qec "shuffle-plan -o /dev/stdout a.slab" /dev/null
+	assert_output --partial "shuffle-plan: refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)"
+	mkwds --count 3 -o t.tar
+	run script -qec "pack -o /dev/fd/1 t.tar" /dev/null
+	assert_output --partial "pack: refusing to write a .slab to a terminal (redirect it, or use -o FILE)"
 }
 
 @test "missing, foreign or damaged .slab files are errors (exit 1), each one reported" {

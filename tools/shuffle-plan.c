@@ -453,11 +453,11 @@ int main(int argc, char **argv)
 		return cli_usage_error("no input file");
 	if (output && !*output)
 		return cli_usage_error("empty output name (use -o FILE, or -o - for standard output)");
-	if (stats && output && strcmp(output, "-") == 0)
+	if (stats && output && cli_output_is_stdout(output))
 		return cli_usage_error("--stats prints on standard output: write the plan with -o FILE");
 	if (!output && !stats)
 		output = "-";
-	if (output && strcmp(output, "-") == 0 && !text && isatty(STDOUT_FILENO))
+	if (output && cli_output_is_stdout(output) && !text && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)");
 	p.rank = (uint32_t)rank;
 	p.world = (uint32_t)world;

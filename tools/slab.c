@@ -75,12 +75,19 @@ static const struct tool *find_tool(const char *name)
 	return NULL;
 }
 
-/* An executable regular file at path. */
+/* 1: an executable regular file at path; -1: a file there that cannot be run (errno says
+ * why); 0: nothing there. */
 static int runnable(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+	if (stat(path, &st) != 0)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+		return -1;
+	}
+	return access(path, X_OK) == 0 ? 1 : -1;
 }
 
 /*
@@ -94,7 +101,7 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 	char self[PATH_MAX], path[PATH_MAX + 64], name[64];
 	char **argv = calloc((size_t)nargs + 2, sizeof(*argv));
 	ssize_t len;
-	int err;
+	int err, r;
 
 	if (argv == NULL) {
 		cli_error("out of memory");
@@ -111,10 +118,11 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 		if (slash != NULL) {
 			*slash = '\0';
 			snprintf(path, sizeof(path), "%s/%s", self, name);
-			if (runnable(path)) {
+			if ((r = runnable(path)) != 0) {
 				argv[0] = name;
-				execv(path, argv);
-				goto fail;
+				if (r > 0)
+					execv(path, argv);
+				goto found_fail;
 			}
 			/* The build tree names the tools pack, inspect ...: it is the build tree
 			 * when libslab-tools.a (built there, never installed) is beside bin/, and
@@ -122,10 +130,11 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 			snprintf(path, sizeof(path), "%s/../libslab-tools.a", self);
 			if (access(path, F_OK) == 0) {
 				snprintf(path, sizeof(path), "%s/%s", self, t->name);
-				if (runnable(path)) {
+				if ((r = runnable(path)) != 0) {
 					argv[0] = (char *)t->name;
-					execv(path, argv);
-					goto fail;
+					if (r > 0)
+						execv(path, argv);
+					goto found_fail;
 				}
 			}
 		}
@@ -133,7 +142,6 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 	argv[0] = name;
 	snprintf(path, sizeof(path), "%s", name);
 	execvp(name, argv);
-fail:
 	err = errno;
 	free(argv);
 	if (err == ENOENT) {
@@ -141,6 +149,13 @@ fail:
 			  len > 0 ? self : cli_progname());
 		return 127;
 	}
+	cli_error("'%s': %s", path, strerror(err));
+	return 126;
+found_fail:
+	/* The tool is there but does not run (not executable, or a bad interpreter: ENOENT
+	 * from execv of a file that exists): 126, as a shell says, not "not installed". */
+	err = errno;
+	free(argv);
 	cli_error("'%s': %s", path, strerror(err));
 	return 126;
 }

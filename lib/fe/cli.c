@@ -700,6 +700,18 @@ static int resolve_output(const char *path, char **target, int *fd)
 	return -1;
 }
 
+int cli_output_is_stdout(const char *output)
+{
+	struct stat a, b;
+
+	if (output == NULL || slab_is_url(output))
+		return 0;
+	if (strcmp(output, "-") == 0)
+		return 1;
+	return stat(output, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int cli_check_output(const char *output, char *const *inputs, int n)
 {
 	struct stat out, in;

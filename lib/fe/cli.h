@@ -170,4 +170,8 @@ void cli_output_abort(struct cli_output *o);
  * an input" and return -1; else 0. Call before opening anything for writing. */
 int cli_check_output(const char *output, char *const *inputs, int n);
 
+/* 1 when output is "-" or a name of what standard output is (/dev/stdout, /dev/fd/1, a link
+ * to them): the checks made for "-" (a terminal, --stats) apply to it too. */
+int cli_output_is_stdout(const char *output);
+
 #endif
