@@ -64,6 +64,16 @@ assert d["options"]["on-error"] == "fail"
 PY
 }
 
+@test "--json of a file that cannot be read prints no JSON (not an empty list), exit 1" {
+	echo "this is not a slab file" > bad.slab
+	for mode in "" --list; do
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr inspect --json $mode bad.slab
+		assert_equal "$output" ""
+		assert_equal "$stderr" "inspect: 'bad.slab': not a slab file (bad magic number)"
+	done
+}
+
 @test "several files: a summary each; a bad one fails but the others are shown" {
 	small_slab
 	cp small.slab two.slab

@@ -573,7 +573,7 @@ int main(int argc, char **argv)
 {
 	enum mode mode = MODE_SUMMARY;
 	const char *get_what = NULL, *field = NULL;
-	int json = 0, nmodes = 0, c, ret = SLAB_EXIT_OK;
+	int json = 0, json_done = 0, nmodes = 0, c, ret = SLAB_EXIT_OK;
 	struct json j;
 
 	cli_init(argv[0]);
@@ -640,8 +640,9 @@ int main(int argc, char **argv)
 
 	if (json) {
 		json_init(&j, stdout);
-		/* An object for one file, an array of them for several; --list is one array. */
-		if (argc - optind > 1 || mode == MODE_LIST)
+		/* An object for one file, an array of them for several; --list is one array, begun
+		 * once the file opens: a file that fails prints no JSON at all, not an empty list. */
+		if (argc - optind > 1)
 			json_array_begin(&j, NULL);
 	}
 	for (int i = optind; i < argc; i++) {
@@ -664,9 +665,15 @@ int main(int argc, char **argv)
 			if (!json && i > optind)
 				putchar('\n');
 			r = json ? summary_json(s, path, &j) : summary_text(s, path);
+			json_done = json && (r == 0 || argc - optind > 1);
 			break;
 		case MODE_LIST:
+			if (json)
+				json_array_begin(&j, NULL);
 			r = list(s, json ? &j : NULL);
+			if (json)
+				json_array_end(&j);
+			json_done = json;
 			break;
 		case MODE_GET:
 			r = get(s, path, get_what, field);
@@ -683,11 +690,12 @@ int main(int argc, char **argv)
 		if (r < 0)
 			ret = SLAB_EXIT_FAIL;
 	}
-	if (json) {
-		if (argc - optind > 1 || mode == MODE_LIST)
-			json_array_end(&j);
-		json_finish(&j);
+	if (json && argc - optind > 1) {
+		json_array_end(&j);
+		json_done = 1;
 	}
+	if (json_done)
+		json_finish(&j);
 	if (cli_close_stdout() < 0)
 		ret = SLAB_EXIT_FAIL;
 	return ret;
