@@ -177,6 +177,16 @@ twice() {
 	assert_failure 1
 	assert_output --regexp "^inspect: '$u': bytes 0-4095: gave up after 3 attempts in [0-9.]+ s: last: HTTP 503 SlowDown\$"
 	[ "$(grep -c '^GET ' "$PROXY_LOG")" -eq 3 ]
+	# the data failing (the header and table came): the reader waiting for a background
+	# fetch of its bytes takes that fetch's failure; it asked 6 times, the request over
+	# with a budget of its own
+	rm -rf cache
+	: >"$PROXY_LOG"
+	proxy_rules '[{"method": "GET", "range": true, "skip": 2, "times": 1000, "action": "status:503"}]'
+	run inspect --retries 2 --tar "$u"
+	assert_failure 1
+	assert_output --regexp "^inspect: '$u': bytes 4096-69631: gave up after 3 attempts in [0-9.]+ s: last: HTTP 503 SlowDown\$"
+	[ "$(grep -c '^GET /d.slab bytes=4096-69631 ' "$PROXY_LOG")" -eq 3 ]
 }
 
 # A reader closed while its background fetches are still on their way (the output failed, or

@@ -80,6 +80,12 @@ struct slab_remote {
 	unsigned char *queued;          /* the group waits for a background fetcher */
 	unsigned inflight;              /* background jobs of ours running */
 	struct slab_fetcher *fe;
+	/* The group whose fetch failed last (UINT64_MAX: none since), with its error: a
+	 * thread that waited for that fetch takes its failure, rather than starting the
+	 * request over with a budget of its own (--timeout twice over, CRC retries doubled). */
+	uint64_t failed;
+	int failed_rc;
+	struct slab_err failed_err;
 
 	pthread_mutex_t stat_mu;
 	uint64_t fetched_bytes, fetches, refetches, dropped;
@@ -601,6 +607,7 @@ int slab_remote_bind(struct slab_remote *r, struct slab *s, struct slab_err *err
 	r->s1 = calloc(np, sizeof(*r->s1));
 	r->busy = calloc(np, 1);
 	r->queued = calloc(np, 1);
+	r->failed = UINT64_MAX;
 	if (!r->gfirst || !r->gend || !r->s0 || !r->s1 || !r->busy || !r->queued)
 		return slab_fail(err, SLAB_ERR_NOMEM, slab_net_url(r->net), "out of memory");
 	for (uint64_t p = 0; p < r->npages; p++) {
@@ -759,25 +766,42 @@ static int set_state(struct slab_remote *r, uint64_t p0, uint64_t p1, unsigned c
 }
 
 /* Take the group for this thread to fetch: wait while another of ours has it. 0 when
- * taken, 1 when it is present by then. */
-static int take(struct slab_remote *r, uint64_t g)
+ * taken, 1 when it is present by then; the error of the fetch it waited for, when that
+ * failed. */
+static int take(struct slab_remote *r, uint64_t g, struct slab_err *err)
 {
+	int waited = 0, rc = 0;
+
 	pthread_mutex_lock(&r->mu);
-	while (r->busy[g])
+	while (r->busy[g]) {
+		waited = 1;
 		pthread_cond_wait(&r->cv, &r->mu);
-	if (group_present(r, g)) {
-		pthread_mutex_unlock(&r->mu);
-		return 1;
 	}
-	r->busy[g] = 1;
+	if (group_present(r, g)) {
+		rc = 1;
+	} else if (waited && r->failed == g) {
+		rc = r->failed_rc;
+		*err = r->failed_err;
+	} else {
+		r->busy[g] = 1;
+	}
 	pthread_mutex_unlock(&r->mu);
-	return 0;
+	return rc;
 }
 
-static void give(struct slab_remote *r, uint64_t g)
+/* Give the group back, with the outcome of what this thread did with it (rc < 0: its fetch
+ * failed, with err). */
+static void give(struct slab_remote *r, uint64_t g, int rc, const struct slab_err *err)
 {
 	pthread_mutex_lock(&r->mu);
 	r->busy[g] = 0;
+	if (rc < 0) {
+		r->failed = g;
+		r->failed_rc = rc;
+		r->failed_err = *err;
+	} else if (r->failed == g) {
+		r->failed = UINT64_MAX;
+	}
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
@@ -787,8 +811,12 @@ static int fetch_taken(struct slab_remote *r, uint64_t g, struct slab_err *err);
 
 static int fetch_group(struct slab_remote *r, uint64_t g, struct slab_err *err)
 {
-	if (group_present(r, g) || take(r, g))
+	int rc;
+
+	if (group_present(r, g))
 		return 0;
+	if ((rc = take(r, g, err)) != 0)
+		return rc < 0 ? rc : 0;
 	return fetch_taken(r, g, err);
 }
 
@@ -851,7 +879,7 @@ unlock:
 	lock_pages(r, g, p1, F_UNLCK);
 out:
 	free(buf);
-	give(r, g);
+	give(r, g, rc, err);
 	return rc;
 }
 
@@ -930,7 +958,7 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 		if (!here)
 			continue;
 		if (lock_pages(r, p, p + 1, F_WRLCK) < 0) {
-			give(r, g);
+			give(r, g, 0, NULL);
 			return slab_fail(err, SLAB_ERR_IO, url, "cache lock '%s': %s", r->state_path,
 					 strerror(errno));
 		}
@@ -947,7 +975,7 @@ int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct s
 			pthread_mutex_unlock(&r->stat_mu);
 		}
 		lock_pages(r, p, p + 1, F_UNLCK);
-		give(r, g);
+		give(r, g, 0, NULL);
 		if (rc < 0)
 			return rc;
 	}
@@ -997,7 +1025,8 @@ static void *fetcher_main(void *arg)
 		j.r->inflight++;
 		pthread_mutex_unlock(&j.r->mu);
 		pthread_mutex_unlock(&fe->mu);
-		/* A failure is met again, and reported, by whoever needs the bytes. */
+		/* A failure is reported by whoever needs the bytes: a thread that waited for this
+		 * fetch takes its error (give()), one that comes later tries again. */
 		if (run)
 			(void)fetch_taken(j.r, j.group, &err);
 		pthread_mutex_lock(&j.r->mu);
