@@ -315,6 +315,25 @@ fields() {
 	assert_line -n 1 "GET /f.bin bytes=5-9 206 5"
 }
 
+@test "proxy: no-etag takes the ETag off the answer and lets the next active rule act too" {
+	data
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	run status "$HTTP_URL/f.bin" -r 5-9 -D h0
+	grep -qi '^ETag: ' h0
+	proxy_rules '[{"action": "no-etag"}, {"skip": 1, "action": "status:503"}]'
+	run status "$PROXY_URL/f.bin" -r 5-9 -D h1
+	assert_output 206
+	bytes ref.bin 5 5 | cmp - out.bin
+	! grep -qi '^ETag: ' h1
+	grep -qi '^Content-Range: bytes 5-9/1048699' h1
+	run status "$PROXY_URL/f.bin" -r 5-9
+	assert_output 503
+	run cut -d' ' -f6 "$PROXY_LOG"
+	assert_output "no-etag
+status:503"
+}
+
 @test "proxy: skip and times count each rule's matches (method, path, range); a rewrite starts afresh" {
 	data
 	start_nginx www

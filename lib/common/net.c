@@ -436,6 +436,8 @@ struct slab_net_object {
 	unsigned made;
 	pid_t pid;                      /* the process the pool's connections are this one's */
 	atomic_uint_least64_t requests, retried, bytes;
+	uint64_t size;                  /* the object's size, as slab_net_stat() found it */
+	int size_known;
 };
 
 static char *dup_nonempty(const char *a, const char *b, const char *c, int *oom)
@@ -946,6 +948,8 @@ struct xfer {
 	void *read_arg;
 	const char *content_type;
 	const char *etag_want;          /* NULL or "": any */
+	uint64_t size_want;             /* a 206's Content-Range total must be this ... */
+	int size_known;                 /* ... when this is set */
 	int head;                       /* stat's HEAD: a 4xx is an answer, not a failure */
 	int stat_get;                   /* stat's GET of byte 0: the size is what counts */
 	int check_error_body;           /* CompleteMultipartUpload: a 200 may hold an <Error> */
@@ -1051,14 +1055,14 @@ static int crange_total(const char *cr, uint64_t *total)
  * the range asked for, or the whole object where that was asked for; the ETag. */
 static int check_head(struct xfer *x)
 {
+	uint64_t total;
+
 	if (x->status == 206) {
 		char want[64];
 		size_t n = (size_t)snprintf(want, sizeof(want), "bytes %llu-%llu/",
 					    (unsigned long long)x->off,
 					    (unsigned long long)(x->off + x->len - 1));
 		const char *rest = x->crange + n;
-
-		uint64_t total;
 
 		if (!x->crange[0])
 			return set_why(x, XF_RETRY, SLAB_ERR_IO, "no Content-Range in a 206 answer");
@@ -1083,6 +1087,15 @@ static int check_head(struct xfer *x)
 		return set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
 			       "the object changed while in use (ETag %s, was %s)", x->etag,
 			       x->etag_want);
+	}
+	/* The size the object had when it was opened: where the server sends no ETag, the
+	 * only sign it was replaced by another (of another size). */
+	if (x->status == 206 && x->size_known && crange_total(x->crange, &total) == 0 &&
+	    total != x->size_want) {
+		x->changed = 1;
+		return set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
+			       "the object changed while in use (%llu bytes, was %llu)",
+			       (unsigned long long)total, (unsigned long long)x->size_want);
 	}
 	return XF_OK;
 }
@@ -1511,6 +1524,8 @@ int slab_net_read(struct slab_net_object *o, uint64_t off, uint64_t len, void *b
 	x.len = len;
 	x.sink = buf;
 	x.etag_want = etag;
+	x.size_want = o->size;
+	x.size_known = o->size_known;
 	ret = run(o, &x, what, 0, err);
 	free(x.small);
 	return ret;
@@ -1565,6 +1580,8 @@ int slab_net_stat(struct slab_net_object *o, uint64_t *size, char etag[SLAB_NET_
 		goto out;
 	}
 	snprintf(etag, SLAB_NET_ETAG_MAX + 1, "%s", x.etag);
+	o->size = *size;
+	o->size_known = 1;
 out:
 	free(x.small);
 	return ret;

@@ -87,7 +87,8 @@ int slab_net_stat(struct slab_net_object *o, uint64_t *size, char etag[SLAB_NET_
 /* Read exactly len bytes from offset off into buf (a ranged GET, "Range: bytes=off-(off+len-1)").
  * When etag is not NULL and not "", an ETag in the response must be that one: a different one
  * is SLAB_ERR_CHANGED (the object was replaced), never retried (a response without an ETag is
- * taken as it is). Retried with capped exponential
+ * taken as it is); so is a 206 whose Content-Range gives another total than the size
+ * slab_net_stat() found. Retried with capped exponential
  * backoff and jitter, up to config.retries times and config.timeout seconds in all: a
  * refused or reset connection, a timeout, 5xx, 429, a short body, a Content-Range that is not
  * the one asked for, a 200 with the whole object to a ranged request (the transfer is cut off

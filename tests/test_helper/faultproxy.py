@@ -49,6 +49,9 @@ passes. Counts start afresh whenever the file is written again. Actions:
     flip:K             forward; invert every bit of body byte K (-1: the middle byte, len//2)
     ignore-range       forward without the Range (and If-Range) header: the whole object, 200
     bad-content-range  forward; Content-Range "bytes A-B/T" sent as "bytes A+4096-B+4096/T"
+    no-etag            the answer without its ETag header, as a server that sends none; this
+                       one does not end the search: the first later rule active for the
+                       request gives its action too (else it passes)
 """
 
 import argparse
@@ -85,7 +88,7 @@ def check_rule(r):
         elif kind in ("truncate", "flip"):
             assert int(arg) >= (-1 if kind == "flip" else 0)
         else:
-            assert kind in ("drop", "ignore-range", "bad-content-range") and not colon
+            assert kind in ("drop", "ignore-range", "bad-content-range", "no-etag") and not colon
         assert int(r.get("skip", 0)) >= 0 and int(r.get("times", 0)) >= 0
         assert set(r) <= {"method", "path", "range", "skip", "times", "action"}
     except (KeyError, ValueError, TypeError, AssertionError):
@@ -140,10 +143,11 @@ class Rules:
         self.seen = [0] * len(rules)
 
     def action(self, method, target, ranged):
-        """The action for this request (counting it), or None."""
+        """The action for this request (counting it), or None; and whether a no-etag rule
+        applies to it."""
         with self.lock:
             self._load()
-            chosen = None
+            chosen, no_etag = None, False
             for i, r in enumerate(self.rules):
                 m = r.get("method")
                 if m is not None:
@@ -160,9 +164,11 @@ class Rules:
                 times = r.get("times")
                 if n <= skip or (times is not None and n > skip + int(times)):
                     continue
-                if chosen is None:
+                if str(r["action"]) == "no-etag":
+                    no_etag = True
+                elif chosen is None:
                     chosen = str(r["action"])
-            return chosen
+            return chosen, no_etag
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -268,14 +274,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def relay(self):
         ranged = self.headers.get("Range") is not None
         try:
-            action = self.server.rules.action(self.command, self.path, ranged)
+            action, self.no_etag = self.server.rules.action(self.command, self.path, ranged)
         except ValueError as e:
             # not a status a client retries: the test is to fail, not to pass by luck
             sys.stderr.write("faultproxy: %s\n" % e)
             self.answer_error(400, "rules-error", ("FaultProxyRulesError", str(e)))
             return
         if action is None:
-            action = "pass"
+            action = "no-etag" if self.no_etag else "pass"
         kind, _, arg = action.partition(":")
 
         if kind == "drop":
@@ -319,6 +325,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def respond(self, resp, kind, arg, action):
         headers = list(resp.msg.items())
+        if self.no_etag:
+            headers = [(k, v) for k, v in headers if k.lower() != "etag"]
         length = resp.getheader("Content-Length")
         length = int(length) if length is not None and length.strip().isdigit() else None
         chunked = bool(resp.chunked)
