@@ -168,6 +168,21 @@ twice() {
 	done
 }
 
+# A body that stops half way: the attempt has stalled once it moves less than a byte a second
+# for a quarter of --timeout (2 s of 8), and is retried within the budget. libcurl's own
+# low-speed check noticed it about 6 s late, the budget gone: exit 1 after one attempt.
+@test "a transfer that stalls half way is retried after a quarter of --timeout" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	inspect --tar www/d.slab >tar.local
+	proxy_rules '[{"method": "GET", "range": true, "skip": 2, "times": 1, "action": "stall:1000"}]'
+	run -0 --separate-stderr bash -c "inspect -v --timeout 8 --connections 1 --tar '$u' >tar.url"
+	cmp tar.local tar.url
+	[[ "$stderr" == *"stalled: less than a byte a second for 2 s"*retrying* ]] || fail "$stderr"
+	[ "$(grep -c ' stall:1000 ' "$PROXY_LOG")" -eq 1 ]
+}
+
 @test "a server that keeps failing: one line naming the URL, the byte range, the attempts and the last status" {
 	start_nginx www
 	start_proxy "$HTTP_URL"

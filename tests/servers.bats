@@ -276,6 +276,22 @@ fields() {
 	assert_output "100000 1048699 "
 }
 
+@test "proxy: stall sends the real Content-Length and N bytes, then nothing while the client waits" {
+	data
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	proxy_rules '[{"times": 1, "action": "stall:100000"}]'
+	run curl -sS -m 2 -D h -o out.bin "$PROXY_URL/f.bin"
+	assert_equal "$status" 28 # timed out, still connected
+	grep -qi '^Content-Length: 1048699' h
+	[ "$(filesize out.bin)" -eq 100000 ]
+	bytes ref.bin 0 100000 | cmp - out.bin
+	run status "$PROXY_URL/f.bin"
+	cmp out.bin ref.bin
+	run fields 6
+	assert_output "stall:100000 pass "
+}
+
 @test "proxy: drop closes without an answer; delay answers after the delay" {
 	data
 	start_nginx www

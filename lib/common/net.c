@@ -427,7 +427,7 @@ struct slab_net_object {
 	unsigned connections;
 	int retries;
 	double timeout;
-	long stall;                     /* seconds: CURLOPT_LOW_SPEED_TIME */
+	long stall;                     /* seconds: on_progress()'s stall limit */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	pthread_mutex_t lock;
@@ -968,6 +968,12 @@ struct xfer {
 	char *small;                    /* an error or XML body, NUL-terminated */
 	size_t small_len;
 	int cut;                        /* we cut the transfer off: outcome, code and why set */
+	/* The stall check (on_progress): bytes moved by win_start, and the limit in seconds
+	 * (0: none); stalled once it found the attempt moved less than a byte a second. */
+	double win_start;
+	curl_off_t win_bytes;
+	long stall;
+	int stalled;
 	int outcome, code, changed;
 	double ms;
 	char why[640];
@@ -987,6 +993,9 @@ static void xfer_clear(struct xfer *x)
 	x->got = 0;
 	x->sent = 0;
 	x->cut = 0;
+	x->stalled = 0;
+	x->win_start = now_s();
+	x->win_bytes = 0;
 	x->outcome = XF_OK;
 	x->code = 0;
 	x->changed = 0;
@@ -1211,12 +1220,31 @@ static int on_seek_mem(void *arg, curl_off_t off, int origin)
 	return CURL_SEEKFUNC_OK;
 }
 
+/* Called about once a second, and as bytes move. The stall check: an attempt that moves
+ * less than a byte a second over x->stall seconds has stalled. The window restarts whenever
+ * it has seen that many bytes, so a transfer that stops is caught x->stall seconds after its
+ * last bytes (libcurl's own low-speed check averages over several seconds and catches it
+ * up to six later, when a short --timeout has run out). */
 static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
 	struct xfer *x = arg;
 
-	(void)dt, (void)dn, (void)ut, (void)un;
-	return atomic_load(x->stop) != 0;
+	(void)dt, (void)ut;
+	if (x->stop && atomic_load(x->stop))
+		return 1;
+	if (x->stall > 0) {
+		curl_off_t moved = dn + un;
+		double t = now_s();
+
+		if (moved - x->win_bytes >= (curl_off_t)x->stall) {
+			x->win_start = t;
+			x->win_bytes = moved;
+		} else if (t - x->win_start >= (double)x->stall) {
+			x->stalled = 1;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* A failure of the transport worth another attempt: the network or the server may recover.
@@ -1261,6 +1289,11 @@ static int conclude(struct conn *cn, struct xfer *x, CURLcode rc)
 		if (rc == CURLE_COULDNT_CONNECT &&
 		    curl_easy_getinfo(cn->h, CURLINFO_OS_ERRNO, &os) == CURLE_OK && os)
 			why = strerror_r((int)os, buf, sizeof(buf));
+		if (rc == CURLE_ABORTED_BY_CALLBACK && x->stalled) {
+			n = (size_t)snprintf(buf, sizeof(buf), "stalled: less than a byte a second "
+					     "for %ld s", x->stall);
+			return set_why(x, XF_RETRY, SLAB_ERR_IO, "%.*s", (int)n, buf);
+		}
 		if (rc == CURLE_ABORTED_BY_CALLBACK && x->stop && atomic_load(x->stop))
 			why = "aborted";
 		n = strlen(why);
@@ -1337,16 +1370,14 @@ static int attempt(struct slab_net_object *o, struct conn *cn, struct xfer *x, d
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "slab/" SLAB_VERSION_STRING);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 			 left && left < CONNECT_TIMEOUT_MS ? left : CONNECT_TIMEOUT_MS);
-	if (!x->stream) {
+	x->stall = x->stream ? 0 : o->stall;
+	if (!x->stream)
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, left);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, o->stall);
-	}
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	if (x->stop) {
+	if (x->stop || x->stall) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);

@@ -47,6 +47,8 @@ passes. Counts start afresh whenever the file is written again. Actions:
     delay:SECONDS      wait, then forward
     truncate:N         forward; send the headers (real Content-Length) and N body bytes, close
     flip:K             forward; invert every bit of body byte K (-1: the middle byte, len//2)
+    stall:N            forward; send the headers (real Content-Length) and N body bytes, then
+                       nothing more until the client goes away (at most 10 minutes), close
     ignore-range       forward without the Range (and If-Range) header: the whole object, 200
     bad-content-range  forward; Content-Range "bytes A-B/T" sent as "bytes A+4096-B+4096/T"
     no-etag            the answer without its ETag header, as a server that sends none; this
@@ -85,7 +87,7 @@ def check_rule(r):
             assert 100 <= int(arg) <= 599
         elif kind == "delay":
             assert float(arg) >= 0
-        elif kind in ("truncate", "flip"):
+        elif kind in ("truncate", "flip", "stall"):
             assert int(arg) >= (-1 if kind == "flip" else 0)
         else:
             assert kind in ("drop", "ignore-range", "bad-content-range", "no-etag") and not colon
@@ -371,7 +373,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 else:
                     flip_at = (length or 0) // 2
         limit = None
-        if kind == "truncate":
+        if kind in ("truncate", "stall"):
             limit = int(arg)
             self.close_connection = True
 
@@ -396,6 +398,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 for x in (pending, b):
                     if x:
                         emit(x)
+                if kind == "stall":
+                    # hold the connection open, sending nothing, until the client closes it
+                    self.wfile.flush()
+                    self.connection.settimeout(600)
+                    try:
+                        while self.connection.recv(4096):
+                            pass
+                    except OSError:
+                        pass
                 return  # and close: the client is left short of Content-Length
             sent += len(b)
             if pending:
