@@ -261,6 +261,45 @@ PY
 	done
 }
 
+# libarchive's gzip, bzip2 and lz4 readers end at the first bytes that start no member of
+# their format and leave them unread: a tar after a .tar.gz, a damaged second member of a
+# concatenation, junk. Packed as the first stream alone, exit 0, before.
+@test "bytes after a compressed stream that are not another one are an error, from a file and a pipe; zeros are padding" {
+	mkwds --count 5 --prefix a -o a.tar
+	mkwds --count 5 --prefix b -o b.tar
+	mkwds --count 5 --prefix c -o c.tar
+	gzip -k a.tar b.tar c.tar
+	bzip2 -k b.tar
+	n=$(filesize a.tar.gz)
+	last=$(tar -tf a.tar | tail -1)
+	cp b.tar.gz bx.tar.gz
+	printf '\x1e' | dd of=bx.tar.gz bs=1 seek=1 conv=notrunc status=none
+	cat a.tar.gz b.tar > m1
+	cat a.tar.gz b.tar.bz2 > m2
+	cat a.tar.gz bx.tar.gz c.tar.gz > m3
+	for m in m1 m2 m3; do
+		run -1 --separate-stderr pack -o x.slab "$m"
+		[[ "$stderr" == "pack: '$m': truncated or corrupt archive: data after the end of its last gzip stream at offset $n, not read (last good member '$last' at offset "[0-9]*")" ]] ||
+			fail "$m: $stderr"
+		# standard input that is a file is read as a file
+		run -1 --separate-stderr pack -o x.slab - <"$m"
+		[[ "$stderr" == "pack: '(stdin)': truncated or corrupt archive: data after the end of its last gzip stream at offset $n, not read "* ]] ||
+			fail "$m < : $stderr"
+		cat "$m" | { run -1 --separate-stderr pack -o x.slab; [[ "$stderr" == "pack: '(stdin)': truncated or corrupt archive: data after the end of its last gzip stream, near offset $n, not read "* ]] || fail "$m | pack: $stderr"; }
+		[ ! -e x.slab ]
+	done
+	# a concatenation of whole streams, and zeros after a stream (tape padding), are read whole
+	cat a.tar.gz b.tar.gz > ab.tar.gz
+	run -0 pack -q -o ab.slab ab.tar.gz
+	[ "$(inspect --json ab.slab | python3 -c 'import json, sys; print(json.load(sys.stdin)["samples"])')" -eq 10 ]
+	for z in 1 511 70000 1100000; do
+		{ cat a.tar.gz; head -c "$z" /dev/zero; } >padded
+		run -0 pack -q -o p.slab padded
+		{ cat a.tar.gz; head -c "$z" /dev/zero; } | pack -q -o q.slab
+		cmp p.slab q.slab
+	done
+}
+
 @test "a corrupt header checksum is an error" {
 	mktar --seed 2 --samples 4 --format ustar -o in.tar
 	second=$(python3 -c 'import tarfile; print(tarfile.open("in.tar").getmembers()[1].offset)')

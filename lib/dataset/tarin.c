@@ -16,8 +16,11 @@
 
 #define READ_BLOCK (1u << 20)
 
+struct input;
+
 struct slab_tarin {
 	struct archive *a;
+	struct input *in;               /* our input callback's state, once open; NULL in memory */
 	struct archive_entry *entry;    /* ours: libarchive does not check the one it makes */
 	char *name;
 	struct slab_err err;
@@ -157,7 +160,10 @@ struct input {
 	int fd;
 	int seekable;
 	uint64_t size, pos;
-	void *buf;
+	uint64_t start;                 /* pos at the open: standard input may be a file read part way */
+	void *buf;                      /* two halves of READ_BLOCK, used in turn, so the block before */
+	unsigned half;                  /* the last one stays readable (trailing_data()) */
+	size_t last_n, prev_n;          /* bytes in the last block read and in the one before */
 };
 
 static la_ssize_t input_read(struct archive *a, void *data, const void **out)
@@ -165,11 +171,17 @@ static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 	struct input *in = data;
 
 	for (;;) {
-		ssize_t n = read(in->fd, in->buf, READ_BLOCK);
+		unsigned char *b = (unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
+		ssize_t n = read(in->fd, b, READ_BLOCK);
 		if (n >= 0) {
 			in->t->input_ended |= n == 0;
 			in->pos += (uint64_t)n;
-			*out = in->buf;
+			if (n > 0) {
+				in->half ^= 1;
+				in->prev_n = in->last_n;
+				in->last_n = (size_t)n;
+			}
+			*out = b;
 			return n;
 		}
 		if (errno != EINTR) {
@@ -221,7 +233,7 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	if (r < 0)
 		return r;
 	in = calloc(1, sizeof(*in));
-	if (!in || posix_memalign(&in->buf, 4096, READ_BLOCK) != 0) {
+	if (!in || posix_memalign(&in->buf, 4096, 2 * (size_t)READ_BLOCK) != 0) {
 		free(in);
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
 	}
@@ -239,6 +251,7 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 		in->seekable = 1;
 		in->size = (uint64_t)st.st_size;
 		in->pos = (uint64_t)lseek(in->fd, 0, SEEK_CUR);
+		in->start = in->pos;
 		posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
 	/* What archive_read_open2() does, but checked: it ignores the failure to allocate the
@@ -252,7 +265,93 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	}
 	/* archive_read_open1 calls input_close when opening fails, but for one allocation:
 	 * then `in` leaks, as nothing says whether it was freed. */
-	return open_result(t, archive_read_open1(t->a));
+	r = open_result(t, archive_read_open1(t->a));
+	if (r == 0)
+		t->in = in;
+	return r;
+}
+
+static const unsigned char *nonzero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return p + i;
+	return NULL;
+}
+
+/*
+ * At the archive's end: the input must hold nothing more than zeros (tape padding, which
+ * gzip -d accepts too). libarchive's gzip, bzip2 and lz4 readers end their stream at the first
+ * bytes that do not start another member of their format and leave them unread, so without
+ * this `cat a.tar.gz b.tar` packed a.tar alone, and a concatenation of .tar.gz shards whose
+ * second member header is damaged packed the first shard alone, both with exit status 0.
+ * 0 or an error.
+ */
+static int trailing_data(struct slab_tarin *t)
+{
+	struct input *in = t->in;
+	uint64_t at, left;
+	const unsigned char *last, *prev, *bad = NULL;
+
+	if (!in)
+		return 0;
+	at = in->start + (uint64_t)archive_filter_bytes(t->a, -1);
+	if (in->seekable) {
+		while (at < in->size) {
+			size_t want = in->size - at < READ_BLOCK ? (size_t)(in->size - at) : READ_BLOCK;
+			ssize_t n = pread(in->fd, in->buf, want, (off_t)at);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return slab_fail(&t->err, SLAB_ERR_IO, who(t), "read error at offset %llu: %s",
+						 (unsigned long long)at, strerror(errno));
+			if (n == 0)
+				break;
+			if ((bad = nonzero(in->buf, (size_t)n)) != NULL) {
+				at += (uint64_t)(bad - (const unsigned char *)in->buf);
+				goto fail;
+			}
+			at += (uint64_t)n;
+		}
+		return 0;
+	}
+	/* A pipe: the bytes read and not consumed are the end of the last two blocks. */
+	last = (const unsigned char *)in->buf + (size_t)in->half * READ_BLOCK;
+	prev = (const unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
+	left = at < in->pos ? in->pos - at : 0;
+	/* More than two blocks unconsumed: libarchive peeked through reads of a few bytes each
+	 * (a pipe written a little at a time). Only its last two can be seen; the rest of the
+	 * input is read below. */
+	if (left > (uint64_t)in->last_n + in->prev_n)
+		left = (uint64_t)in->last_n + in->prev_n;
+	if (left > in->last_n && nonzero(prev + in->prev_n - (left - in->last_n), (size_t)(left - in->last_n)))
+		goto fail;
+	if (left && nonzero(last + (left > in->last_n ? 0 : in->last_n - left),
+			    left > in->last_n ? in->last_n : (size_t)left))
+		goto fail;
+	for (at = in->pos;;) {
+		ssize_t n = read(in->fd, in->buf, READ_BLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return slab_fail(&t->err, SLAB_ERR_IO, who(t), "read error at offset %llu: %s",
+					 (unsigned long long)at, strerror(errno));
+		if (n == 0)
+			return 0;
+		if (nonzero(in->buf, (size_t)n))
+			goto fail;
+		at += (uint64_t)n;
+	}
+fail:
+	if (t->last_good)
+		return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
+				 "truncated or corrupt archive: data after the end of its last %s stream%s%llu, not read (last good member '%s' at offset %llu)",
+				 archive_filter_name(t->a, 0), in->seekable ? " at offset " : ", near offset ",
+				 (unsigned long long)(in->seekable ? at : in->start + (uint64_t)archive_filter_bytes(t->a, -1)),
+				 t->last_good, (unsigned long long)t->last_good_offset);
+	return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
+			 "truncated or corrupt archive: data after the end of its last %s stream, not read (no good member before it)",
+			 archive_filter_name(t->a, 0));
 }
 
 int slab_split_name(const char *name, size_t *key_len, const char **field)
@@ -382,6 +481,8 @@ static int next_member(struct slab_tarin *t)
 		int r = archive_read_next_header2(t->a, t->entry);
 
 		if (r == ARCHIVE_EOF) {
+			if ((r = trailing_data(t)) < 0)
+				return r;
 			t->eof = 1;
 			return 0;
 		}
