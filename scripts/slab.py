@@ -57,6 +57,7 @@ import stat
 import struct
 import sys
 import threading
+import weakref
 
 MAGIC = b"\x89SLAB\r\n\x1a"
 TABLE_MAGIC = b"SLABTABL"
@@ -1310,9 +1311,9 @@ _CLIP_STARTS = {"random": 0, "center": 1, "begin": 2}
 _ON_SHORT = {"pad": 0, "loop": 1, "error": 2}
 
 
-def _size(v):
+def _size(v, name="memory"):
     """A byte count: an int, or a string with an optional K, M, G or T suffix (powers of
-    1024), as the tools' --memory takes it."""
+    1024), as the tools' --memory takes it; name is the option's, for the message."""
     if isinstance(v, int):
         n = v
     else:
@@ -1323,10 +1324,10 @@ def _size(v):
             t = t[:-1]
         try:
             n = int(float(t) * mult) if "." in t else int(t) * mult
-        except ValueError:
-            raise ValueError("memory must be a byte count such as 4G, not %r" % (v,))
+        except (ValueError, OverflowError):
+            raise ValueError("%s must be a byte count such as 4G, not %r" % (name, v))
     if n < 0:
-        raise ValueError("memory must be a byte count such as 4G, not %r" % (v,))
+        raise ValueError("%s must be a byte count such as 4G, not %r" % (name, v))
     return n
 _ORDERS = {"sequential": 0, "random": 1, "quasi": 2}
 _loader_api = None
@@ -1383,8 +1384,14 @@ def _channels(channels, alpha, background, resize):
     """(channels, alpha, background, resize) checked and resolved: channels 1, 3 or 4 (None:
     4 with alpha="keep", else 3); alpha "drop", "composite" or "keep" (None: "keep" with 4
     channels, else "drop"); background (r, g, b) for "composite" alone (None: white)."""
-    if channels is not None and (isinstance(channels, bool) or channels not in (1, 3, 4)):
-        raise ValueError("channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not %r" % (channels,))
+    if channels is not None:
+        try:    # numpy.int64(1) is 1 (it shapes b.images); 1.0 and True are not
+            c = None if isinstance(channels, bool) else operator.index(channels)
+        except TypeError:
+            c = None
+        if c not in (1, 3, 4):
+            raise ValueError("channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not %r" % (channels,))
+        channels = c
     if alpha is not None and (not isinstance(alpha, str) or alpha not in _ALPHAS):
         raise ValueError("alpha must be 'drop', 'composite' or 'keep', not %r" % (alpha,))
     if not isinstance(resize, str) or resize not in _RESIZES:
@@ -1686,7 +1693,9 @@ class Batch:
 
 class _ThreadState:
     """What one consumer thread has of a Loader: the batch iteration handed it last (released
-    when it asks for the next), and the C hand-over's out-pointer, kept here rather than in
+    when it asks for the next; a weak reference, since a batch holds its loader: a strong one
+    would make a cycle that keeps a loader dropped mid-epoch, its ring, threads and files,
+    until the cyclic collector happens to run), and the C hand-over's out-pointer, kept here rather than in
     a local so that a batch the C side handed over is never lost to an exception (a Ctrl-C)
     raised between the hand-over and its return: the next call delivers it. And the arrays
     Batch.fields reads a batch's columns into, so that threads need no lock there."""
@@ -1824,8 +1833,11 @@ class Loader:
     fork(): the worker threads do not exist in a child process. There, using the Loader
       raises SlabError saying it was created in another process (make a new one in the
       child); letting it go or closing it is safe; the parent's Loader is unaffected.
+    One pass: a Loader walks its plan once (len() batches); iterating it again after the
+      end yields nothing. Make one per epoch (epoch=, or the epoch's plan).
     The threads run in C without the GIL. Use as a context manager or call close(), which
-      stops the threads at once; only the memory that views still reach outlives it."""
+      stops the threads at once; only the memory that views still reach outlives it. A
+      Loader let go without close() is closed once nothing it handed out is held any more."""
 
     def __init__(self, paths, plan=None, batch_size=256, threads=2, fields=None, image=None,
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
@@ -1883,12 +1895,23 @@ class Loader:
         if isinstance(subset, (str, bytes, bytearray)):
             raise TypeError("subset must be a list of sample indexes and keys, not a %s"
                             % type(subset).__name__)
+        # field names are str: a bare string would be taken letter by letter
+        if isinstance(fields, (str, bytes, bytearray)):
+            raise TypeError("fields must be a list of field names, not a %s"
+                            % type(fields).__name__)
+        fields = None if fields is None else list(fields)
+        for what, v in (("image", image), ("video", video)) + \
+                tuple(("fields", f) for f in (fields or ())):
+            if v is not None and not isinstance(v, str):
+                raise TypeError("%s must name a field (a str), not %r" % (what, v))
+        if isinstance(flip, (str, bytes)):
+            raise TypeError("flip must be True or False, not %r" % (flip,))
         if plan is None and order not in _ORDERS:
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
         if cache_policy not in _POLICIES:
             raise ValueError("cache_policy must be 'belady' or 'fixed', not %r" % (cache_policy,))
         memory = _int("memory", _size(memory), 0, _U64)
-        disk = _int("disk", _size(disk), 0, _U64)
+        disk = _int("disk", _size(disk, "disk"), 0, _U64)
         if memory and disk:
             raise ValueError("memory and disk exclude each other: give one")
         ropts, rkeep = _remote_options(remote)
@@ -2065,7 +2088,7 @@ class Loader:
         self._lock.acquire()
         try:
             if not out.value:
-                held = st.held
+                held = st.held() if st.held is not None else None
                 if iterating and held is not None:
                     st.held = None
                     held._give_back()
@@ -2080,7 +2103,7 @@ class Loader:
             self._lock.release()
         b._h = out.value
         if iterating:
-            st.held = b
+            st.held = weakref.ref(b)
         out.value = None
         return b
 

@@ -440,6 +440,11 @@ def refused(want, **kw):
 V = "ValueError"
 refused((V, "channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not 2"), channels=2)
 refused((V, "channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not True"), channels=True)
+refused((V, "channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not 1.0"), channels=1.0)
+# a numpy integer is its value (it shapes b.images: it failed every batch)
+import numpy
+with slab.Loader(["t.slab"], image="jpg", size=(8, 8), batch_size=2, channels=numpy.int64(1)) as ld:
+    assert numpy.asarray(next(ld).images).shape == (2, 8, 8, 1)
 refused((V, "alpha must be 'drop', 'composite' or 'keep', not 'over'"), alpha="over")
 refused((V, "resize must be 'bilinear' or 'nearest', not 'bicubic'"), resize="bicubic")
 refused((V, "alpha='keep' needs channels=4, not channels=1"), alpha="keep", channels=1)

@@ -203,6 +203,30 @@ PY
 	done
 }
 
+# A loader let go mid-epoch (a break, islice, an exception) without close(): freed at once,
+# its threads and files with it, not when the cyclic collector happens to run (the batch
+# iteration handed out held the loader, and the loader that batch); a batch kept keeps it.
+@test "a Loader dropped mid-epoch without close() is freed at once; a batch kept keeps it working" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import gc, os, slab
+gc.disable()
+def counts():
+    return len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd"))
+base = counts()
+for ep in range(5):
+    ld = slab.Loader(["one.slab"], batch_size=8, threads=2, image="jpg", size=(16, 16), epoch=ep)
+    for b in ld:
+        break
+    del ld, b
+    assert counts() == base, (ep, counts(), base)
+b = next(iter(slab.Loader(["one.slab"], batch_size=8)))
+print(len(b.keys), sorted(b.fields))
+PY
+	assert_output "8 ['cls', 'jpg', 'json']"
+}
+
 @test "a Batch used after its Loader's close(): SlabError('loader closed'), views taken before still read" {
 	need_libslab_any
 	setup_data

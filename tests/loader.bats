@@ -312,8 +312,25 @@ try:
     run(memory="1M", next_plans=["nosuch.plan"])
 except slab.SlabError as e:
     print(e)
+# the option named as given; a size past a float's range; names that are not str (a bare
+# str of fields was taken letter by letter: "no file has a field 'j'"); a flip of "no"
+for bad in (dict(disk="xx"), dict(memory="1" * 400 + ".5G"), dict(fields="jpg"),
+            dict(fields=[b"jpg"]), dict(image=b"jpg"), dict(labels=3), dict(flip="no")):
+    try:
+        run(**bad)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__, str(e)[:60])
+    else:
+        print("accepted", bad)
 PY
 	assert_line --index 0 "memory must be a byte count such as 4G, not 'lots'"
 	assert_line --index 1 "cache_policy must be 'belady' or 'fixed', not 'lru'"
 	assert_line --index 2 "'nosuch.plan': No such file or directory"
+	assert_line --index 3 "ValueError disk must be a byte count such as 4G, not 'xx'"
+	assert_line --index 4 --regexp "^ValueError memory must be a byte count such as 4G, not '1+\$"
+	assert_line --index 5 "TypeError fields must be a list of field names, not a str"
+	assert_line --index 6 "TypeError fields must name a field (a str), not b'jpg'"
+	assert_line --index 7 "TypeError image must name a field (a str), not b'jpg'"
+	assert_line --index 8 "ValueError labels must be a field name such as 'cls', not 3"
+	assert_line --index 9 "TypeError flip must be True or False, not 'no'"
 }
