@@ -18,6 +18,12 @@ load test_helper/common
 Try 'inspect --help' for more information."
 	run -2 --separate-stderr inspect --list --verify small.slab
 	assert_equal "${stderr_lines[0]}" "inspect: --list, --get, --verify and --tar exclude each other"
+	run -2 --separate-stderr inspect --get '#0' --tar small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: --list, --get, --verify and --tar exclude each other"
+	# one mode given twice is that mode (the last --get wins), as any repeated option
+	run -0 inspect --list --list small.slab
+	assert_equal "${#lines[@]}" 3
+	cmp <(inspect --get '#1' --get '#2' --field txt small.slab) <(inspect --get '#2' --field txt small.slab)
 	run -2 --separate-stderr inspect --field txt small.slab
 	assert_equal "${stderr_lines[0]}" "inspect: --field goes with --get"
 	run -2 --separate-stderr inspect --json --verify small.slab

@@ -57,6 +57,14 @@ Try 'numa-probe --help' for more information."
 	assert_equal "${stderr_lines[1]}" "Try 'numa-probe --help' for more information."
 }
 
+@test "a full disk on standard output: one write error with its reason, exit 1, text and JSON" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	for opt in "" --json; do
+		run -1 --separate-stderr bash -c "numa-probe --sysfs-root '$SYSFS/vm-1node' $opt >/dev/full"
+		assert_equal "$stderr" "numa-probe: write error: No space left on device"
+	done
+}
+
 @test "a --sysfs-root that is missing, not a folder or not a sysfs tree fails with exit 1" {
 	run -1 --separate-stderr numa-probe --sysfs-root nowhere
 	assert_equal "$stderr" "numa-probe: 'nowhere': No such file or directory"

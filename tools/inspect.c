@@ -471,7 +471,7 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 			  slab_field_name(s, (unsigned)f));
 		return -1;
 	}
-	fflush(stdout);
+	cli_flush_stdout();
 	if (slab_write_full(STDOUT_FILENO, fl.data, fl.size) < 0 && errno != EPIPE) {
 		cli_error("write error: %s", strerror(errno));
 		return -1;
@@ -573,7 +573,7 @@ int main(int argc, char **argv)
 {
 	enum mode mode = MODE_SUMMARY;
 	const char *get_what = NULL, *field = NULL;
-	int json = 0, json_done = 0, nmodes = 0, c, ret = SLAB_EXIT_OK;
+	int json = 0, json_done = 0, clash = 0, c, ret = SLAB_EXIT_OK;  /* clash: two modes */
 	struct json j;
 
 	cli_init(argv[0]);
@@ -584,9 +584,9 @@ int main(int argc, char **argv)
 			field = optarg;
 			break;
 		case OPT_GET:
+			clash += mode != MODE_SUMMARY && mode != MODE_GET;
 			mode = MODE_GET;
 			get_what = optarg;
-			nmodes++;
 			break;
 		case 'h':
 			return cli_help(usage_text, help_text);
@@ -594,22 +594,22 @@ int main(int argc, char **argv)
 			json = 1;
 			break;
 		case OPT_LIST:
+			clash += mode != MODE_SUMMARY && mode != MODE_LIST;
 			mode = MODE_LIST;
-			nmodes++;
 			break;
 		case 'q':
 			cli_verbosity = 0;
 			break;
 		case OPT_TAR:
+			clash += mode != MODE_SUMMARY && mode != MODE_TAR;
 			mode = MODE_TAR;
-			nmodes++;
 			break;
 		case 'v':
 			cli_verbosity = 2;
 			break;
 		case OPT_VERIFY:
+			clash += mode != MODE_SUMMARY && mode != MODE_VERIFY;
 			mode = MODE_VERIFY;
-			nmodes++;
 			break;
 		case 'V':
 			return cli_version();
@@ -621,7 +621,7 @@ int main(int argc, char **argv)
 			return ret ? ret : cli_try_help();
 		}
 	}
-	if (nmodes > 1)
+	if (clash > 0)
 		return cli_usage_error("--list, --get, --verify and --tar exclude each other");
 	if (optind == argc)
 		return cli_usage_error("no input file");

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		numa_print_cpu(ti);
 		numa_print_pci(ti);
 		numa_print_advice(ti);
-		fflush(stdout);         /* the layout shows while the measuring runs */
+		cli_flush_stdout();     /* the layout shows while the measuring runs */
 	}
 	if (measure) {
 		struct slab_membench_opts o;

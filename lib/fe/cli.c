@@ -494,6 +494,20 @@ int cli_progress_wanted(void)
 	return isatty(STDERR_FILENO) && cli_verbosity >= 1;
 }
 
+/* The errno of the first failed cli_flush_stdout(): glibc drops the buffer of a failed
+ * write, and with it the cause, before cli_close_stdout() could see it. */
+static int stdout_errno;
+
+int cli_flush_stdout(void)
+{
+	errno = 0;
+	if (fflush(stdout) == 0)
+		return 0;
+	if (!stdout_errno)
+		stdout_errno = errno;
+	return -1;
+}
+
 /*
  * After the model of util-linux close_stdout(): a full disk or a failing NFS server shows up
  * only at flush or close, and a tool that exits 0 then has lost data silently. EPIPE is not an
@@ -515,7 +529,7 @@ int cli_close_stdout(void)
 		 * while SIGPIPE is ignored.
 		 */
 		failed = 1;
-		err = entry_errno == EPIPE ? EPIPE : 0;
+		err = entry_errno == EPIPE ? EPIPE : stdout_errno;
 	}
 	errno = 0;
 	/* EBADF with nothing left to write: stdout was closed from the start (">&-"). */

@@ -131,6 +131,9 @@ int cli_version(void);
 
 /* Flush and close stdout; on failure other than EPIPE, print an error and return -1. */
 int cli_close_stdout(void);
+/* Flush stdout before the end (output that should show while the tool works on): 0, or -1
+ * with the failure's errno kept for cli_close_stdout()'s message. */
+int cli_flush_stdout(void);
 
 /*
  * An output file that appears only when complete: written under a temporary name beside it
