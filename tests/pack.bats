@@ -300,6 +300,25 @@ PY
 	done
 }
 
+# A tar cut exactly between two members is a tar written without its end-of-archive blocks,
+# as libarchive (and GNU tar) read it: packed, with a warning naming the last member read.
+@test "a tar that ends between two members without its end blocks: packed, with a warning; whole tars say nothing" {
+	mkwds --count 30 -o w.tar
+	# sample000000.jpg's header and data are blocks 0-44; .cls starts at block 45
+	head -c $((45 * 512)) w.tar >cut.tar
+	want="pack: warning: 'cut.tar': no end-of-archive blocks after member 'sample000000.jpg' (its header at offset 0): the input may have been cut short there"
+	run -0 --separate-stderr pack -q -o cut.slab cut.tar
+	assert_equal "$stderr" "$want"
+	run -0 --separate-stderr bash -c "gzip -c cut.tar | pack -q -o cut.slab"
+	assert_equal "$stderr" "${want/\'cut.tar\'/\'(stdin)\'}"
+	[ "$(inspect --list cut.slab | wc -l)" -eq 1 ]
+	run -0 --separate-stderr pack -q -o w.slab w.tar
+	assert_equal "$stderr" ""
+	mkwds --count 2 --prefix z -o z.tar
+	run -0 --separate-stderr bash -c "cat w.tar z.tar | pack -q -o wz.slab"
+	assert_equal "$stderr" ""
+}
+
 @test "a corrupt header checksum is an error" {
 	mktar --seed 2 --samples 4 --format ustar -o in.tar
 	second=$(python3 -c 'import tarfile; print(tarfile.open("in.tar").getmembers()[1].offset)')

@@ -506,6 +506,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			slab_tarin_free(t);
 			goto out;
 		}
+		if (*slab_tarin_warning(t))
+			cli_warn("warning: %s", slab_tarin_warning(t));
 		slab_tarin_stats(t, &st);
 		cli_info("'%s': %llu members, %s of member data, %s read", label,
 			 (unsigned long long)st.members, cli_human_size(st.data_bytes, h1, sizeof(h1)),

@@ -31,10 +31,12 @@ struct slab_tarin {
 	char *pending_name;
 	int eof;
 	int input_ended;                /* read(2) of the input gave 0: it has no more bytes */
+	int in_data;                    /* libarchive is in an entry's data (not yet skipped) */
 
 	char *last_good;                /* last member read whole */
 	uint64_t last_good_offset;
 	struct slab_tarin_stats st;
+	struct slab_err warning;        /* slab_tarin_warning(): "" when none */
 };
 
 /* What messages name: the input. */
@@ -92,6 +94,11 @@ struct slab_tarin *slab_tarin_new(void)
 const char *slab_tarin_error(const struct slab_tarin *t)
 {
 	return t->err.text;
+}
+
+const char *slab_tarin_warning(const struct slab_tarin *t)
+{
+	return t->warning.text;
 }
 
 void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st)
@@ -478,12 +485,30 @@ static int next_member(struct slab_tarin *t)
 		struct archive_entry *e = t->entry;
 		const char *name, *field;
 		size_t key_len;
-		int r = archive_read_next_header2(t->a, t->entry);
+		int64_t before;
+		int r;
 
+		/* What is left of the member before (data not read, and its padding) is taken
+		 * first, so that the header read below is all the input it consumes. */
+		if (t->in_data && archive_read_data_skip(t->a) != ARCHIVE_OK)
+			return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
+		t->in_data = 0;
+		before = archive_filter_bytes(t->a, 0);
+		r = archive_read_next_header2(t->a, t->entry);
+		t->in_data = r == ARCHIVE_OK || r == ARCHIVE_WARN;
 		if (r == ARCHIVE_EOF) {
 			if ((r = trailing_data(t)) < 0)
 				return r;
 			t->eof = 1;
+			/* libarchive ends a tar at a header boundary without its end-of-archive
+			 * blocks ("some writers omit them"), where a cut input ends too: say so. */
+			if (t->st.members && archive_filter_bytes(t->a, 0) - before < 512) {
+				if (t->last_good)
+					slab_fail(&t->warning, 0, who(t), "no end-of-archive blocks after member '%s' (its header at offset %llu): the input may have been cut short there",
+						  t->last_good, (unsigned long long)t->last_good_offset);
+				else
+					slab_fail(&t->warning, 0, who(t), "no end-of-archive blocks after its last member: the input may have been cut short there");
+			}
 			return 0;
 		}
 		/* RETRY is a damaged header libarchive would skip to resync: a member lost. */
@@ -598,6 +623,7 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_tarin_sample **out)
 		}
 		if (s->bad) {
 			/* Keep reading past it, but never hold its bytes. */
+			t->in_data = 0;
 			if (archive_read_data_skip(t->a) < ARCHIVE_WARN) {
 				r = fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
 				goto abandon;

@@ -82,6 +82,10 @@ int slab_tarin_next(struct slab_tarin *t, struct slab_tarin_sample **out);
 
 void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st);
 const char *slab_tarin_error(const struct slab_tarin *t);
+/* After the end: what the caller may want to say of an input read whole ("" when nothing),
+ * naming it: a tar that ends at a member boundary with no end-of-archive blocks (written
+ * without them, or cut short there). */
+const char *slab_tarin_warning(const struct slab_tarin *t);
 /* Closes the input; accepts NULL. */
 void slab_tarin_free(struct slab_tarin *t);
 
