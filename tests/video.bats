@@ -413,6 +413,23 @@ PY
 	done
 }
 
+# A stream whose first packets are not keyframes (a capture cut mid-group, rewrapped into MP4
+# with those packets and no edit list): the demuxer has no keyframe at or before an early
+# clip's start, and the seek there fails. Such clips failed as "operation not permitted",
+# by where the random start fell; now they decode from the start, as a seek to it would.
+@test "a clip before a stream's first keyframe (an MP4 of a capture cut mid-group) decodes from the start" {
+	need_video_tools libx264
+	make_video long.ts 64x48 25 100 -c:v libx264 -pix_fmt yuv420p -g 25 -bf 2 &&
+	n=$(stat -c %s long.ts) &&
+	tail -c +$(((n / 3) / 188 * 188 + 1)) long.ts >midgop.ts &&
+	ffmpeg -nostdin -v error -i midgop.ts -c copy -copyinkf midgop.mp4 ||
+		skip "ffmpeg could not make the videos"
+	for i in $(seq 0 11); do
+		run -0 --separate-stderr vidclip --size 64x48 --frames 4 --start random --index "$i" midgop.mp4 o.raw
+		[ "$(stat -c %s o.raw)" -eq $((4 * 64 * 48 * 3)) ]
+	done
+}
+
 @test "animated GIF (delays that vary, transparency, frames drawn over the last): frames by their times, as ffmpeg composes them" {
 	need_video_tools
 	# 37 frames of 61x47 by PIL: delays of 0 to 150 ms (0 is shown as 100 ms, as browsers

@@ -1290,6 +1290,13 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 	d->mid = t > 0;
 	ts = stream_ts(d, t);
 	ret = reopen && t <= 0 ? -1 : ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+	if (ret < 0 && t > 0) {
+		/* No keyframe at or before t that the demuxer knows of (a stream whose first
+		 * packets are not keyframes: an MP4 cut without an edit list, a capture cut
+		 * mid-group): from the start, as a seek there would. */
+		t = 0;
+		d->mid = 0;
+	}
 	if (ret < 0 && t <= 0) {
 		/* Back to the start when the demuxer cannot say: open the bytes again. */
 		const void *data = d->data;
