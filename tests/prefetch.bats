@@ -428,6 +428,25 @@ prefetch: 'd': is a directory"
 	below big.slab 5
 }
 
+# --release with a --memory budget over several epochs: what the budget kept for a later
+# epoch goes once no plan uses it again (it stayed, a budget's worth, as for a next reader).
+@test "--release with --memory: after the last epoch the cache holds no more than before; without --release the budget's pages stay" {
+	need_shuffle_plan
+	mkwds --count 200 --seed 3 -o a.tar
+	pack -q --page-size 64K -o one.slab a.tar
+	shuffle-plan -q --seed 3 --epoch 0 --window 4 -o e0.plan one.slab
+	shuffle-plan -q --mode random --seed 1 --epoch 1 -o r1.plan one.slab
+	evicted one.slab
+	for pol in belady fixed; do
+		evicted one.slab
+		prefetch -q --plan e0.plan --plan r1.plan --release --memory 2M --cache-policy $pol one.slab
+		below one.slab 5
+		evicted one.slab
+		prefetch -q --plan e0.plan --plan r1.plan --memory 2M --cache-policy $pol one.slab
+		above one.slab 10
+	done
+}
+
 @test "the plan may come from standard input" {
 	need_shuffle_plan
 	dataset

@@ -748,8 +748,11 @@ static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 	int r;
 
 	f->win_bytes -= b;
-	/* No plan uses it again: what comes after the plans is unknown, so it is kept last of
-	 * all, while there is room (for whoever reads the files next). */
+	/* No plan uses it again: with release it goes (the cache is to hold no more of the
+	 * files afterwards than before); else what comes after the plans is unknown, so it is
+	 * kept last of all, while there is room (for whoever reads the files next). */
+	if (next == NONE && f->o.release)
+		return release(f, g);
 	if (next == NONE)
 		next = NONE - 1;
 	if (f->o.policy == SLAB_CACHE_FIXED) {
@@ -1153,20 +1156,29 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		if (!f->heap || !f->hpos || !f->hkey || !f->fixed)
 			goto nomem;
 		/* The fixed set leaves room for the pages in use: the window, or a quasi plan's
-		 * live pages if more. */
-		uint64_t live = o->ahead;
+		 * live pages if more (its window in pages, or in bytes: shuffle-plan --memory). */
+		uint64_t live;
 
 		for (uint32_t i = 0; i < nfiles; i++)
 			if (slab_page_size(files[i]) > ps)
 				ps = slab_page_size(files[i]);
+		if (!ps)
+			ps = 1;
+		live = o->ahead > UINT64_MAX / ps ? UINT64_MAX : o->ahead * ps;
 		for (size_t k = 0; k < nplans; k++) {
 			const struct slab_plan_params *pp = slab_plan_params(plans[k]);
+			uint64_t w;
 
-			if (pp->mode == SLAB_PLAN_QUASI && !(pp->flags & SLAB_PLAN_MEMORY) &&
-			    pp->window > live)
-				live = pp->window;
+			if (pp->mode != SLAB_PLAN_QUASI)
+				continue;
+			if (pp->flags & SLAB_PLAN_MEMORY)
+				w = pp->window;
+			else
+				w = pp->window > UINT64_MAX / ps ? UINT64_MAX : pp->window * ps;
+			if (w > live)
+				live = w;
 		}
-		f->fixed_cap = live > o->memory / (ps ? ps : 1) ? 0 : o->memory - live * ps;
+		f->fixed_cap = live > o->memory ? 0 : o->memory - live;
 		if ((ret = adopt_resident(f)) < 0)
 			goto out;
 	}
