@@ -488,9 +488,9 @@ in_flight() {
 @test "--memory must be a size above 0" {
 	small_tar
 	run -2 --separate-stderr pack -o x.slab --memory 0 small.tar
-	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '0' (a size such as 512M, not 0)"
+	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '0' (a size such as 512M, more than 0)"
 	run -2 --separate-stderr pack -o x.slab --memory 1Q small.tar
-	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '1Q' (a size such as 512M, not 0)"
+	assert_equal "${stderr_lines[0]}" "pack: invalid --memory '1Q' (a size such as 512M, more than 0)"
 	[ ! -e x.slab ]
 }
 

@@ -374,8 +374,8 @@ EOF
 --mode shuffle|invalid --mode 'shuffle' (sequential, random or quasi)
 --window 0|invalid --window '0' (a number from 1 to 18446744073709551615)
 --window 3x|invalid --window '3x' (a number from 1 to 18446744073709551615)
---memory 0|invalid --memory '0' (a size such as 512M, not 0)
---memory 1Q|invalid --memory '1Q' (a size such as 512M, not 0)
+--memory 0|invalid --memory '0' (a size such as 512M, more than 0)
+--memory 1Q|invalid --memory '1Q' (a size such as 512M, more than 0)
 --window 3 --memory 1M|--window and --memory exclude each other
 --mode random --window 8|--window applies to --mode quasi only
 --mode sequential --memory 8M|--memory applies to --mode quasi only

@@ -695,7 +695,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MEMORY:
 			if (cli_parse_size(optarg, &o.memory) < 0 || o.memory == 0)
-				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
+				return cli_usage_error("invalid --memory '%s' (a size such as 512M, more than 0)", optarg);
 			break;
 		case OPT_MAX_PIXELS:
 			if (strcmp(optarg, "none") == 0)

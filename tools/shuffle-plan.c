@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 			return cli_help(usage_text, help_text);
 		case OPT_MEMORY:
 			if (cli_parse_size(optarg, &p.window) < 0 || p.window == 0)
-				return cli_usage_error("invalid --memory '%s' (a size such as 512M, not 0)", optarg);
+				return cli_usage_error("invalid --memory '%s' (a size such as 512M, more than 0)", optarg);
 			memory_set = 1;
 			break;
 		case OPT_MODE:
