@@ -286,6 +286,41 @@ static const unsigned char *nonzero(const unsigned char *p, size_t n)
 	return NULL;
 }
 
+/* The input from *at to its end (pread for a file, read for a pipe): 0 when every byte is
+ * zero, 1 at the first that is not (*at its offset), or an error. */
+static int zeros_to_end(struct slab_tarin *t, uint64_t *at)
+{
+	struct input *in = t->in;
+
+	for (;;) {
+		size_t want = READ_BLOCK;
+		const unsigned char *bad;
+		ssize_t n;
+
+		if (in->seekable) {
+			if (*at >= in->size)
+				return 0;
+			if (in->size - *at < want)
+				want = (size_t)(in->size - *at);
+			n = pread(in->fd, in->buf, want, (off_t)*at);
+		} else {
+			n = read(in->fd, in->buf, want);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return slab_fail(&t->err, SLAB_ERR_IO, who(t), "read error at offset %llu: %s",
+					 (unsigned long long)*at, strerror(errno));
+		if (n == 0)
+			return 0;
+		if ((bad = nonzero(in->buf, (size_t)n)) != NULL) {
+			*at += (uint64_t)(bad - (const unsigned char *)in->buf);
+			return 1;
+		}
+		*at += (uint64_t)n;
+	}
+}
+
 /*
  * At the archive's end: the input must hold nothing more than zeros (tape padding, which
  * gzip -d accepts too). libarchive's gzip, bzip2 and lz4 readers end their stream at the first
@@ -298,57 +333,31 @@ static int trailing_data(struct slab_tarin *t)
 {
 	struct input *in = t->in;
 	uint64_t at, left;
-	const unsigned char *last, *prev, *bad = NULL;
+	const unsigned char *last, *prev;
+	int r;
 
 	if (!in)
 		return 0;
 	at = in->start + (uint64_t)archive_filter_bytes(t->a, -1);
-	if (in->seekable) {
-		while (at < in->size) {
-			size_t want = in->size - at < READ_BLOCK ? (size_t)(in->size - at) : READ_BLOCK;
-			ssize_t n = pread(in->fd, in->buf, want, (off_t)at);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return slab_fail(&t->err, SLAB_ERR_IO, who(t), "read error at offset %llu: %s",
-						 (unsigned long long)at, strerror(errno));
-			if (n == 0)
-				break;
-			if ((bad = nonzero(in->buf, (size_t)n)) != NULL) {
-				at += (uint64_t)(bad - (const unsigned char *)in->buf);
-				goto fail;
-			}
-			at += (uint64_t)n;
-		}
-		return 0;
-	}
-	/* A pipe: the bytes read and not consumed are the end of the last two blocks. */
-	last = (const unsigned char *)in->buf + (size_t)in->half * READ_BLOCK;
-	prev = (const unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
-	left = at < in->pos ? in->pos - at : 0;
-	/* More than two blocks unconsumed: libarchive peeked through reads of a few bytes each
-	 * (a pipe written a little at a time). Only its last two can be seen; the rest of the
-	 * input is read below. */
-	if (left > (uint64_t)in->last_n + in->prev_n)
-		left = (uint64_t)in->last_n + in->prev_n;
-	if (left > in->last_n && nonzero(prev + in->prev_n - (left - in->last_n), (size_t)(left - in->last_n)))
-		goto fail;
-	if (left && nonzero(last + (left > in->last_n ? 0 : in->last_n - left),
-			    left > in->last_n ? in->last_n : (size_t)left))
-		goto fail;
-	for (at = in->pos;;) {
-		ssize_t n = read(in->fd, in->buf, READ_BLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return slab_fail(&t->err, SLAB_ERR_IO, who(t), "read error at offset %llu: %s",
-					 (unsigned long long)at, strerror(errno));
-		if (n == 0)
-			return 0;
-		if (nonzero(in->buf, (size_t)n))
+	if (!in->seekable) {
+		/* A pipe: the bytes read and not consumed are the end of the last two blocks. */
+		last = (const unsigned char *)in->buf + (size_t)in->half * READ_BLOCK;
+		prev = (const unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
+		left = at < in->pos ? in->pos - at : 0;
+		/* More than two blocks unconsumed: libarchive peeked through reads of a few bytes
+		 * each (a pipe written a little at a time). Only its last two can be seen; the
+		 * rest of the input is read below. */
+		if (left > (uint64_t)in->last_n + in->prev_n)
+			left = (uint64_t)in->last_n + in->prev_n;
+		if (left > in->last_n && nonzero(prev + in->prev_n - (left - in->last_n), (size_t)(left - in->last_n)))
 			goto fail;
-		at += (uint64_t)n;
+		if (left && nonzero(last + (left > in->last_n ? 0 : in->last_n - left),
+				    left > in->last_n ? in->last_n : (size_t)left))
+			goto fail;
+		at = in->pos;
 	}
+	if ((r = zeros_to_end(t, &at)) <= 0)
+		return r;
 fail:
 	if (t->last_good)
 		return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
