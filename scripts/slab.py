@@ -1727,7 +1727,7 @@ class Loader:
     paths: .slab files, one dataset in this order (a plan from shuffle-plan must have been
       made for these files, in this order).
     plan: a plan file's path, or None for a plan made here as shuffle-plan would make it:
-      order ("sequential", "random" or "quasi"), window (quasi: live pages), seed, epoch,
+      order ("sequential", "random" or "quasi"), window (quasi alone: live pages, default 64), seed, epoch,
       rank and world_size (drop-last across ranks), start (resume at this position), and
       subset: None (every sample), or the samples to train on alone, without repacking
       (FFCV's indices=): global sample indexes (ints; file order, then index in the file)
@@ -1843,7 +1843,7 @@ class Loader:
                  size=(224, 224), crop="random-resized", flip=False, seed=None, epoch=None,
                  chw=False, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), drop_last=False,
                  ahead=None, release=False, verify=False, on_error="raise", ring=None,
-                 order="sequential", window=64, rank=0, world_size=1, start=0, subset=None,
+                 order="sequential", window=None, rank=0, world_size=1, start=0, subset=None,
                  memory=0, next_plans=(), cache_policy="belady",
                  max_pixels=MAX_IMAGE_PIXELS, max_scans=500, labels=None, center_ratio=1.0,
                  channels=None, alpha=None, background=None, resize="bilinear", disk=0,
@@ -1924,7 +1924,10 @@ class Loader:
             urls = any(is_url(p) for p in paths)
             ahead = 4 * (remote.get("connections") or 16) if urls else 16
         ahead = _int("ahead", ahead, 0, _U64)
-        window = _int("window", window, 1, _U64)
+        # as shuffle-plan --window: a quasi plan's, made here
+        if window is not None and (plan is not None or order != "quasi"):
+            raise ValueError("window applies to order='quasi' alone (a plan made here)")
+        window = 64 if window is None else _int("window", window, 1, _U64)
         rank = _int("rank", rank, 0, _U32)
         world_size = _int("world_size", world_size, 1, _U32)
         start = _int("start", start, 0, _U64)

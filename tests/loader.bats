@@ -315,7 +315,8 @@ except slab.SlabError as e:
 # the option named as given; a size past a float's range; names that are not str (a bare
 # str of fields was taken letter by letter: "no file has a field 'j'"); a flip of "no"
 for bad in (dict(disk="xx"), dict(memory="1" * 400 + ".5G"), dict(fields="jpg"),
-            dict(fields=[b"jpg"]), dict(image=b"jpg"), dict(labels=3), dict(flip="no")):
+            dict(fields=[b"jpg"]), dict(image=b"jpg"), dict(labels=3), dict(flip="no"),
+            dict(window=8)):
     try:
         run(**bad)
     except (TypeError, ValueError) as e:
@@ -333,4 +334,5 @@ PY
 	assert_line --index 7 "TypeError image must name a field (a str), not b'jpg'"
 	assert_line --index 8 "ValueError labels must be a field name such as 'cls', not 3"
 	assert_line --index 9 "TypeError flip must be True or False, not 'no'"
+	assert_line --index 10 "ValueError window applies to order='quasi' alone (a plan made here)"
 }

@@ -178,7 +178,7 @@ class Loader:
                  ratio: tuple[float, float] = ..., drop_last: bool = ...,
                  ahead: int | None = ..., release: bool = ..., verify: bool = ...,
                  on_error: Literal["raise", "skip"] = ..., ring: int | None = ...,
-                 order: Literal["sequential", "random", "quasi"] = ..., window: int = ...,
+                 order: Literal["sequential", "random", "quasi"] = ..., window: int | None = ...,
                  rank: int = ..., world_size: int = ..., start: int = ...,
                  subset: Iterable[int | str | bytes] | None = ..., memory: _Size = ...,
                  next_plans: _Path | Iterable[_Path] = ...,
