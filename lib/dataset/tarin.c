@@ -499,7 +499,7 @@ static int next_member(struct slab_tarin *t)
 
 		/* What is left of the member before (data not read, and its padding) is taken
 		 * first, so that the header read below is all the input it consumes. */
-		if (t->in_data && archive_read_data_skip(t->a) != ARCHIVE_OK)
+		if (t->in_data && archive_read_data_skip(t->a) < ARCHIVE_WARN)
 			return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
 		t->in_data = 0;
 		before = archive_filter_bytes(t->a, 0);
