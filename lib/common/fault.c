@@ -81,6 +81,11 @@ void slab_fault_begin(struct slab_fault *g)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+int slab_fault_guarded(void)
+{
+	return current != NULL;
+}
+
 void slab_fault_end(struct slab_fault *g)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -38,6 +38,10 @@ int slab_fault_setup(struct slab_err *e);
 void slab_fault_begin(struct slab_fault *g);
 void slab_fault_end(struct slab_fault *g);
 
+/* Is this thread inside a guard? A fault there returns to it: code called from inside one
+ * (a loader's worker, a walk) needs no guard of its own. */
+int slab_fault_guarded(void);
+
 /* The error after a fault at addr inside the mapping [base, base + size) of the file at
  * path: what the file is now (shorter than mapped: truncated while in use; else an I/O error),
  * and the offset. Returns SLAB_ERR_IO. */

@@ -56,11 +56,14 @@ static const char *who(const struct slab *s)
 /* ret = call, its reads of s's mapping guarded: a fault there (the file truncated while in
  * use, or a device that failed the read) sets ret to the error naming the file, where it
  * would have been SIGBUS. The call holds no lock and allocates nothing that the fault would
- * leave behind; the handler is installed when the reader opens. */
+ * leave behind; the handler is installed when the reader opens. Inside a guard already (a
+ * loader's worker, a plan walk) the call runs under that one, whose error names the file. */
 #define GUARDED(s, ret, call)							\
 	do {									\
 		struct slab_fault g_;						\
-		if (sigsetjmp(g_.jump, 0)) {					\
+		if (slab_fault_guarded()) {					\
+			(ret) = (call);						\
+		} else if (sigsetjmp(g_.jump, 0)) {				\
 			(ret) = slab_fault_files(&(s), 1, g_.addr, &(s)->err);	\
 		} else {							\
 			slab_fault_begin(&g_);					\
