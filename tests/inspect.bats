@@ -284,6 +284,15 @@ PY
 	assert_output --partial "inspect: refusing to write a tar to a terminal"
 }
 
+@test "--tar and --list into a reader that stops early, SIGPIPE ignored: a quiet stop, exit 0" {
+	mkwds --count 50 -o big.tar
+	pack -q -o big.slab big.tar
+	for mode in --tar --list; do
+		run -0 --separate-stderr bash -c "trap '' PIPE; inspect $mode big.slab | head -c 1 >/dev/null; exit \${PIPESTATUS[0]}"
+		assert_equal "$stderr" ""
+	done
+}
+
 @test "--tar gives back the members in their original order with their bytes" {
 	small_slab
 	inspect --tar small.slab > back.tar

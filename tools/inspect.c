@@ -552,6 +552,12 @@ static int tar_all(char **paths, int n)
 		goto out;
 	}
 	if (slab_tarout_export(t, STDOUT_FILENO, sets, (size_t)n) < 0) {
+		/* A reader that stops early (SIGPIPE ignored: the write says EPIPE) is not an
+		 * error, as with the other modes and prefetch --emit: we stop. */
+		if (slab_tarout_errno(t) == EPIPE) {
+			ret = SLAB_EXIT_OK;
+			goto out;
+		}
 		/* The output's failures say so; the input's (a file truncated under the stream,
 		 * a URL that fails) have no errno of the output's and name the file themselves. */
 		if (slab_tarout_errno(t))
