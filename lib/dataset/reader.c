@@ -333,6 +333,25 @@ int slab_is_url(const char *name)
 	return slab_net_is_url(name);
 }
 
+/* The name messages give s, before it opens. */
+static int set_name(struct slab *s, const char *name)
+{
+	if (s->base)
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
+	free(s->name);
+	s->name = strdup(name);
+	if (!s->name)
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, name, "out of memory");
+	return 0;
+}
+
+int slab_open_named(struct slab *s, const char *path, const char *name)
+{
+	int ret = set_name(s, name);
+
+	return ret < 0 ? ret : map_open(s, path);
+}
+
 int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o)
 {
 	struct slab_remote_options opt;
@@ -340,12 +359,8 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	const char *local;
 	int ret;
 
-	if (s->base)
-		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
-	free(s->name);
-	s->name = strdup(name);
-	if (!s->name)
-		return slab_fail(&s->err, SLAB_ERR_NOMEM, name, "out of memory");
+	if ((ret = set_name(s, name)) < 0)
+		return ret;
 	if (!slab_net_is_url(name))
 		return map_open(s, name);
 	memset(&opt, 0, sizeof(opt));

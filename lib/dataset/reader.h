@@ -14,6 +14,10 @@ int slab_shrunk(const struct slab *s, uint64_t *now);
 
 struct slab_err;
 
+/* slab_open() of the local file at path, its messages naming it as name (a URL's cache
+ * file under the URL). */
+int slab_open_named(struct slab *s, const char *path, const char *name);
+
 /* After a fault at addr reading the mapping of one of files[0 .. n): the error in *e naming
  * the file (slab_fault_fail(): truncated while in use, or an I/O error), or a general one
  * when addr is in none of them. Returns SLAB_ERR_IO. */

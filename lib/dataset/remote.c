@@ -408,19 +408,12 @@ static int check_meta(struct slab_remote *r, struct slab_err *err)
 {
 	struct slab *s = slab_new();
 	unsigned char head[32], tr[SLAB_TRAILER_SIZE];
-	void *map;
 	int rc;
 
 	if (!s)
 		return slab_fail(err, SLAB_ERR_NOMEM, slab_net_url(r->net), "out of memory");
 	/* Opened under the URL's name: a damaged object is the URL's, not the cache file's. */
-	map = mmap(NULL, (size_t)r->size, PROT_READ, MAP_SHARED, r->data_fd, 0);
-	if (map == MAP_FAILED) {
-		slab_close(s);
-		return slab_fail(err, SLAB_ERR_IO, slab_net_url(r->net), "cache file '%s': mmap: %s",
-				 r->data_path, strerror(errno));
-	}
-	rc = slab_open_mem(s, map, (size_t)r->size, slab_net_url(r->net));
+	rc = slab_open_named(s, r->data_path, slab_net_url(r->net));
 	if (rc < 0) {
 		slab_fail_from(err, rc, slab_error(s));
 	} else {
@@ -432,7 +425,6 @@ static int check_meta(struct slab_remote *r, struct slab_err *err)
 				       "page count does not fit the file");
 	}
 	slab_close(s);
-	munmap(map, (size_t)r->size);
 	return rc;
 }
 
