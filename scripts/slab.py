@@ -119,7 +119,7 @@ class SlabError(Exception):
 
 LIBSLAB_MAJOR = 0               # the slab.h major version this module is written against
 SLAB_ERR_IO = -1                # from a reader's accessors: the file could not be read (a
-                                # fault: truncated while in use), redone in pure code at a risk
+                                # fault: truncated while in use), not to be read again in Python
 SLAB_ERR_NOTFOUND = -5
 
 
@@ -2189,30 +2189,24 @@ def main(argv):
         print(USAGE, file=sys.stderr)
         return 2
     status = 0
-    for p in paths:
-        try:
-            f = SlabFile(p, check_table=verify)
-            if verify:
-                f.verify()
-            line = "%s: %d samples, fields %s, page size %d%s" % (
-                p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
-            f.close()
-        except (SlabError, OSError) as e:
-            print("slab.py: %s" % e, file=sys.stderr)
-            status = 1
-            continue
-        # A failing standard output is not this file's fault: it ends the run, once.
-        try:
-            print(line)
-        except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return status
-        except OSError as e:
-            print("slab.py: write error: %s" % e.strerror, file=sys.stderr)
-            return 1
+    # A failing standard output is not a file's fault: it ends the run, once.
     try:
+        for p in paths:
+            try:
+                f = SlabFile(p, check_table=verify)
+                if verify:
+                    f.verify()
+                line = "%s: %d samples, fields %s, page size %d%s" % (
+                    p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
+                f.close()
+            except (SlabError, OSError) as e:
+                print("slab.py: %s" % e, file=sys.stderr)
+                status = 1
+                continue
+            print(line)
         sys.stdout.flush()
     except BrokenPipeError:
+        # the reader has had enough: stop quietly (and leave the exit's flush nothing to fail)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except OSError as e:
         print("slab.py: write error: %s" % e.strerror, file=sys.stderr)

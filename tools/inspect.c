@@ -671,7 +671,7 @@ int main(int argc, char **argv)
 			if (!json && i > optind)
 				putchar('\n');
 			r = json ? summary_json(s, path, &j) : summary_text(s, path);
-			json_done = json && (r == 0 || argc - optind > 1);
+			json_done |= json && r == 0;
 			break;
 		case MODE_LIST:
 			if (json)

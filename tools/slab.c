@@ -101,7 +101,7 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 	char self[PATH_MAX], path[PATH_MAX + 64], name[64];
 	char **argv = calloc((size_t)nargs + 2, sizeof(*argv));
 	ssize_t len;
-	int err, r;
+	int err, r, found = 0;
 
 	if (argv == NULL) {
 		cli_error("out of memory");
@@ -122,7 +122,8 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 				argv[0] = name;
 				if (r > 0)
 					execv(path, argv);
-				goto found_fail;
+				found = 1;
+				goto fail;
 			}
 			/* The build tree names the tools pack, inspect ...: it is the build tree
 			 * when libslab-tools.a (built there, never installed) is beside bin/, and
@@ -134,7 +135,8 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 					argv[0] = (char *)t->name;
 					if (r > 0)
 						execv(path, argv);
-					goto found_fail;
+					found = 1;
+					goto fail;
 				}
 			}
 		}
@@ -142,20 +144,16 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 	argv[0] = name;
 	snprintf(path, sizeof(path), "%s", name);
 	execvp(name, argv);
+fail:
 	err = errno;
 	free(argv);
-	if (err == ENOENT) {
+	/* A tool found that does not run (not executable, or a bad interpreter: ENOENT from
+	 * execv of a file that exists) is 126, as a shell says, not "not installed". */
+	if (err == ENOENT && !found) {
 		cli_error("'%s' is not installed (neither beside '%s' nor on PATH)", name,
 			  len > 0 ? self : cli_progname());
 		return 127;
 	}
-	cli_error("'%s': %s", path, strerror(err));
-	return 126;
-found_fail:
-	/* The tool is there but does not run (not executable, or a bad interpreter: ENOENT
-	 * from execv of a file that exists): 126, as a shell says, not "not installed". */
-	err = errno;
-	free(argv);
 	cli_error("'%s': %s", path, strerror(err));
 	return 126;
 }

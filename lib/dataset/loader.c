@@ -530,15 +530,20 @@ static void *worker_main(void *arg)
 
 /* ---- read-ahead and release --------------------------------------------------------------- */
 
+/* The plan position batch k starts at (the plan's end for k past the last batch). */
+static uint64_t batch_start(const struct slab_loader *l, uint64_t k)
+{
+	return k >= l->nbatches ? l->plan->n : k * l->o.batch;
+}
+
 /* How far the walk may go (it hands out entries below this): without release, up to the
  * first batch no worker has taken, so the window is the pages the next batches need; with
  * release or a memory budget, up to the first batch the consumer still holds, so a page is
  * dropped only once nothing handed out points into it (and not before a worker read it). */
 static uint64_t walk_gate(const struct slab_loader *l)
 {
-	uint64_t k = l->o.release || l->o.memory || l->o.disk ? l->released_upto : l->next_claim;
-
-	return k >= l->nbatches ? l->plan->n : k * l->o.batch;
+	return batch_start(l, l->o.release || l->o.memory || l->o.disk ? l->released_upto
+								       : l->next_claim);
 }
 
 static void *walker_main(void *arg)
@@ -897,8 +902,7 @@ static void stop_threads(struct slab_loader *l)
 	/* Closed early with release: the pages the workers read for batches not handed out go
 	 * with the walk's window (not in a child, whose parent still reads them). */
 	if (l->plan && !child)
-		slab_follow_drop_ahead(l->walk, l->next_claim >= l->nbatches ? l->plan->n
-					       : l->next_claim * l->o.batch);
+		slab_follow_drop_ahead(l->walk, batch_start(l, l->next_claim));
 	slab_follow_close(l->walk);
 	l->walk = NULL;
 }

@@ -332,18 +332,19 @@ static int zeros_to_end(struct slab_tarin *t, uint64_t *at)
 static int trailing_data(struct slab_tarin *t)
 {
 	struct input *in = t->in;
-	uint64_t at, left;
+	uint64_t end, at, left;
 	const unsigned char *last, *prev;
 	int r;
 
 	if (!in)
 		return 0;
-	at = in->start + (uint64_t)archive_filter_bytes(t->a, -1);
+	/* Where libarchive stopped reading the input; at: where the check is. */
+	at = end = in->start + (uint64_t)archive_filter_bytes(t->a, -1);
 	if (!in->seekable) {
 		/* A pipe: the bytes read and not consumed are the end of the last two blocks. */
 		last = (const unsigned char *)in->buf + (size_t)in->half * READ_BLOCK;
 		prev = (const unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
-		left = at < in->pos ? in->pos - at : 0;
+		left = end < in->pos ? in->pos - end : 0;
 		/* More than two blocks unconsumed: libarchive peeked through reads of a few bytes
 		 * each (a pipe written a little at a time). Only its last two can be seen; the
 		 * rest of the input is read below. */
@@ -363,7 +364,7 @@ fail:
 		return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
 				 "truncated or corrupt archive: data after the end of its last %s stream%s%llu, not read (last good member '%s' at offset %llu)",
 				 archive_filter_name(t->a, 0), in->seekable ? " at offset " : ", near offset ",
-				 (unsigned long long)(in->seekable ? at : in->start + (uint64_t)archive_filter_bytes(t->a, -1)),
+				 (unsigned long long)(in->seekable ? at : end),
 				 t->last_good, (unsigned long long)t->last_good_offset);
 	return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
 			 "truncated or corrupt archive: data after the end of its last %s stream, not read (no good member before it)",
