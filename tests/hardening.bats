@@ -78,6 +78,18 @@ truncate_emit() {
 	done
 }
 
+# cut_on_open WHEN CMD...: CMD on cut.slab, a fresh copy of one.slab that the preloaded shim
+# (tests/fault/truncmap.c) cuts to 4096 bytes at the reader's madvise WHEN (random, normal,
+# random:2): exit 1 and one line, CMD's name and $want (the message naming the file).
+cut_on_open() {
+	local when=$1
+	shift
+	cp one.slab cut.slab
+	run -1 --separate-stderr env LD_PRELOAD="$SLAB_BUILD/lib/truncmap.so" TRUNCMAP=cut.slab:4096:$when "$@"
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "$stderr" =~ ^$1:\ $want$ ]] || fail "$*: $stderr"
+}
+
 # The file truncated while it is opened (tests/fault/truncmap.c, preloaded, cuts it at the
 # reader's madvise before the table is read and checked, or after, before prefetch --emit
 # checks every key): an error naming it, exit 1 or SlabError, never SIGBUS.
@@ -89,26 +101,19 @@ truncate_emit() {
 	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
 	for cmd in "inspect cut.slab" "shuffle-plan -o x.plan cut.slab" "prefetch --plan p.plan cut.slab" \
 		"prefetch --plan p.plan --emit --emit-format raw cut.slab"; do
-		cp one.slab cut.slab
 		# shellcheck disable=SC2086
-		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random $cmd
-		assert_equal "${#stderr_lines[@]}" 1
-		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+		cut_on_open random $cmd
 	done
 	# after the open's checks: before the stream's walk over every key, shuffle-plan's quasi
 	# plan making; and (the second madvise to random) the walk's pass over the plan
 	for cmd in "prefetch --plan p.plan --emit --emit-format tar cut.slab" \
 		"shuffle-plan --mode quasi -o x.plan cut.slab"; do
-		cp one.slab cut.slab
 		# shellcheck disable=SC2086
-		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal $cmd
-		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+		cut_on_open normal $cmd
 	done
 	for cmd in "prefetch --plan p.plan cut.slab" "prefetch --plan p.plan --emit --emit-format raw cut.slab"; do
-		cp one.slab cut.slab
 		# shellcheck disable=SC2086
-		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:random:2 $cmd
-		[[ "$stderr" =~ ^prefetch:\ $want$ ]] || fail "$cmd: $stderr"
+		cut_on_open random:2 $cmd
 	done
 	need_libslab
 	cp one.slab cut.slab
@@ -149,11 +154,8 @@ PY
 		"inspect --list --json cut.slab" "inspect --verify cut.slab" "inspect --get a000005 cut.slab" \
 		"inspect --get #5 cut.slab" "shuffle-plan --stats --mode random cut.slab" \
 		"shuffle-plan --mode random --subset keys.txt -o y.plan cut.slab"; do
-		cp one.slab cut.slab
 		# shellcheck disable=SC2086
-		run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:normal $cmd
-		assert_equal "${#stderr_lines[@]}" 1
-		[[ "$stderr" =~ ^[a-z-]+:\ $want$ ]] || fail "$cmd: $stderr"
+		cut_on_open normal $cmd
 	done
 	# the files after it still get their turn
 	cp one.slab cut.slab
