@@ -78,6 +78,16 @@ truncate_emit() {
 	done
 }
 
+# setup_cut: setup_data, and for the truncation tests: shim (the preloaded shim; the test
+# skips without it), size (one.slab's) and want (the message naming cut.slab cut to 4096).
+setup_cut() {
+	shim="$SLAB_BUILD/lib/truncmap.so"
+	[ -f "$shim" ] || skip "no $shim (sanitizer builds do not build the preloaded shims)"
+	setup_data
+	size=$(stat -c %s one.slab)
+	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
+}
+
 # cut_on_open WHEN CMD...: CMD on cut.slab, a fresh copy of one.slab that the preloaded shim
 # (tests/fault/truncmap.c) cuts to 4096 bytes at the reader's madvise WHEN (random, normal,
 # random:2): exit 1 and one line, CMD's name and $want (the message naming the file).
@@ -85,7 +95,7 @@ cut_on_open() {
 	local when=$1
 	shift
 	cp one.slab cut.slab
-	run -1 --separate-stderr env LD_PRELOAD="$SLAB_BUILD/lib/truncmap.so" TRUNCMAP=cut.slab:4096:$when "$@"
+	run -1 --separate-stderr env LD_PRELOAD="$shim" TRUNCMAP=cut.slab:4096:$when "$@"
 	assert_equal "${#stderr_lines[@]}" 1
 	[[ "$stderr" =~ ^$1:\ $want$ ]] || fail "$*: $stderr"
 }
@@ -94,11 +104,7 @@ cut_on_open() {
 # reader's madvise before the table is read and checked, or after, before prefetch --emit
 # checks every key): an error naming it, exit 1 or SlabError, never SIGBUS.
 @test "a file truncated while it is opened: inspect, shuffle-plan, prefetch and the Loader say so, no SIGBUS" {
-	local shim="$SLAB_BUILD/lib/truncmap.so"
-	[ -f "$shim" ] || skip "no $shim (sanitizer builds do not build the preloaded shims)"
-	setup_data
-	size=$(stat -c %s one.slab)
-	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
+	setup_cut
 	for cmd in "inspect cut.slab" "shuffle-plan -o x.plan cut.slab" "prefetch --plan p.plan cut.slab" \
 		"prefetch --plan p.plan --emit --emit-format raw cut.slab"; do
 		# shellcheck disable=SC2086
@@ -144,11 +150,7 @@ PY
 # key lines, slab.SlabFile and the Loader's subset keys read the table through libslab's
 # guarded accessors: an error naming the file, never SIGBUS.
 @test "a file truncated after it is opened: inspect's modes, shuffle-plan --stats and key lookups say so, no SIGBUS" {
-	local shim="$SLAB_BUILD/lib/truncmap.so"
-	[ -f "$shim" ] || skip "no $shim (sanitizer builds do not build the preloaded shims)"
-	setup_data
-	size=$(stat -c %s one.slab)
-	want="'cut.slab': cannot read offset [0-9]+: the file is 4096 bytes now, $size when it was opened \\(truncated while in use\\)"
+	setup_cut
 	printf 'key:a000003\nkey:a000007\n' >keys.txt
 	for cmd in "inspect cut.slab" "inspect --json cut.slab" "inspect --list cut.slab" \
 		"inspect --list --json cut.slab" "inspect --verify cut.slab" "inspect --get a000005 cut.slab" \
