@@ -342,7 +342,14 @@ PY
 
 @test "an empty input gives an empty, valid dataset" {
 	: > empty.tar
-	run -0 pack -q -o e.slab empty.tar
+	run -0 --separate-stderr pack -q -o e.slab empty.tar
+	assert_equal "$stderr" "pack: warning: 'empty.tar': the input is empty (0 bytes): it adds no samples"
+	# A pipe whose producer wrote nothing warns too; a tar of no members does not.
+	run -0 --separate-stderr pack -q -o p.slab - < /dev/null
+	assert_equal "$stderr" "pack: warning: '(stdin)': the input is empty (0 bytes): it adds no samples"
+	tar -cf none.tar --files-from /dev/null
+	run -0 --separate-stderr pack -q -o n.slab none.tar
+	assert_equal "$stderr" ""
 	run -0 inspect --verify e.slab
 	run -0 inspect --list e.slab
 	assert_output ""

@@ -512,6 +512,9 @@ static int next_member(struct slab_tarin *t)
 			t->eof = 1;
 			/* libarchive ends a tar at a header boundary without its end-of-archive
 			 * blocks ("some writers omit them"), where a cut input ends too: say so. */
+			/* Not a byte: a producer upstream that failed (curl -f) looks the same. */
+			if (!t->st.members && archive_filter_bytes(t->a, -1) == 0)
+				slab_fail(&t->warning, 0, who(t), "the input is empty (0 bytes): it adds no samples");
 			if (t->st.members && archive_filter_bytes(t->a, 0) - before < 512) {
 				if (t->last_good)
 					slab_fail(&t->warning, 0, who(t), "no end-of-archive blocks after member '%s' (its header at offset %llu): the input may have been cut short there",
