@@ -551,6 +551,12 @@ EOF
 	run inspect --no-sign-request --list s3://bkt/d.slab
 	assert_failure 1
 	assert_output --regexp "^inspect: 's3://bkt/d.slab': HTTP 40[03]"
+	refute_output --partial "sent unsigned"
+	# unsigned for want of credentials: the refusal says where there were none
+	(unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY; HOME=$PWD/nohome run inspect --list s3://bkt/d.slab
+	 assert_failure 1
+	 assert_output --regexp "^inspect: 's3://bkt/d.slab': HTTP 40[03]( .*)? \\(sent unsigned: no credentials for profile 'default' in the environment, '$PWD/nohome/.aws/credentials' or '$PWD/nohome/.aws/config'\\)$"
+	 [ "${#lines[@]}" -eq 1 ])
 	# a failed upload is aborted: nothing appears
 	printf 'not a tar at all, and longer than one block of a tar is: %0600d' 0 >bad.tar
 	run pack -q -o s3://bkt/bad.slab bad.tar
@@ -571,7 +577,7 @@ EOF
 	printf '[default]\naws_access_key_id = nobody:none\naws_secret_access_key = wrong\n\n[train]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
 		"$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$HOME/.aws/credentials"
 	printf '[profile train]\nregion = us-east-1\n' >"$HOME/.aws/config"
-	endpoint=$AWS_ENDPOINT_URL
+	endpoint=$AWS_ENDPOINT_URL key=$AWS_ACCESS_KEY_ID secret=$AWS_SECRET_ACCESS_KEY
 	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_ENDPOINT_URL AWS_REGION
 	inspect --list www/d.slab >list.local
 	run inspect --s3-endpoint "$endpoint" --list s3://bkt/d.slab
@@ -582,6 +588,10 @@ EOF
 	run inspect --s3-endpoint "$endpoint" --profile nosuch --list s3://bkt/d.slab
 	assert_failure 1
 	assert_output --partial "nosuch"
+	# a credentials file that starts with a UTF-8 byte order mark (Windows editors)
+	printf '\357\273\277[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
+		"$key" "$secret" >"$HOME/.aws/credentials"
+	inspect --s3-endpoint "$endpoint" --list s3://bkt/d.slab | cmp - list.local
 }
 
 @test "slab.Loader reads s3:// with endpoint= and a local cache budget" {

@@ -295,6 +295,9 @@ static int load_text(const char *path, char **out)
 	}
 	close(fd);
 	p[len] = '\0';
+	/* A UTF-8 byte order mark, as some Windows editors write: not part of the first line. */
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		memmove(p, p + 3, len - 2);
 	*out = p;
 	return 0;
 }
@@ -419,6 +422,7 @@ struct slab_net_object {
 	char *req;                      /* what requests go to (S3: endpoint, bucket, key) */
 	int s3;
 	char *sigv4;                    /* "aws:amz:REGION:s3"; NULL: unsigned */
+	char *unsigned_why;             /* unsigned for want of credentials: where none were */
 	char *key_id, *secret;
 	char *token_hdr;                /* "x-amz-security-token: ..." or NULL */
 	char *region;
@@ -701,6 +705,14 @@ static int resolve_s3(struct slab_net_object *o, const struct slab_net_config *c
 		}
 		if (!o->sigv4)
 			goto nomem;
+	} else if (!cf->anonymous) {
+		struct sbuf b = { 0 };
+
+		sb_printf(&b, "no credentials for profile '%s' in the environment, '%s' or '%s'",
+			  profile, cred_path ? cred_path : "~/.aws/credentials",
+			  conf_path ? conf_path : "~/.aws/config");
+		if (!(o->unsigned_why = sb_take(&b)))
+			goto nomem;
 	}
 	ret = s3_request_url(o, endpoint, bucket, slash + 1, addressing, err);
 	goto out;
@@ -839,6 +851,7 @@ void slab_net_close(struct slab_net_object *o)
 	free(o->shown);
 	free(o->req);
 	free(o->sigv4);
+	free(o->unsigned_why);
 	free(o->key_id);
 	free(o->secret);
 	free(o->token_hdr);
@@ -955,6 +968,7 @@ struct xfer {
 	int check_error_body;           /* CompleteMultipartUpload: a 200 may hold an <Error> */
 	int stream;                     /* no total timeout and no stall limit (a slow writer) */
 	atomic_int *stop;               /* set: cut the transfer off */
+	const char *unsigned_why;       /* attempt(): the object's, for http_failure() */
 
 	long status;
 	int has_etag, etag_long;
@@ -1027,13 +1041,18 @@ static int http_failure(struct xfer *x)
 {
 	char code[96] = "", msg[320] = "";
 	int retry = retryable_status(x->status);
+	/* A refusal of a request sent unsigned for want of credentials says where none were
+	 * (S3 says 403 AccessDenied; some servers 400 or 401). */
+	const char *why = x->unsigned_why && x->status >= 400 && x->status <= 403 ?
+			  x->unsigned_why : NULL;
 
 	xml_tag(x->small, "Code", code, sizeof(code));
 	if (!retry && x->status != 404)
 		xml_tag(x->small, "Message", msg, sizeof(msg));
 	return set_why(x, retry ? XF_RETRY : XF_FATAL,
-		       x->status == 404 ? SLAB_ERR_NOTFOUND : SLAB_ERR_IO, "HTTP %ld%s%s%s%s",
-		       x->status, *code ? " " : "", code, *msg ? ": " : "", msg);
+		       x->status == 404 ? SLAB_ERR_NOTFOUND : SLAB_ERR_IO, "HTTP %ld%s%s%s%s%s%s%s",
+		       x->status, *code ? " " : "", code, *msg ? ": " : "", msg,
+		       why ? " (sent unsigned: " : "", why ? why : "", why ? ")" : "");
 }
 
 static int parse_u64(const char *s, const char **end, uint64_t *v)
@@ -1345,6 +1364,7 @@ static int attempt(struct slab_net_object *o, struct conn *cn, struct xfer *x, d
 	int r;
 
 	xfer_clear(x);
+	x->unsigned_why = o->unsigned_why;
 	if (deadline > 0 && left < 1)
 		left = 1;
 	curl_easy_reset(h);
