@@ -447,6 +447,34 @@ prefetch: 'd': is a directory"
 	done
 }
 
+# The fixed policy over a random plan: a page outside the set goes when it leaves the window,
+# not at its last use (a random plan's pages are all in use until near its end: the whole file).
+@test "--memory with --cache-policy fixed holds the budget over a random plan" {
+	need_shuffle_plan
+	mkwds --count 1200 --seed 5 --jpeg-bytes 12K:24K -o a.tar
+	pack -q --page-size 64K -o f.slab a.tar
+	shuffle-plan -q --mode random --seed 4 -o r.plan f.slab
+	for pol in fixed belady; do
+		evicted f.slab
+		# Half the stream read, the rest waiting in prefetch: the cache holds the 2 MiB
+		# budget, the window and what the pipe holds (at most about 1 MiB), of 21 MiB.
+		prefetch -q --plan r.plan --emit --emit-format raw --memory 2M --cache-policy $pol \
+			--ahead 2 f.slab | python3 -c '
+import subprocess, sys
+data = sys.stdin.buffer
+total = 0
+while total < int(sys.argv[1]) // 2:
+    total += len(data.read(65536))
+p = subprocess.run(["prefetch", "--json", sys.argv[2]], capture_output=True, text=True, check=True)
+open(sys.argv[3], "w").write(p.stdout)
+while data.read(65536):
+    pass' "$(filesize f.slab)" f.slab half.json
+		pct=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["files"][0]["percent"])' half.json)
+		python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 20 else 1)' "$pct" ||
+			fail "$pol: $pct% of f.slab resident half way with a budget of 2 MiB"
+	done
+}
+
 @test "the plan may come from standard input" {
 	need_shuffle_plan
 	dataset

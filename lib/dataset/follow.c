@@ -120,6 +120,7 @@ struct slab_follow {
 	uint64_t *heap, *hpos, *hkey, nheap;
 	uint64_t kept_bytes, win_bytes, fixed_bytes, fixed_cap;
 	unsigned char *fixed;   /* SLAB_CACHE_FIXED: the page is one of the set */
+	unsigned char *quasi;   /* plan k is quasi: the set's room counts its live pages */
 
 	/* URLs: remote[i] when file i is read through the local cache; punch: the budget is
 	 * the local cache's (options.disk), and a page dropped leaves it. */
@@ -756,10 +757,12 @@ static int budget_out(struct slab_follow *f, uint64_t g, uint64_t e)
 	if (next == NONE)
 		next = NONE - 1;
 	if (f->o.policy == SLAB_CACHE_FIXED) {
-		/* Any other page stays until its last use in this epoch (a quasi plan comes
-		 * back to its live pages), as release would keep it. */
+		/* Any other page of a quasi plan stays until its last use in this epoch (the
+		 * plan comes back to its live pages, which the set leaves room for), as
+		 * release would keep it; of another plan it goes (kept until its last use, a
+		 * random plan's would be the whole file). */
 		if (!fixed_take(f, g, b))
-			return next < f->ends[f->epoch] ? 0 : release(f, g);
+			return next < f->ends[f->epoch] && f->quasi[f->epoch] ? 0 : release(f, g);
 	} else {
 		/* Room is made by dropping the kept pages needed latest, while they are needed
 		 * later than g; if g is needed latest, g goes. */
@@ -1051,12 +1054,14 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		return ret;
 	f->ends = calloc(nplans, sizeof(*f->ends));
 	f->starts = calloc(nplans, sizeof(*f->starts));
-	if (!f->ends || !f->starts)
+	f->quasi = calloc(nplans, 1);
+	if (!f->ends || !f->starts || !f->quasi)
 		goto nomem;
 	f->nplans = nplans;
 	for (size_t k = 0; k < nplans; k++) {
 		f->ends[k] = (k ? f->ends[k - 1] : 0) + plans[k]->n;
 		f->starts[k] = plans[k]->start;
+		f->quasi[k] = slab_plan_params(plans[k])->mode == SLAB_PLAN_QUASI;
 	}
 	if (nplans == 1) {
 		plan = plans[0];
@@ -1419,6 +1424,7 @@ static void follow_clear(struct slab_follow *f)
 	free(f->hpos);
 	free(f->hkey);
 	free(f->fixed);
+	free(f->quasi);
 	{
 		struct slab_err keep = f->err;
 
