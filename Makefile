@@ -29,6 +29,10 @@ LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
+# Run after install and uninstall into the system itself (no DESTDIR), so that the run-time
+# linker finds libslab.so.0 in LIBDIR (/usr/local/lib is searched through its cache only);
+# LDCONFIG= skips it. Its failure (not root) is not install's.
+LDCONFIG ?= ldconfig
 
 # BUILD is the object folder: build/ normally, build/asan for the sanitizer run.
 BUILD   ?= build
@@ -304,10 +308,20 @@ MAN_XREF_SED = $(foreach t,$(INST_TOOLS),\
 # libarchive's do), so that pkg-config --define-variable=prefix=DIR finds a staged tree.
 pc_dir = $(if $(filter $(PREFIX),$(1)),$${prefix},$(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1)))
 
+# The places install and uninstall write to: none may have a space (mk/places.mk). The parts
+# (install-completions, install-python) check them all too, so that nothing is done when one
+# has.
+INSTALL_PLACES = DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR BASHCOMPDIR PYTHON_SITE
+
+# ldconfig after a change to the system's libraries: not into a DESTDIR (a package build's
+# staging tree: the package's own trigger runs it where it is installed).
+run_ldconfig = $(if $(DESTDIR),,$(if $(LDCONFIG),$(LDCONFIG) 2>/dev/null || true))
+
 ## install: install the tools (as slab-pack ...), the front slab, the man pages, slab.h,
 ## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
-## override the places)
+## override the places), then ldconfig when there is no DESTDIR (LDCONFIG= skips it)
 install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
+	$(call no_space,$(INSTALL_PLACES))
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
@@ -334,14 +348,17 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
 			exit 1; \
 	done
 	chmod 644 $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
+	$(run_ldconfig)
 
 ## uninstall: remove what install put there
 uninstall: uninstall-completions uninstall-python
+	$(call no_space,$(INSTALL_PLACES))
 	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(INST_PAGES))
+	$(run_ldconfig)
 
 # Bash completions, generated from each tool's --help (mk/completion.mk).
 include mk/completion.mk

@@ -16,6 +16,8 @@ Q       ?= @
 # Where bash-completion (2.x) looks for a command's completion when it is first completed.
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
+include $(dir $(lastword $(MAKEFILE_LIST)))places.mk
+
 ifeq ($(strip $(TOOLS)),)
 $(error mk/completion.mk: TOOLS is empty: include it after the Makefile sets TOOLS)
 endif
@@ -42,11 +44,13 @@ $(COMPLETION_DIR)/.stamp: $(TOOLS) scripts/mkcompletions mk/completion.mk
 ## install-completions: install them into DESTDIR/PREFIX/share/bash-completion/completions
 ## (BASHCOMPDIR overrides the place; part of install)
 install-completions: completions
+	$(call no_space,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 $(COMPLETIONS) $(DESTDIR)$(BASHCOMPDIR)
 
 ## uninstall-completions: remove them (part of uninstall)
 uninstall-completions:
+	$(call no_space,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETIONS)))
 
 endif

@@ -18,6 +18,7 @@ ifndef SLAB_PYTHON_MK
 SLAB_PYTHON_MK := 1
 # Included anywhere, this file leaves make's default goal as it was (all).
 python_mk_goal := $(.DEFAULT_GOAL)
+include $(dir $(lastword $(MAKEFILE_LIST)))places.mk
 
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PY_SITE_CODE = import os, sys, sysconfig; \
@@ -39,6 +40,7 @@ py_site_known = $(if $(PYTHON_SITE),,$(error $@: no site folder from $(PYTHON) (
 ## install-python: install the Python package slab where the system python3 imports it
 ## (DESTDIR, PREFIX; PYTHON_SITE overrides the place), its libslab the one in LIBDIR
 install-python:
+	$(call no_space,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
 	$(py_site_known)
 	install -d $(PY_PKG_DIR)
 	install -m 644 $(addprefix python/slab/,$(PY_PKG_FILES)) $(PY_PKG_DIR)
@@ -49,6 +51,7 @@ install-python:
 
 ## uninstall-python: remove what install-python put there (and Python's __pycache__ of it)
 uninstall-python:
+	$(call no_space,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
 	$(py_site_known)
 	rm -f $(addprefix $(PY_PKG_DIR)/,$(PY_PKG_FILES) _paths.py)
 	rm -rf $(PY_PKG_DIR)/__pycache__

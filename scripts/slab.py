@@ -17,7 +17,8 @@ read-only mapping of the file: nothing is copied until you copy it.
 
 Command line: `python3 slab.py FILE...` (or `python3 -m slab FILE...`) prints each file's
 summary; `--verify` also checks the whole file as inspect --verify does, every CRC-32C
-included (slow in pure Python: meant for tests, not for training).
+included (slow in pure Python: meant for tests, not for training); `--version` prints
+slab.__version__, slab's version (slab.h's, the tools' and the package metadata's).
 
 One file, or a package: this file is the whole reader, and can be copied alone. It is also
 the package slab's __init__.py (python/slab/: with __main__.py, and __init__.pyi and
@@ -117,6 +118,7 @@ class SlabError(Exception):
 
 # ---- libslab through ctypes ------------------------------------------------------------------
 
+__version__ = "0.1.0"           # slab's version: slab.h's SLAB_VERSION_* (tests/pypkg.bats)
 LIBSLAB_MAJOR = 0               # the slab.h major version this module is written against
 SLAB_ERR_IO = -1                # from a reader's accessors: the file could not be read (a
                                 # fault: truncated while in use), not to be read again in Python
@@ -1235,11 +1237,11 @@ def _subset_globals(lib, dataset, subset):
     return out
 
 
-USAGE = "usage: slab.py [--verify] [--] FILE..."
+USAGE = "usage: slab.py [--verify] [--] FILE...\n       slab.py --version"
 HELP = USAGE + """
 
 Print each .slab file's summary; with --verify, check the whole file as inspect --verify
-does, every CRC-32C included.
+does, every CRC-32C included. --version prints the module's version (slab.__version__).
 
 libslab.so, when found, makes the checks (much faster); else Python does. Looked for in this
 order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), the package's own
@@ -2169,10 +2171,13 @@ class Loader:
         self._owner = None
 
 
-def main(argv):
+def _main(argv, state):
     if "--help" in argv or "-h" in argv:
         print(HELP % LIBSLAB_MAJOR, end="")
         print("Reading through: %s (%s)" % (backend, backend_reason))
+        return 0
+    if "--version" in argv[:argv.index("--") if "--" in argv else len(argv)]:
+        print("slab.py (slab) %s" % __version__)
         return 0
     verify, paths, options = False, [], True
     for a in argv:
@@ -2188,30 +2193,37 @@ def main(argv):
     if not paths:
         print(USAGE, file=sys.stderr)
         return 2
-    status = 0
-    # A failing standard output is not a file's fault: it ends the run, once.
+    for p in paths:
+        try:
+            f = SlabFile(p, check_table=verify)
+            if verify:
+                f.verify()
+            line = "%s: %d samples, fields %s, page size %d%s" % (
+                p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
+            f.close()
+        except (SlabError, OSError) as e:
+            print("slab.py: %s" % e, file=sys.stderr)
+            state["status"] = 1
+            continue
+        print(line)
+    return state["status"]
+
+
+def main(argv):
+    # A failing standard output is not a file's fault: it ends the run, once (--help and
+    # --version too).
+    state = {"status": 0}
     try:
-        for p in paths:
-            try:
-                f = SlabFile(p, check_table=verify)
-                if verify:
-                    f.verify()
-                line = "%s: %d samples, fields %s, page size %d%s" % (
-                    p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
-                f.close()
-            except (SlabError, OSError) as e:
-                print("slab.py: %s" % e, file=sys.stderr)
-                status = 1
-                continue
-            print(line)
+        status = _main(argv, state)
         sys.stdout.flush()
+        return status
     except BrokenPipeError:
         # the reader has had enough: stop quietly (and leave the exit's flush nothing to fail)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return state["status"]
     except OSError as e:
         print("slab.py: write error: %s" % e.strerror, file=sys.stderr)
         return 1
-    return status
 
 
 if __name__ == "__main__":

@@ -297,6 +297,56 @@ Try 'slab --help' for more information."
 \${prefix}/include/slab"
 }
 
+# Installed into the system (/usr/local/lib is searched through ld.so's cache only), a program
+# linked with -lslab finds libslab.so.0 at once: install and uninstall run ldconfig, but not
+# into a DESTDIR. LDCONFIG, a stub here, records its runs.
+@test "make install and uninstall run ldconfig when installing into the system, never into a DESTDIR" {
+	printf '#!/bin/sh\necho "ldconfig $*" >> "%s/ldconfig.log"\n' "$PWD" > ldc
+	chmod +x ldc
+	slab_install() {
+		env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
+			LDCONFIG="$PWD/ldc" PYTHON_SITE="$PWD/site" "$@" > install.log 2>&1 ||
+			fail "make $* failed: $(cat install.log)"
+	}
+	slab_install PREFIX=/usr DESTDIR="$PWD/root" install
+	slab_install PREFIX=/usr DESTDIR="$PWD/root" uninstall
+	[ ! -e ldconfig.log ] || fail "ran into a DESTDIR: $(cat ldconfig.log)"
+	slab_install PREFIX="$PWD/prefix" install
+	[ -e prefix/lib/libslab.so.0 ]
+	run -0 cat ldconfig.log
+	assert_output "ldconfig "
+	slab_install PREFIX="$PWD/prefix" uninstall
+	[ ! -e prefix/lib/libslab.so.0 ]
+	run -0 cat ldconfig.log
+	assert_output "ldconfig 
+ldconfig "
+	# LDCONFIG= runs none; a failing one (not root) does not fail the install.
+	slab_install PREFIX="$PWD/prefix" LDCONFIG= install
+	slab_install PREFIX="$PWD/prefix" LDCONFIG=false uninstall
+	[ "$(wc -l < ldconfig.log)" = 2 ]
+}
+
+# make splits words at spaces: PREFIX="$PWD/sp ace" would be "$PWD/sp" and "ace", and install
+# would write under ace/ in the clone and uninstall remove a file "$PWD/sp".
+@test "make install and uninstall refuse a place with a space, having written and removed nothing" {
+	echo keep > sp
+	find "$SLAB_ROOT" "$PWD" -path "$SLAB_ROOT/build" -prune -o -print | sort > "$BATS_TEST_TMPDIR/before"
+	for target in install uninstall; do
+		for place in PREFIX DESTDIR LIBDIR BINDIR MANDIR INCLUDEDIR BASHCOMPDIR PYTHON_SITE; do
+			run -2 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" \
+				BUILD="$SLAB_BUILD" PREFIX=/usr DESTDIR="$PWD/root" "$place=$PWD/sp ace" "$target"
+			assert_line --regexp "^[A-Za-z/.]+:[0-9]+: \*\*\* [a-z-]+: $place='$PWD/sp ace[a-z/-]*' has a space \(make cannot install there\): give a place without one\.  Stop\.\$"
+		done
+		# PREFIX is named first: the others derive from it.
+		run -2 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" \
+			BUILD="$SLAB_BUILD" PREFIX="$PWD/sp ace" "$target"
+		assert_output --partial ": PREFIX='$PWD/sp ace' has a space"
+	done
+	[ "$(cat sp)" = keep ]
+	run diff "$BATS_TEST_TMPDIR/before" <(find "$SLAB_ROOT" "$PWD" -path "$SLAB_ROOT/build" -prune -o -print | sort)
+	assert_output ""
+}
+
 @test "the example of libslab(3) builds with pkg-config alone against the installed tree and runs" {
 	install_tree
 	man_example > example.c

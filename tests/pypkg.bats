@@ -48,6 +48,12 @@ uninstall_all() {
 	fi
 }
 
+# slab_version: slab's version, from slab.h.
+slab_version() {
+	sed -n 's/^#define SLAB_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\)$/\2/p' \
+		"$SLAB_ROOT/lib/slab.h" | paste -sd.
+}
+
 # a.slab: 23 small JPEGs with classes; epoch.py FILE: one epoch of slab.Loader over it (a
 # random plan, decoded, cropped and resized images, labels), printing slab.backend, then the
 # samples and a digest of every batch's keys, labels and pixels; want: the build's digest.
@@ -173,6 +179,8 @@ $(cat ../want)"
 	assert_equal "$stderr" "slab.py: bad.slab: sample 0 field jpg: checksum mismatch (bytes at offset 4096, size $(tar -xOf a.tar sample000000.jpg | wc -c))"
 	run -0 env -u SLAB_LIBRARY PYTHONPATH="$site" "$SYSPY" -s -m slab --help
 	assert_line "Reading through: libslab 0.1.0 ($lib) (installed: $lib)"
+	run -0 env -u SLAB_LIBRARY PYTHONPATH="$site" "$SYSPY" -s -m slab --version
+	assert_output "slab.py (slab) $(slab_version)"
 	uninstall_all PREFIX="$PWD/prefix"
 	run -0 find prefix -type f -o -type l
 	assert_output ""
@@ -217,6 +225,9 @@ package: $pkg/libslab.so.0"
 $(cat ../want)"
 	run -0 py -m slab --verify ../a.slab
 	assert_output "../a.slab: 23 samples, fields cls,jpg,json, page size 4096, verified"
+	# the package's version, its metadata's (setup.py reads slab.h) and the library's agree
+	run -0 py -c 'import importlib.metadata as m, slab; print(slab.__version__, m.version("slab"))'
+	assert_output "$(slab_version) $(slab_version)"
 	run -0 env -u MAKEFLAGS PIP_DISABLE_PIP_VERSION_CHECK=1 ../venv/bin/python -m pip \
 		uninstall -q -y slab
 	[ ! -e "$pkg" ]
@@ -240,6 +251,21 @@ $(cat ../want)"
 	fi
 	run -0 env SLAB_LIBRARY=none PYTHONPATH="$SLAB_ROOT/python" python3 -m slab --verify small.slab
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152, verified"
+}
+
+@test "slab.__version__ and slab.py --version are slab.h's version, as the tools'" {
+	run -0 env SLAB_LIBRARY=none PYTHONPATH="$SLAB_ROOT/python" python3 -c \
+		'import slab; print(slab.__version__)'
+	assert_output "$(slab_version)"
+	run -0 env SLAB_LIBRARY=none python3 "$SLAB_ROOT/scripts/slab.py" --version
+	assert_output "slab.py (slab) $(slab_version)"
+	run -0 env SLAB_LIBRARY=none PYTHONPATH="$SLAB_ROOT/python" python3 -m slab --version
+	assert_output "slab.py (slab) $(slab_version)"
+	run -0 pack --version
+	assert_output "pack (slab) $(slab_version)"
+	# after --, a file named --version
+	run -1 --separate-stderr env SLAB_LIBRARY=none python3 "$SLAB_ROOT/scripts/slab.py" -- --version
+	assert_output ""
 }
 
 # The stub against the module: the same public names (modules it imports aside), each

@@ -103,7 +103,8 @@ PY
 	small_slab
 	run -2 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" --bogus small.slab
 	assert_equal "$stderr" "slab.py: unknown option '--bogus'
-usage: slab.py [--verify] [--] FILE..."
+usage: slab.py [--verify] [--] FILE...
+       slab.py --version"
 	assert_equal "$output" ""
 	cp small.slab ./--verify
 	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" -- --verify
@@ -120,6 +121,17 @@ usage: slab.py [--verify] [--] FILE..."
 	run -0 --separate-stderr bash -c "set -o pipefail; $(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' $(printf 'small.slab %.0s' $(seq 3000)) | head -1"
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
 	assert_equal "$stderr" ""
+	# --help and --version alike: into a pipe closed before they write, nothing said, exit 0
+	for opt in --help --version; do
+		run -0 --separate-stderr python3 -c 'import subprocess, sys
+p = subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdout.close()
+err = p.stderr.read()
+sys.stdout.write("%d %r" % (p.wait(), err))' "$SLAB_ROOT/scripts/slab.py" $opt
+		assert_output "0 b''"
+	done
+	run -1 --separate-stderr bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' --help >/dev/full"
+	assert_equal "$stderr" "slab.py: write error: No space left on device"
 }
 
 @test "slab.py: CRC-32C and FNV-1a check values" {

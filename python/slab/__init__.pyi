@@ -10,6 +10,7 @@ _Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 _Bytes = Union[bytes, bytearray, memoryview]
 _Size = Union[int, str]             # a byte count, or "4G" (K, M, G, T: powers of 1024)
 
+__version__: Final[str]              # slab's version, as slab.h's and the package metadata's
 MAGIC: Final[bytes]
 TABLE_MAGIC: Final[bytes]
 TRAILER_MAGIC: Final[bytes]
