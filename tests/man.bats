@@ -312,6 +312,26 @@ options_documented() {
 	options_documented slab
 }
 
+@test "every tool's --help, and slab --help, is at most 80 columns wide, as built and as installed" {
+	local t cmd wide="" dir="$BATS_TEST_TMPDIR/installed"
+	mkdir -p "$dir"
+	for t in pack inspect shuffle-plan prefetch bench-tlb numa-probe slab; do
+		# Installed as slab-TOOL, a tool's usage lines and pages (slab-pack(1)) are longer.
+		cmd=$t
+		if [ "$t" != slab ]; then
+			ln -s "$SLAB_BUILD/bin/$t" "$dir/slab-$t"
+			cmd="$t $dir/slab-$t"
+		fi
+		for cmd in $cmd; do
+			run -0 --separate-stderr "$cmd" --help
+			[ "$(wc -l <<<"$output")" -ge 5 ] || fail "$cmd --help: $output"
+			wide+=$(expand <<<"$output" | LC_ALL=C awk -v t="${cmd##*/}" \
+				'length($0) > 80 { printf "\n%s --help: %d columns: %s", t, length($0), $0 }')
+		done
+	done
+	[ -z "$wide" ] || fail "wider than 80 columns:$wide"
+}
+
 @test "slab(1) TOOLS has an entry, with its page, for each tool slab --help lists" {
 	need_man
 	local text tools t n=0

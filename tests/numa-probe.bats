@@ -29,7 +29,8 @@ $2"
 @test "numa-probe --help and --version" {
 	run -0 --separate-stderr numa-probe --help
 	assert_line --index 0 "Usage: numa-probe [--json] [--sysfs-root DIR]"
-	assert_line --index 1 "       numa-probe --measure [--size SIZE] [--repeat N] [--threads N] [--json]"
+	assert_line --index 1 "       numa-probe --measure [--size SIZE] [--repeat N]"
+	assert_line --index 2 "                  [--threads N] [--json]"
 	assert_output --partial "--sysfs-root DIR"
 	run -0 numa-probe --version
 	assert_output --regexp '^numa-probe \(slab\) [0-9]+\.[0-9]+\.[0-9]+$'

@@ -16,7 +16,8 @@
 
 static const char usage_text[] =
 "Usage: numa-probe [--json] [--sysfs-root DIR]\n"
-"       numa-probe --measure [--size SIZE] [--repeat N] [--threads N] [--json]\n";
+"       numa-probe --measure [--size SIZE] [--repeat N]\n"
+"                  [--threads N] [--json]\n";
 
 static const char help_text[] =
 "Report the machine's layout as the kernel sees it: NUMA nodes (CPUs, memory,\n"
@@ -25,9 +26,10 @@ static const char help_text[] =
 "state, and where a loader feeding each GPU should run.\n"
 "\n"
 "Options:\n"
-"      --json               everything as one JSON object (keys in numa-probe(1))\n"
-"      --measure            also measure memory bandwidth and latency from the CPUs\n"
-"                           of every node to the memory of every node\n"
+"      --json               everything as one JSON object (keys in\n"
+"                           numa-probe(1))\n"
+"      --measure            also measure memory bandwidth and latency from the\n"
+"                           CPUs of every node to the memory of every node\n"
 "      --repeat N           measured runs of each figure, after one warm-up run\n"
 "                           (default 5)\n"
 "      --size SIZE          buffer per memory node (default 256M, or 4 times the\n"

@@ -91,18 +91,21 @@ enum {
 #define CLI_REMOTE_HELP \
 "\n" \
 "Files at URLs (http://, https://, s3://BUCKET/KEY):\n" \
-"      --cache-dir DIR      the local cache of URLs read (default $SLAB_CACHE_DIR, else\n" \
-"                           $XDG_CACHE_HOME/slab, else ~/.cache/slab)\n" \
+"      --cache-dir DIR      the local cache of URLs read (default\n" \
+"                           $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab, else\n" \
+"                           ~/.cache/slab)\n" \
 "      --s3-endpoint URL    S3 endpoint (default $AWS_ENDPOINT_URL_S3, else\n" \
 "                           $AWS_ENDPOINT_URL, else the profile's endpoint_url,\n" \
 "                           else AWS)\n" \
 "      --s3-addressing path|virtual|auto   bucket in the path or in the host\n" \
 "                           name (default: virtual on AWS, path elsewhere)\n" \
-"      --profile NAME       credentials profile (default $AWS_PROFILE, else default)\n" \
+"      --profile NAME       credentials profile (default $AWS_PROFILE, else the\n" \
+"                           profile named default)\n" \
 "      --no-sign-request    send S3 requests unsigned (public buckets)\n" \
 "      --connections N      requests in flight (default 16)\n" \
 "      --retries N          retries of a failed request (default 8)\n" \
-"      --timeout SECONDS    time one request may take, retries included (default 300)\n"
+"      --timeout SECONDS    time one request may take, retries included\n" \
+"                           (default 300)\n"
 
 extern struct slab_remote_options cli_remote;
 
