@@ -166,10 +166,14 @@ $(TLIB): $(TLIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# -Bsymbolic-functions: the library's calls to its own exported functions stay its own, so
+# that another libslab loaded into the process globally (another version: a wheel's copy beside
+# the system's) cannot take them over (and they skip the PLT).
 $(SHLIB): $(SLAB_OBJS) lib/libslab.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(BASE_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script,lib/libslab.map -Wl,--no-undefined -o $@ $(SLAB_OBJS) $(LDLIBS)
+		-Wl,--version-script,lib/libslab.map -Wl,--no-undefined -Wl,-Bsymbolic-functions \
+		-o $@ $(SLAB_OBJS) $(LDLIBS)
 
 $(BUILD)/libslab.so: $(SHLIB)
 	$(Q)ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $@

@@ -396,6 +396,37 @@ ldconfig "
 	assert_output ""
 }
 
+# Another libslab in the process's global scope (LD_PRELOAD here; a system copy beside a
+# wheel's, loaded RTLD_GLOBAL) does not take over the library's calls to its own functions:
+# the Loader's walk calls slab_page_size() inside libslab.so.
+@test "libslab.so calls its own functions, whatever else the process has loaded" {
+	[ -z "$(sanitizer_flags)" ] || skip "a sanitizer build: its runtime must come first"
+	need_libslab
+	cat > other.c <<'C'
+#include <stdlib.h>
+#include <unistd.h>
+unsigned long slab_page_size(const void *s)
+{
+	(void)s;
+	write(2, "the other slab_page_size\n", 25);
+	abort();
+}
+C
+	cc -shared -fPIC -o other.so other.c
+	mkwds --count 20 -o a.tar
+	pack -q --page-size 64K -o a.slab a.tar
+	shuffle-plan -q --mode random -o r.plan a.slab
+	run -0 --separate-stderr env LD_PRELOAD="$PWD/other.so" PYTHONPATH="$SLAB_ROOT/scripts" \
+		SLAB_LIBRARY="$LIBSLAB" python3 -c '
+import slab
+with slab.Loader(["a.slab"], plan="r.plan", fields=["cls"], batch_size=5) as ld:
+    print(sum(len(b) for b in ld))'
+	assert_output 20
+	assert_equal "$stderr" ""
+	readelf -rW "$SLAB_BUILD/libslab.so" | grep -E 'JUMP_SLOT|GLOB_DAT' | grep ' slab_' > self.rel || true
+	assert_equal "$(cat self.rel)" ""
+}
+
 @test "slab.h stands alone: a C program (and a C++ one) includes it and nothing else; versions agree" {
 	cat > v.c <<'EOF'
 #include "slab.h"
