@@ -228,3 +228,20 @@ PY
 	run cat frames.err
 	assert_line --index 0 "prefetch: 'all.slab': sample #0 'a': field 'jpg': $PIXELS_A (skipped)"
 }
+
+@test "a JPEG cut short is refused at its first warning: a 13000x13000 header with a few bytes of data costs no memory at full size" {
+	# Under the pixel limit (169 million pixels), 166 bytes: libjpeg would go on past the
+	# end of the data making grey rows, the whole 676 MB region of a full-size decode
+	# (the nearest resize, --exact), before the warning failed it.
+	jpegbomb header 13000 13000 cut.jpg
+	[ "$(stat -c %s cut.jpg)" -lt 1000 ]
+	for opts in "" "--resize nearest" "--exact"; do
+		# shellcheck disable=SC2086
+		run -1 --separate-stderr imgcrop $opts cut.jpg out.rgb
+		assert_equal "$stderr" "imgcrop: 'cut.jpg': corrupt JPEG: Corrupt JPEG data: premature end of data segment"
+		# shellcheck disable=SC2086
+		peak_rss imgcrop $opts cut.jpg out.rgb
+		[ "$rc" -eq 1 ] || fail "imgcrop $opts: exit $rc"
+		[ "$rss" -lt $((64 * 1024)) ] || fail "imgcrop $opts: peak RSS $rss KiB"
+	done
+}

@@ -272,6 +272,28 @@ PY
 	assert_equal "$stderr" "imgcrop: 'anim.webp': animated WebP: not supported"
 }
 
+@test "a lossless WebP whose header has no alpha is opaque with 4 channels and under composite" {
+	need_webp_corpus
+	# bad_palette_index.webp: 128x128 lossless, no alpha in its header; a sixteenth of its
+	# pixels index past the palette, coded alpha 0 (libwebp hands that out): PIL's mode RGB
+	local f="$WEBP_DIR/bad_palette_index.webp"
+	run -0 imgcrop --crop none --exact --size 128x128 "$f" rgb.raw
+	run -0 imgcrop --crop none --exact --size 128x128 --channels 4 "$f" rgba.raw
+	run -0 imgcrop --crop none --exact --size 128x128 --alpha composite --background 9,9,9 "$f" comp.raw
+	run -0 imgcrop --crop random-resized --index 3 --size 64x64 --alpha composite --background 9,9,9 "$f" comp2.raw
+	run -0 imgcrop --crop random-resized --index 3 --size 64x64 "$f" rgb2.raw
+	run -0 python3 - <<'PY'
+rgb, rgba = open("rgb.raw", "rb").read(), open("rgba.raw", "rb").read()
+assert len(rgba) == 128 * 128 * 4
+assert rgba[3::4] == b"\xff" * (128 * 128), "alpha: %d pixels not 255" % sum(a != 255 for a in rgba[3::4])
+assert bytes(b for i, b in enumerate(rgba) if i % 4 != 3) == rgb
+assert open("comp.raw", "rb").read() == rgb
+assert open("comp2.raw", "rb").read() == open("rgb2.raw", "rb").read()
+print("ok")
+PY
+	assert_output "ok"
+}
+
 @test "every vector truncated at 10 cut points and with flipped bytes: a clean error or a decode" {
 	need_webp_corpus
 	run -0 env PYTHONPATH="$HELPERS" python3 - "$WEBP_DIR" <<'PY'

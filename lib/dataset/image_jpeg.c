@@ -22,14 +22,19 @@
 #include "scratch.h"
 
 /* libjpeg's error manager, made to return: error_exit jumps back to the call that entered
- * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. The
- * scan limit's progress monitor jumps back the same way, with scan_limit set. */
+ * libjpeg; warnings are counted (the first one's text kept) and nothing is ever printed. In a
+ * decode (fatal set) the first warning jumps back too, as an error: a decode with a warning
+ * fails with its text whatever follows, and libjpeg would otherwise go on to make every row
+ * of a file cut short (grey), filling the whole region (hundreds of megabytes at full size
+ * from a file of a few hundred bytes) before the failure. The scan limit's progress monitor
+ * jumps back the same way, with scan_limit set. */
 struct errmgr {
 	struct jpeg_error_mgr pub;
 	jmp_buf jump;
 	int warnings;
 	char warning[JMSG_LENGTH_MAX];
 	int scan_limit;
+	int fatal;
 };
 
 /* libjpeg calls the progress monitor before it takes in each row of blocks (and in
@@ -68,6 +73,8 @@ static void on_message(j_common_ptr c, int level)
 		if (e->warnings++ == 0)
 			c->err->format_message(c, e->warning);
 		c->err->num_warnings++;
+		if (e->fatal)
+			longjmp(e->jump, 1);
 	}
 }
 
@@ -212,6 +219,7 @@ static int read_size(struct jdec *j, const struct slab_image_limits *lim,
 {
 	int ret;
 
+	j->jerr.fatal = 0;
 	if (setjmp(j->jerr.jump))
 		return jpeg_failed(j, err);
 	start(j, lim, data, len);
@@ -463,6 +471,7 @@ static int decode_once(struct jdec *j, int restart, const struct slab_image_limi
 		       struct slab_image_region *reg, struct slab_image_stats *stats,
 		       struct slab_err *err)
 {
+	j->jerr.fatal = 1;
 	if (setjmp(j->jerr.jump))
 		return jpeg_failed(j, err);
 	return decode_region(j, restart, lim, data, len, spec, p, pix, reg, stats, err);

@@ -215,6 +215,15 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 	WebPFreeDecBuffer(&c->output);
 	if (s != VP8_STATUS_OK)
 		return webp_failed(s, err);
+	/* A lossless image whose header says it has no alpha still codes an alpha for each
+	 * pixel, which libwebp hands out as coded (0 for an index past a palette's end): the
+	 * image has none, so 255, as PIL (mode RGB) and the pipeline's other formats give. */
+	if (!c->input.has_alpha && slab_image_wants_alpha(spec)) {
+		unsigned char *a = (unsigned char *)pix->p + 3;
+
+		for (size_t i = 0; i < (size_t)sw * sh; i++)
+			a[4 * i] = 255;
+	}
 
 	/* The crop in the decoded image's coordinates: libwebp's rescaler maps the span's
 	 * [0, cw) onto [0, sw), each output pixel the average of cw / sw input pixels. */
