@@ -10,6 +10,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct slab_tarout {
 	const unsigned char *src_p;     /* the field being written: its bytes, */
 	uint64_t src_len, src_off;      /* its size and file offset, */
 	int src_fd;                     /* and the file to splice them from, or -1 */
+	locale_t utf8;                  /* C.UTF-8 for libarchive's name conversion, or 0 */
 	struct slab_err err;
 };
 
@@ -179,6 +181,21 @@ int slab_tarout_open(struct slab_tarout *t, int fd)
 	if (!t->a || !t->e)
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	t->fd = fd;
+	/* libarchive converts a name from the locale's character set to the UTF-8 of a pax
+	 * header; in the C locale (the tools never set one) no name with a byte above 0x7F
+	 * converts, and every such name went out with hdrcharset=BINARY, which GNU tar warns
+	 * about ("Ignoring unknown extended header keyword") and readers in a non-UTF-8 locale
+	 * take as raw bytes. Under C.UTF-8 a name that is UTF-8 is written as UTF-8, as GNU tar,
+	 * bsdtar and Python write it, and only one that is not gets hdrcharset=BINARY: the same
+	 * bytes either way, and the same output whatever the process's locale. Where there is
+	 * no C.UTF-8, names are written as before; out of memory is an error, not another
+	 * output. */
+	if (!t->utf8) {
+		errno = 0;
+		t->utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+		if (!t->utf8 && errno == ENOMEM)
+			return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	}
 	t->block = archive_write_get_bytes_per_block(t->a);
 	if (t->want_splice && !t->out.buf) {
 		if (slab_outbuf_init(&t->out, 64u * 1024) < 0)
@@ -215,6 +232,18 @@ static int reserve(struct slab_tarout *t, unsigned nf)
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	t->nf_cap = nf;
 	return 0;
+}
+
+/* archive_write_header() under t->utf8 (on this thread only): where the name is converted.
+ * ARCHIVE_WARN is a name that is not UTF-8, written with hdrcharset=BINARY. */
+static int write_header(struct slab_tarout *t)
+{
+	locale_t old = t->utf8 ? uselocale(t->utf8) : (locale_t)0;
+	int r = archive_write_header(t->a, t->e);
+
+	if (t->utf8)
+		uselocale(old);
+	return r;
 }
 
 static int tarout_sample(struct slab_tarout *t, struct slab *s, int src, uint64_t i,
@@ -254,7 +283,7 @@ static int tarout_sample(struct slab_tarout *t, struct slab *s, int src, uint64_
 		archive_entry_set_perm(t->e, 0644);
 		archive_entry_set_size(t->e, (la_int64_t)f->size);
 		archive_entry_set_mtime(t->e, 0, 0);
-		if ((r = checked(t, archive_write_header(t->a, t->e) >= ARCHIVE_WARN)) < 0)
+		if ((r = checked(t, write_header(t) >= ARCHIVE_WARN)) < 0)
 			return r;
 		t->src_p = f->data;
 		t->src_len = f->size;
@@ -357,6 +386,8 @@ void slab_tarout_free(struct slab_tarout *t)
 	if (t->a)
 		archive_write_free(t->a);
 	slab_outbuf_release(&t->out);
+	if (t->utf8)
+		freelocale(t->utf8);
 	free(t->ids);
 	free(t->fl);
 	free(t->name);
