@@ -1121,10 +1121,11 @@ SLAB_API uint64_t slab_loader_skipped(const struct slab_loader *l);
 /* The error of the last failed call, or with skip the first skipped sample's ("" when
  * none). */
 SLAB_API const char *slab_loader_error(const struct slab_loader *l);
-/* Stops and joins the threads at once and frees what only they use (the read-ahead walk and
- * its file descriptors, the workers' decoders); batches handed out stay readable (their
- * samples, fields and output) until slab_loader_close(). slab_loader_next() then fails with
- * "loader closed". For bindings whose batches may outlive the loader's use. */
+/* Stops and joins the threads at once (a worker in the middle of a batch stops after the
+ * sample in hand) and frees what only they use (the read-ahead walk and its file
+ * descriptors, the workers' decoders); batches handed out stay readable (their samples,
+ * fields and output) until slab_loader_close(). slab_loader_next() then fails with "loader
+ * closed". For bindings whose batches may outlive the loader's use. */
 SLAB_API void slab_loader_stop(struct slab_loader *l);
 /* Stops and joins the threads, frees the ring (batches held too); accepts NULL. Does not
  * close the dataset or free the plan. */

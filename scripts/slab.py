@@ -1425,6 +1425,15 @@ def _channels(channels, alpha, background, resize):
     return channels, alpha, background or (255, 255, 255), resize
 
 
+def _given(v, default):
+    """Is v, an integer option of a plan made here, other than its default (numpy's
+    integers too)?"""
+    try:
+        return isinstance(v, bool) or operator.index(v) != default
+    except TypeError:
+        return True
+
+
 def _loader_lib():
     """libslab with the loader's functions declared, or raise SlabError saying why not."""
     global _loader_api
@@ -1573,9 +1582,10 @@ class Batch:
         (n, 3, T, H, W); None otherwise."""
         return self.images if self._ld._video else None
 
-    def __init__(self, ld, h):
+    def __init__(self, ld, h, own):
         # _h, the slot this batch holds, is set by the loader once the batch is handed over
-        # for good (Loader._take): a Batch dropped before that releases nothing.
+        # for good (Loader._take): a Batch dropped before that releases nothing. own: the
+        # loader's _Owner, which the views keep (ld._owner may be gone: a close() meanwhile).
         lib = ld._lib
         self._ld, self._h = ld, None
         self._n = lib.slab_loader_batch_count(h)
@@ -1585,16 +1595,23 @@ class Batch:
         self.images = self._flat = None
         if ld._image_shape is not None:
             # n >= 1: the loader hands out no empty batch.
-            self._flat = _view(ld._owner, lib.slab_loader_batch_out(h, 0),
+            self._flat = _view(own, lib.slab_loader_batch_out(h, 0),
                                self._n * ld._image_bytes, False)
             self.images = self._flat.cast("B", (self._n,) + ld._image_shape)
         self.labels = self._lflat = None
         if ld._labels:
-            self._lflat = _view(ld._owner, lib.slab_loader_batch_labels(h), self._n * 8, False)
+            self._lflat = _view(own, lib.slab_loader_batch_labels(h), self._n * 8, False)
             self.labels = self._lflat.cast("q")
 
     def __len__(self):
         return self._n
+
+    def __reduce_ex__(self, protocol):
+        # A copy would give the batch's slot back a second time, taking it from the batch
+        # handed out in it next.
+        raise TypeError("a slab.Batch cannot be pickled or copied: it is a slot of its "
+                        "Loader's ring; copy what it holds (numpy.array(b.images), b.keys, "
+                        "bytes(v) of b.fields)")
 
     def image(self, j):
         """Sample j's image (or clip: T x H x W x 3) as a flat memoryview of H x W x C bytes
@@ -1605,13 +1622,21 @@ class Batch:
         return self._flat[j * size:(j + 1) * size]
 
     def _live(self):
-        self._ld._handle()
-        if self._h is None:
+        """The loader's _Owner, the slot, and its files' views and addresses, taken together:
+        the caller's locals keep them while it reads the slot, whatever another thread's
+        close() does meanwhile."""
+        ld = self._ld
+        own = ld._handle()
+        files, bases = ld._files, ld._bases
+        if files is None:
+            raise SlabError("loader closed")
+        h = self._h
+        if h is None:
             raise SlabError("batch %d was released" % self.number)
-        return self._h
+        return own, h, files, bases
 
     def _sample_records(self):
-        h = self._live()
+        own, h, _, _ = self._live()
         if self._samples is None:
             p = self._ld._lib.slab_loader_batch_samples(h)
             self._samples = [(p[j].pos, p[j].file, p[j].index, p[j].key, p[j].key_len)
@@ -1628,19 +1653,18 @@ class Batch:
 
     @property
     def keys(self):
+        own, _, views, bases = self._live()
         recs = self._sample_records()
-        views, bases = self._ld._files, self._ld._bases
         return [bytes(views[f][k - bases[f]:k - bases[f] + kl]).decode("utf-8", "surrogateescape")
                 for _, f, _, k, kl in recs]
 
     @property
     def fields(self):
-        h = self._live()
+        own, h, views, bases = self._live()
         if self._fields is None:
             ld, n = self._ld, self._n
             recs = self._sample_records()
             data, size = ld._thread().columns(ld._most)
-            views, bases = ld._files, ld._bases
             out = {}
             for f, name in enumerate(ld.fields):
                 if ld._lib.slab_loader_batch_column(h, f, data, size) < 0:
@@ -1670,7 +1694,8 @@ class Batch:
         # The handle is taken before the C call, with nothing between that an exception
         # (a Ctrl-C) could interrupt: the slot is released exactly once.
         ld = self._ld
-        loader = ld._owner.loader if ld._owner is not None and not ld._closed and \
+        own = ld._owner
+        loader = own.loader if own is not None and not ld._closed and \
             ld._pid == os.getpid() else None
         h, self._h = self._h, None
         if h is not None and loader:
@@ -1735,6 +1760,8 @@ class Loader:
       (FFCV's indices=): global sample indexes (ints; file order, then index in the file)
       and keys (str, UTF-8, or bytes; the first file holding a key wins), each sample once,
       in any order. The plan is shuffle-plan --subset's: the same for the same set.
+      With a plan file, these (but seed and epoch, which also seed the crops) are a
+      ValueError: the file has its own (shuffle-plan --start K makes a resumed plan).
     batch_size, threads (worker threads, 1-1024), ring (batches in flight, default 2 x
       threads, at most 4096), drop_last (no short last batch).
     fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
@@ -1835,10 +1862,15 @@ class Loader:
     fork(): the worker threads do not exist in a child process. There, using the Loader
       raises SlabError saying it was created in another process (make a new one in the
       child); letting it go or closing it is safe; the parent's Loader is unaffected.
+      Pickling or copying a Loader or a Batch (a spawned process's argument, a DataLoader
+      worker's dataset) raises TypeError: make a Loader in each process.
     One pass: a Loader walks its plan once (len() batches); iterating it again after the
       end yields nothing. Make one per epoch (epoch=, or the epoch's plan).
     The threads run in C without the GIL. Use as a context manager or call close(), which
-      stops the threads at once; only the memory that views still reach outlives it. A
+      stops the threads at once (a worker in the middle of a batch stops after the sample
+      in hand); only the memory that views still reach outlives it. close() may come from
+      another thread: a thread waiting in the iteration then gets SlabError("loader
+      closed"). A
       Loader let go without close() is closed once nothing it handed out is held any more."""
 
     def __init__(self, paths, plan=None, batch_size=256, threads=2, fields=None, image=None,
@@ -1853,6 +1885,7 @@ class Loader:
                  on_short="pad", max_frames=MAX_VIDEO_FRAMES, **remote):
         self._owner = None
         self._closed = True
+        self._closing = threading.RLock()
         lib = self._lib = _loader_lib()
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
@@ -1894,6 +1927,18 @@ class Loader:
             raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
         if plan is not None and subset is not None:
             raise ValueError("subset applies to a plan made here (plan=None), not to a plan file")
+        # A plan file has its own order, rank and position: these would be ignored (a resume
+        # at start=K replaying the epoch from its start, every rank loading the same plan).
+        if plan is not None and _given(start, 0):
+            raise ValueError("start applies to a plan made here (plan=None), not to a plan "
+                             "file: resume with the plan shuffle-plan --start %s makes" % (start,))
+        if plan is not None and (_given(rank, 0) or _given(world_size, 1)):
+            raise ValueError("rank and world_size apply to a plan made here (plan=None), not "
+                             "to a plan file: make each rank's with shuffle-plan --rank R "
+                             "--world-size N")
+        if plan is not None and order != "sequential":
+            raise ValueError("order applies to a plan made here (plan=None), not to a plan "
+                             "file: shuffle-plan --mode made it")
         if isinstance(subset, (str, bytes, bytearray)):
             raise TypeError("subset must be a list of sample indexes and keys, not a %s"
                             % type(subset).__name__)
@@ -2060,6 +2105,13 @@ class Loader:
         was skipped is not handed out)."""
         return self._batches
 
+    def __reduce_ex__(self, protocol):
+        # pickle, copy and deepcopy: a copy would share (and close, and release) the C
+        # loader's threads and ring, and another process has none of them.
+        raise TypeError("a slab.Loader cannot be pickled or copied: its threads and ring are "
+                        "this process's; make a Loader where it is used (in each worker "
+                        "process, with the same arguments)")
+
     def __enter__(self):
         return self
 
@@ -2067,13 +2119,17 @@ class Loader:
         self.close()
 
     def _handle(self):
-        if self._owner is not None and self._pid != os.getpid():
+        """The _Owner, for a call into the C loader (own.loader): held in a local by the
+        caller until the call's results are read, so that a close() from another thread,
+        which lets go of the Loader's reference, frees nothing under the call."""
+        own = self._owner
+        if own is not None and self._pid != os.getpid():
             raise SlabError("slab.Loader: created in process %d, used in process %d (after "
                             "fork()): the loader's threads are not in this process; make a "
                             "new Loader here" % (self._pid, os.getpid()))
-        if self._closed or self._owner is None or not self._owner.loader:
+        if self._closed or own is None or not own.loader:
             raise SlabError("loader closed")
-        return self._owner.loader
+        return own
 
     def _thread(self):
         st = getattr(self._threads, "st", None)
@@ -2086,7 +2142,8 @@ class Loader:
         any two steps loses nothing: a batch C handed over stays in st.out until the steps
         after the last call here, which nothing can interrupt (attribute stores only),
         hand it over for good; the next call delivers it otherwise."""
-        h = self._handle()
+        own = self._handle()
+        h = own.loader
         st = self._thread()
         lib = self._lib
         out = st.out
@@ -2103,7 +2160,7 @@ class Loader:
                     raise SlabError(lib.slab_loader_error(h).decode("utf-8", "replace"))
                 if rc == 0:
                     return None
-            b = Batch(self, out.value)
+            b = Batch(self, out.value, own)
         finally:
             self._lock.release()
         b._h = out.value
@@ -2133,12 +2190,14 @@ class Loader:
     @property
     def skipped(self):
         """Samples skipped so far (on_error="skip")."""
-        return self._lib.slab_loader_skipped(self._handle())
+        own = self._handle()
+        return self._lib.slab_loader_skipped(own.loader)
 
     @property
     def error(self):
         """The first skipped sample's error, or the failure's ("" when none)."""
-        return self._lib.slab_loader_error(self._handle()).decode("utf-8", "replace")
+        own = self._handle()
+        return self._lib.slab_loader_error(own.loader).decode("utf-8", "replace")
 
     def stats(self):
         """What the batches handed out so far held: batches, samples, skipped, bytes (of the
@@ -2148,7 +2207,8 @@ class Loader:
         them, sampled or not) and video_converted (frames sampled, cropped and resized)."""
         st = _CLoaderStats()
         st.size = ctypes.sizeof(st)
-        self._lib.slab_loader_stats(self._handle(), ctypes.byref(st))
+        own = self._handle()
+        self._lib.slab_loader_stats(own.loader, ctypes.byref(st))
         scales = {1 << k: st.scaled[k] for k in range(4)}
         return {"batches": st.batches, "samples": st.samples, "skipped": st.skipped,
                 "bytes": st.bytes, "images": st.images, "scaled": st.images - st.scaled[0],
@@ -2161,14 +2221,18 @@ class Loader:
         decoders freed); the ring, files and plan are freed once no view handed out reaches
         them any more (at once when none does). Batches then raise SlabError("loader
         closed"). In a fork() child, only lets go (the threads are the parent's)."""
-        if self._closed:
-            return
-        self._closed = True
-        own = self._owner
-        if own is not None and own.loader and self._pid == os.getpid():
-            self._lib.slab_loader_stop(own.loader)
-        self._files = self._bases = None
-        self._owner = None
+        # One close at a time: two threads' (or a signal handler's: reentrant) would stop
+        # the C loader twice at once. Not the iteration's lock, which a waiting
+        # next() holds.
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            own = self._owner
+            if own is not None and own.loader and self._pid == os.getpid():
+                self._lib.slab_loader_stop(own.loader)
+            self._files = self._bases = None
+            self._owner = None
 
 
 def _main(argv, state):

@@ -480,6 +480,179 @@ PY
 	assert_output "ok 50"
 }
 
+# close() from another thread while a consumer is inside a call into the loader (waiting in
+# the iteration, reading a batch's keys): the call must not read the loader's memory after
+# close() let go of it. Wrappers around the C calls hold the consumer there until close()
+# has returned and new Loaders have taken the freed memory, as a training job's next one
+# would: the call then read another loader's error text (an empty SlabError), or an unmapped
+# slot.
+@test "close() from another thread during a call into the loader: 'loader closed', or the call's result, never freed memory" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import gc, threading, slab
+lib = slab._loader_lib()
+real = {n: getattr(lib, n) for n in ("slab_loader_next", "slab_loader_error",
+                                     "slab_loader_batch_samples")}
+state = {}
+entered, closed = threading.Event(), threading.Event()
+def wrap(name, signal, hold):
+    def call(*args):
+        if threading.current_thread() is state.get("t"):
+            if signal:
+                entered.set()
+            if hold:
+                state["held in " + name] = True
+                closed.wait()
+        return real[name](*args)
+    setattr(lib, name, call)
+wrap("slab_loader_next", True, False)
+wrap("slab_loader_error", False, True)
+wrap("slab_loader_batch_samples", True, True)
+
+def race(make, consume):
+    entered.clear(); closed.clear()
+    ld = make()
+    got = []
+    t = state["t"] = threading.Thread(target=lambda: got.append(consume(ld)))
+    t.start()
+    entered.wait()
+    ld.close()
+    del ld
+    gc.collect()
+    others = [slab.Loader(["one.slab"], batch_size=8) for _ in range(4)]
+    closed.set()
+    t.join()
+    state["t"] = None
+    for o in others:
+        o.close()
+    return got[0]
+
+def iterate(ld):
+    try:
+        for b in ld:
+            pass
+        return "end"
+    except slab.SlabError as e:
+        return "SlabError: %s" % e
+# one batch of 200 decodes: the consumer waits in slab_loader_next() while close() runs
+waiting = set()
+for attempt in range(20):
+    waiting.add(race(lambda: slab.Loader(["one.slab"], batch_size=200, threads=1, ring=1,
+                                         image="jpg", size=(64, 64)), iterate))
+    if state.pop("held in slab_loader_error", False):
+        break
+print(sorted(waiting), attempt < 19)
+
+with slab.Loader(["one.slab"], batch_size=8) as ld:
+    want = next(ld).keys
+def keys(ld):
+    b = ld.next_batch()
+    return b.keys
+print(race(lambda: slab.Loader(["one.slab"], batch_size=8), keys) == want,
+      state.pop("held in slab_loader_batch_samples", False))
+PY
+	assert_line --index 0 "['SlabError: loader closed'] True"
+	assert_line --index 1 "True True"
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+# A Loader handed to a spawned process (multiprocessing, a DataLoader's workers) is pickled:
+# that said "Can't pickle local object 'CDLL.__init__.<locals>._FuncPtr'". copy.copy made a
+# second Loader over the same C loader, and of a Batch a second owner of its slot, whose
+# release gave back the slot of a later batch still held (its pixels overwritten).
+@test "a Loader or a Batch pickled or copied: TypeError saying what to do; no slot released twice" {
+	need_libslab_any
+	setup_data
+	run -0 pyslab_any - <<'PY'
+import copy, pickle, slab
+ld = slab.Loader(["one.slab"], plan="p.plan", batch_size=4, threads=1, ring=2, image="jpg",
+                 size=(32, 32))
+b0 = ld.next_batch()
+for what in (ld, b0):
+    for f in (pickle.dumps, copy.copy, copy.deepcopy):
+        try:
+            f(what)
+            print("copied", type(what).__name__, f.__name__)
+        except TypeError as e:
+            print(e)
+b0.release()
+b1, b2 = ld.next_batch(), ld.next_batch()   # b2 in b0's slot
+keep = b2.images.tobytes()
+b1.release()
+b3 = ld.next_batch()
+assert b2.images.tobytes() == keep
+print(b2.number, b3.number)
+PY
+	for k in 0 1 2; do
+		assert_line --index $k "a slab.Loader cannot be pickled or copied: its threads and ring are this process's; make a Loader where it is used (in each worker process, with the same arguments)"
+		assert_line --index $((k + 3)) "a slab.Batch cannot be pickled or copied: it is a slot of its Loader's ring; copy what it holds (numpy.array(b.images), b.keys, bytes(v) of b.fields)"
+	done
+	assert_line --index 6 "2 3"
+	[ "${#lines[@]}" -eq 7 ]
+}
+
+# A trainer resuming with Loader(paths, plan=FILE, start=K) got the epoch from position 0
+# again (start, like rank, world_size and order, shapes a plan made here and was dropped
+# without a word for a plan file): every batch before K trained on twice.
+@test "a plan file with start, rank, world_size or order: ValueError, never an epoch replayed from its start" {
+	need_libslab
+	setup_data
+	shuffle-plan -q --mode quasi --window 4 --seed 1 --start 96 -o tail.plan one.slab
+	run -0 pyslab - <<'PY'
+import slab
+for kw in (dict(start=96), dict(rank=1, world_size=2), dict(world_size=2),
+           dict(order="random"), dict(order="sequential", start=1)):
+    try:
+        slab.Loader(["one.slab"], plan="p.plan", batch_size=8, **kw)
+        print("accepted", kw)
+    except ValueError as e:
+        print(e)
+with slab.Loader(["one.slab"], plan="p.plan", batch_size=8, start=0, rank=0,
+                 world_size=1) as ld:
+    whole = [p for b in ld for p in b.positions]
+with slab.Loader(["one.slab"], plan="tail.plan", batch_size=8) as ld:
+    tail = [p for b in ld for p in b.positions]
+print(len(whole), tail[0], len(tail))
+PY
+	assert_line --index 0 "start applies to a plan made here (plan=None), not to a plan file: resume with the plan shuffle-plan --start 96 makes"
+	assert_line --index 1 "rank and world_size apply to a plan made here (plan=None), not to a plan file: make each rank's with shuffle-plan --rank R --world-size N"
+	assert_line --index 2 "rank and world_size apply to a plan made here (plan=None), not to a plan file: make each rank's with shuffle-plan --rank R --world-size N"
+	assert_line --index 3 "order applies to a plan made here (plan=None), not to a plan file: shuffle-plan --mode made it"
+	assert_line --index 4 "start applies to a plan made here (plan=None), not to a plan file: resume with the plan shuffle-plan --start 1 makes"
+	assert_line --index 5 "200 96 104"
+	[ "${#lines[@]}" -eq 6 ]
+}
+
+# Under an address space limit (ulimit -v, a container's): a ring that does not fit, or
+# threads whose stacks do not, are a SlabError saying what ran out; nothing stays behind.
+@test "Loader under RLIMIT_AS: a ring or threads that do not fit are a SlabError saying so, nothing left behind" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import os, resource, slab
+def counts():
+    return len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd"))
+with open("/proc/self/statm") as f:
+    vm = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+base = counts()
+resource.setrlimit(resource.RLIMIT_AS, (vm + (400 << 20), resource.RLIM_INFINITY))
+for kw in (dict(batch_size=200, ring=64, image="jpg", size=(512, 512)),
+           dict(batch_size=1, threads=1000)):
+    try:
+        slab.Loader(["one.slab"], **kw)
+        print("opened", kw)
+    except slab.SlabError as e:
+        print(str(e).rstrip("0123456789"))
+    assert counts() == base, (counts(), base)
+with slab.Loader(["one.slab"], batch_size=8, threads=2, image="jpg", size=(32, 32)) as ld:
+    print(sum(len(b) for b in ld))
+PY
+	assert_line --index 0 "out of memory for the ring: 64 batches of 157306880 bytes each"
+	assert_line --index 1 "cannot start worker thread "
+	assert_line --index 2 "200"
+}
+
 @test "close() stops the threads at once: 200 closed Loaders with live views leave no thread, descriptor or ring behind" {
 	need_libslab_any
 	setup_data

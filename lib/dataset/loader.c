@@ -98,7 +98,7 @@ struct slab_loader {
 	pthread_cond_t ready_cv;        /* a batch is ready */
 	pthread_cond_t walk_cv;         /* the walker's gate moved, or stop */
 	int sync_ok;
-	int stop;
+	int stop;               /* written under mu, atomically: fill() reads it without */
 	uint64_t next_claim;    /* the next batch a worker takes */
 	uint64_t next_out;      /* the next batch handed out */
 	uint64_t released_upto; /* batches [0, released_upto) are all released */
@@ -479,7 +479,15 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 	memset(&b->st, 0, sizeof(b->st));
 	b->err.text[0] = first.text[0] = '\0';
 	for (uint64_t e = lo; e < hi; e++) {
-		int rc = load_guarded(w, b, e, b->n);
+		int rc;
+
+		/* Stopped: the batch is never handed out, and close() waits for no more of it
+		 * (a batch of thousands of images, or of video clips, takes seconds). */
+		if (__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+			b->rc = slab_fail(&b->err, SLAB_ERR_INVAL, NULL, "loader closed");
+			return;
+		}
+		rc = load_guarded(w, b, e, b->n);
 
 		if (rc == 0) {
 			for (unsigned f = 0; f < l->nf; f++)
@@ -781,8 +789,11 @@ static int make_ring(struct slab_loader *l)
 		struct slab_loader_batch *b = &l->slots[i];
 		void *p = slot_map(len, node == UINT_MAX ? -1 : (int)node);
 
+		/* Say how much: a batch size or an output size mistyped asks for terabytes. */
 		if (!p)
-			return nomem(l);
+			return slab_fail(&l->err, SLAB_ERR_NOMEM, NULL,
+					 "out of memory for the ring: %u batches of %zu bytes each",
+					 l->o.ring, len);
 		b->l = l;
 		b->mem = p;
 		b->memlen = len;
@@ -877,7 +888,7 @@ static void stop_threads(struct slab_loader *l)
 
 	if (l->sync_ok && !child) {
 		pthread_mutex_lock(&l->mu);
-		l->stop = 1;
+		__atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&l->work_cv);
 		pthread_cond_broadcast(&l->walk_cv);
 		pthread_cond_broadcast(&l->ready_cv);

@@ -8,6 +8,8 @@
 #include "unit.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <turbojpeg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -787,6 +789,75 @@ static int fail_low(void *arg, const struct slab_loader_sample *smp, const unsig
 	return 0;
 }
 
+/* A stop in the middle of a batch: the transform's first call waits until a consumer blocked
+ * in slab_loader_next() has come back from the stop, and counts every call. */
+struct midstop {
+	struct slab_loader *l;
+	int calls, started, back, rc;
+};
+
+static int midstop_transform(void *arg, const struct slab_loader_sample *smp,
+			     const unsigned char *bytes, uint64_t size, unsigned char *out,
+			     char *why, size_t why_size)
+{
+	struct midstop *m = arg;
+
+	(void)smp;
+	(void)bytes;
+	(void)size;
+	(void)why;
+	(void)why_size;
+	memset(out, 0, 8);
+	if (__atomic_fetch_add(&m->calls, 1, __ATOMIC_SEQ_CST) == 0) {
+		__atomic_store_n(&m->started, 1, __ATOMIC_SEQ_CST);
+		while (!__atomic_load_n(&m->back, __ATOMIC_SEQ_CST))
+			sched_yield();
+	}
+	return 0;
+}
+
+static void *midstop_consumer(void *arg)
+{
+	struct midstop *m = arg;
+	struct slab_loader_batch *b;
+
+	m->rc = slab_loader_next(m->l, &b);
+	__atomic_store_n(&m->back, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* slab_loader_stop() while a worker is in the middle of a batch of 120 samples: it stops
+ * after the sample in hand, not after the batch (thousands of images or clips take
+ * seconds), and the consumer waiting for that batch gets "loader closed". */
+static void test_stop_midbatch(void)
+{
+	const char *paths[] = { "a.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab_plan_params pp = { .size = sizeof(pp), .mode = SLAB_PLAN_SEQUENTIAL, .world = 1 };
+	struct slab_plan *plan = NULL;
+	struct midstop m = { 0 };
+	struct slab_loader_options o = { .size = sizeof(o), .batch = 120, .threads = 1, .ring = 1,
+					 .transform = midstop_transform, .transform_arg = &m,
+					 .transform_field = "txt", .out_size = 8 };
+	pthread_t consumer;
+
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_dataset_plan_make(d, &pp, 0, &plan) == 0);
+	m.l = slab_loader_new();
+	CHECK(slab_loader_open(m.l, d, plan, &o) == 0);
+	CHECK(pthread_create(&consumer, NULL, midstop_consumer, &m) == 0);
+	while (!__atomic_load_n(&m.started, __ATOMIC_SEQ_CST))
+		sched_yield();
+	slab_loader_stop(m.l);
+	CHECK(pthread_join(consumer, NULL) == 0);
+	CHECK(m.rc == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(m.l), "loader closed");
+	CHECK(m.calls == 1);
+	slab_loader_close(m.l);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+}
+
 /* What a training job meets: stop with batches held (they stay readable, next fails), a
  * batch whose every sample was skipped (not handed out), a batch size past the plan (one
  * batch, no ring of that size), crop ranges that fit no image (refused at open), a file
@@ -1219,6 +1290,7 @@ int main(void)
 	test_transform();
 	test_images();
 	test_hardening();
+	test_stop_midbatch();
 	test_labels();
 	unlink("a.slab");
 	unlink("b.slab");
