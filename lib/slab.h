@@ -1112,6 +1112,14 @@ SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigne
  * loader there; slab_loader_close() in the child frees the memory only). */
 SLAB_API int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **b);
 
+/* slab_loader_next() waiting ms milliseconds at most: SLAB_LOADER_WAITING when no batch was
+ * ready by then (call again; nothing is lost). For a consumer that must act between waits, as
+ * a Python binding delivering a Ctrl-C does while a batch is slow to come (a URL's fetch
+ * stalled, retried up to its --timeout). */
+#define SLAB_LOADER_WAITING 2
+SLAB_API int slab_loader_next_timed(struct slab_loader *l, struct slab_loader_batch **b,
+				    unsigned ms);
+
 /* Give a batch's slot back to the ring, in any order; its pointers are not to be used after.
  * A batch not handed out (or released already) is ignored. */
 SLAB_API void slab_loader_release(struct slab_loader *l, struct slab_loader_batch *b);

@@ -120,6 +120,9 @@ class SlabError(Exception):
 
 __version__ = "0.1.0"           # slab's version: slab.h's SLAB_VERSION_* (tests/pypkg.bats)
 LIBSLAB_MAJOR = 0               # the slab.h major version this module is written against
+_LOADER_WAITING = 2             # slab.h's SLAB_LOADER_WAITING: slab_loader_next_timed()'s
+                                # "nothing yet"
+_WAIT_MS = 100                  # how long one such wait is: a Ctrl-C's delay at most
 SLAB_ERR_IO = -1                # from a reader's accessors: the file could not be read (a
                                 # fault: truncated while in use), not to be read again in Python
 SLAB_ERR_NOTFOUND = -5
@@ -1471,6 +1474,7 @@ def _loader_lib():
                 ("slab_loader_field_count", ctypes.c_uint, [vp]),
                 ("slab_loader_field_name", ctypes.c_char_p, [vp, ctypes.c_uint]),
                 ("slab_loader_next", i, [vp, pp]),
+                ("slab_loader_next_timed", i, [vp, pp, ctypes.c_uint]),
                 ("slab_loader_release", None, [vp, vp]),
                 ("slab_loader_skipped", u64, [vp]),
                 ("slab_loader_error", ctypes.c_char_p, [vp]),
@@ -2155,7 +2159,12 @@ class Loader:
                     st.held = None
                     held._give_back()
                     held._drop_views()
-                rc = lib.slab_loader_next(h, ctypes.byref(out))
+                # In short waits, so that a Ctrl-C (delivered to Python between two calls,
+                # never inside one) is not held up by a batch slow to come (a URL's fetch
+                # stalled and retried: minutes); nothing is taken until one is ready.
+                rc = lib.slab_loader_next_timed(h, ctypes.byref(out), _WAIT_MS)
+                while rc == _LOADER_WAITING:
+                    rc = lib.slab_loader_next_timed(h, ctypes.byref(out), _WAIT_MS)
                 if rc < 0:
                     raise SlabError(lib.slab_loader_error(h).decode("utf-8", "replace"))
                 if rc == 0:

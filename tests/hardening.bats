@@ -492,23 +492,24 @@ PY
 	run -0 pyslab_any - <<'PY'
 import gc, threading, slab
 lib = slab._loader_lib()
-real = {n: getattr(lib, n) for n in ("slab_loader_next", "slab_loader_error",
+real = {n: getattr(lib, n) for n in ("slab_loader_next_timed", "slab_loader_error",
                                      "slab_loader_batch_samples")}
+# state["signal"]: the call whose entry lets the main thread close (one per race)
 state = {}
 entered, closed = threading.Event(), threading.Event()
-def wrap(name, signal, hold):
+def wrap(name, hold):
     def call(*args):
         if threading.current_thread() is state.get("t"):
-            if signal:
+            if state.get("signal") == name:
                 entered.set()
             if hold:
                 state["held in " + name] = True
                 closed.wait()
         return real[name](*args)
     setattr(lib, name, call)
-wrap("slab_loader_next", True, False)
-wrap("slab_loader_error", False, True)
-wrap("slab_loader_batch_samples", True, True)
+wrap("slab_loader_next_timed", False)
+wrap("slab_loader_error", True)
+wrap("slab_loader_batch_samples", True)
 
 def race(make, consume):
     entered.clear(); closed.clear()
@@ -535,7 +536,8 @@ def iterate(ld):
         return "end"
     except slab.SlabError as e:
         return "SlabError: %s" % e
-# one batch of 200 decodes: the consumer waits in slab_loader_next() while close() runs
+# one batch of 200 decodes: the consumer waits in slab_loader_next_timed() while close() runs
+state["signal"] = "slab_loader_next_timed"
 waiting = set()
 for attempt in range(20):
     waiting.add(race(lambda: slab.Loader(["one.slab"], batch_size=200, threads=1, ring=1,
@@ -549,6 +551,8 @@ with slab.Loader(["one.slab"], batch_size=8) as ld:
 def keys(ld):
     b = ld.next_batch()
     return b.keys
+# the consumer reading a batch's samples while close() runs
+state["signal"] = "slab_loader_batch_samples"
 print(race(lambda: slab.Loader(["one.slab"], batch_size=8), keys) == want,
       state.pop("held in slab_loader_batch_samples", False))
 PY

@@ -390,6 +390,50 @@ EOF
 	assert_line "error: retries must be at least 0, not -1"
 }
 
+# A Python consumer waits for a batch whose fetch stalls (retried within a long --timeout):
+# a Ctrl-C reaches it then, not when the batch comes (or the timeout ends), and close() cuts
+# the fetch off rather than waiting for it. The wait in C is made in short waits, between
+# which Python delivers the signal.
+@test "Ctrl-C reaches slab.Loader's consumer while a batch's fetch is stalled" {
+	need_libslab
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	proxy_rules '[{"method": "GET", "range": true, "skip": 2, "times": 100000, "action": "stall:1000"}]'
+	# (timeout: a hang guard; without the short waits the consumer waits for ever, and
+	# without close() cutting the fetch off, close() does)
+	run -0 --separate-stderr timeout 120 env PYTHONPATH="$SLAB_ROOT/scripts" \
+		SLAB_LIBRARY="$LIBSLAB" python3 - "$PROXY_URL/d.slab" <<'EOF'
+import os, signal, sys, threading, slab
+ld = slab.Loader([sys.argv[1]], batch_size=60, fields=["jpg"], timeout=3600, connections=1)
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    print("batch", len(next(ld)))
+except KeyboardInterrupt:
+    print("interrupted after", ld.stats()["batches"], "batches")
+ld.close()
+print("closed")
+EOF
+	assert_output "interrupted after 0 batches
+closed"
+	grep -q ' stall:1000 ' "$PROXY_LOG"
+}
+
+# A reader that stops early while fetches of the pages ahead stall: the tool closes at once,
+# cutting them off, rather than waiting for them (retried within --timeout: an hour here).
+@test "prefetch --emit into a reader that stops early while the fetches ahead stall: exit 0 at once" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u=$PROXY_URL/d.slab
+	shuffle-plan -q --mode sequential -o seq.plan www/d.slab
+	# HEAD, the header and the table pass, and the first 4 data groups; then every fetch stalls
+	proxy_rules '[{"method": "GET", "range": true, "skip": 6, "times": 100000, "action": "stall:1000"}]'
+	# (timeout: a hang guard)
+	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail; prefetch -q --timeout 3600 --plan seq.plan --emit '$u' | head -c 1000 | wc -c"
+	assert_output 1000
+	assert_equal "$stderr" ""
+	grep -q ' stall:1000 ' "$PROXY_LOG"
+}
+
 # www/v.slab: four H.264 videos of 2 s (64 to 112 pixels wide, keyframes 10 to 25 apart) with
 # a cls each, on 16 KiB pages; nginx serving www/.
 video_www() {

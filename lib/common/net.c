@@ -440,6 +440,7 @@ struct slab_net_object {
 	unsigned made;
 	pid_t pid;                      /* the process the pool's connections are this one's */
 	atomic_uint_least64_t requests, retried, bytes;
+	atomic_int cancel;              /* slab_net_cancel(): reads cut off and not retried */
 	uint64_t size;                  /* the object's size, as slab_net_stat() found it */
 	int size_known;
 };
@@ -797,6 +798,7 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 		return slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->cond, NULL);
+	atomic_init(&o->cancel, 0);
 	o->pid = getpid();
 	o->connections = c->connections ? c->connections : DEFAULT_CONNECTIONS;
 	o->retries = c->retries < 0 ? DEFAULT_RETRIES : c->retries;
@@ -1516,6 +1518,9 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 	unsigned seed = (unsigned)(t0 * 1e6) ^ (unsigned)((uintptr_t)&t0 >> 4);
 	int attempts = 0, r;
 
+	if (x->stop && atomic_load(x->stop))
+		return slab_fail(err, SLAB_ERR_IO, o->shown, "%s%saborted", what ? what : "",
+				 what ? ": " : "");
 	for (;;) {
 		struct conn *cn = conn_get(o);
 		unsigned span, delay;
@@ -1554,6 +1559,11 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 			 what ? ": " : "", attempts, attempts == 1 ? "" : "s", now_s() - t0, x->why);
 }
 
+void slab_net_cancel(struct slab_net_object *o, int on)
+{
+	atomic_store(&o->cancel, on != 0);
+}
+
 int slab_net_read(struct slab_net_object *o, uint64_t off, uint64_t len, void *buf,
 		  const char *etag, struct slab_err *err)
 {
@@ -1574,6 +1584,7 @@ int slab_net_read(struct slab_net_object *o, uint64_t off, uint64_t len, void *b
 	x.off = off;
 	x.len = len;
 	x.sink = buf;
+	x.stop = &o->cancel;
 	x.etag_want = etag;
 	x.size_want = o->size;
 	x.size_known = o->size_known;

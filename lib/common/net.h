@@ -101,6 +101,11 @@ int slab_net_read(struct slab_net_object *o, uint64_t off, uint64_t len, void *b
 
 void slab_net_stats(const struct slab_net_object *o, struct slab_net_stats *st);
 
+/* on: the object's reads in progress are cut off (within a second: libcurl's progress
+ * callback), retried no more, and new ones fail at once ("aborted"), until it is called again
+ * with 0. For a loader stopping its threads while a fetch stalls. Any thread. */
+void slab_net_cancel(struct slab_net_object *o, int on);
+
 /* ---- Uploads ---------------------------------------------------------------------------- */
 
 /* A stream written into one object, which appears only when slab_net_upload_finish()

@@ -16,6 +16,7 @@
 #include "video.h"
 
 #include <linux/mempolicy.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024u
@@ -879,6 +881,13 @@ static int forked(const struct slab_loader *l)
 	return l->pid != getpid();
 }
 
+/* The dataset's URLs: their fetches cut off (on) or not. */
+static void cancel_fetches(struct slab_loader *l, int on)
+{
+	for (uint32_t i = 0; l->d && i < l->nfiles; i++)
+		slab_cancel_fetches(slab_dataset_file(l->d, i), on);
+}
+
 /* Stop and join the threads, and free what only they use: the read-ahead walk (and the
  * descriptors it holds), the workers' readers and decoders. The ring stays. In a fork()
  * child there is nothing to join or signal: their memory is freed only. */
@@ -893,6 +902,9 @@ static void stop_threads(struct slab_loader *l)
 		pthread_cond_broadcast(&l->walk_cv);
 		pthread_cond_broadcast(&l->ready_cv);
 		pthread_mutex_unlock(&l->mu);
+		/* A URL's fetch in progress (a worker's, the walk's, a background fetcher's) is
+		 * cut off rather than waited for: stalled, it is retried up to the --timeout. */
+		cancel_fetches(l, 1);
 	}
 	if (l->w) {
 		for (unsigned t = 0; t < l->o.threads; t++) {
@@ -910,6 +922,8 @@ static void stop_threads(struct slab_loader *l)
 	if (l->walk_started && !child)
 		pthread_join(l->walk_tid, NULL);
 	l->walk_started = 0;
+	if (l->sync_ok && !child)
+		cancel_fetches(l, 0);
 	/* Closed early with release: the pages the workers read for batches not handed out go
 	 * with the walk's window (not in a child, whose parent still reads them). */
 	if (l->plan && !child)
@@ -1122,11 +1136,22 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 		rc = nomem(l);
 		goto fail;
 	}
-	if (pthread_cond_init(&l->ready_cv, NULL) != 0) {
-		pthread_cond_destroy(&l->work_cv);
-		pthread_mutex_destroy(&l->mu);
-		rc = nomem(l);
-		goto fail;
+	/* (on the monotonic clock: slab_loader_next_timed()'s deadline) */
+	{
+		pthread_condattr_t ca;
+		int e = pthread_condattr_init(&ca);
+
+		if (e == 0) {
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+			e = pthread_cond_init(&l->ready_cv, &ca);
+			pthread_condattr_destroy(&ca);
+		}
+		if (e != 0) {
+			pthread_cond_destroy(&l->work_cv);
+			pthread_mutex_destroy(&l->mu);
+			rc = nomem(l);
+			goto fail;
+		}
 	}
 	if (pthread_cond_init(&l->walk_cv, NULL) != 0) {
 		pthread_cond_destroy(&l->ready_cv);
@@ -1245,7 +1270,9 @@ static int check_files(struct slab_loader *l, struct slab_loader_batch *b)
 	return 0;
 }
 
-int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
+/* slab_loader_next(), waiting until deadline (CLOCK_MONOTONIC) at most when not NULL. */
+static int next_until(struct slab_loader *l, struct slab_loader_batch **out,
+		      const struct timespec *deadline)
 {
 	int rc = 0;
 
@@ -1317,10 +1344,34 @@ int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
 				       l->o.ring);
 			break;
 		}
-		pthread_cond_wait(&l->ready_cv, &l->mu);
+		if (!deadline) {
+			pthread_cond_wait(&l->ready_cv, &l->mu);
+		} else if (pthread_cond_timedwait(&l->ready_cv, &l->mu, deadline) == ETIMEDOUT) {
+			rc = SLAB_LOADER_WAITING;
+			break;
+		}
 	}
 	pthread_mutex_unlock(&l->mu);
 	return rc;
+}
+
+int slab_loader_next(struct slab_loader *l, struct slab_loader_batch **out)
+{
+	return next_until(l, out, NULL);
+}
+
+int slab_loader_next_timed(struct slab_loader *l, struct slab_loader_batch **out, unsigned ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return next_until(l, out, &t);
 }
 
 void slab_loader_release(struct slab_loader *l, struct slab_loader_batch *b)

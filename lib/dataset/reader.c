@@ -405,6 +405,11 @@ void slab_share_remote(struct slab *dst, const struct slab *src)
 	dst->remote_owned = 0;
 }
 
+void slab_cancel_fetches(const struct slab *s, int on)
+{
+	slab_remote_cancel(s->remote, on);
+}
+
 void slab_share_fetcher(struct slab *dst, const struct slab *src)
 {
 	if (dst->remote && src->remote)

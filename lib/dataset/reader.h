@@ -29,6 +29,9 @@ int slab_fault_files(struct slab *const *files, uint32_t n, const void *addr,
 void slab_share_remote(struct slab *dst, const struct slab *src);
 /* dst's background fetches go to src's pool (both URLs' readers of one dataset). */
 void slab_share_fetcher(struct slab *dst, const struct slab *src);
+/* A URL's reader: its fetches cut off and failing (on), or not (slab_remote_cancel()); every
+ * reader sharing its remote with it alike. Nothing for a local file. */
+void slab_cancel_fetches(const struct slab *s, int on);
 
 /* Sample i's bytes, [*off, *off + *size), with slab_sample()'s checks and its error, without
  * the rest of the record: for loops over every sample of a file (plans, the cache's page

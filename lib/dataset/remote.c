@@ -1214,11 +1214,21 @@ const char *slab_remote_local(const struct slab_remote *r)
 	return r->data_path;
 }
 
+void slab_remote_cancel(struct slab_remote *r, int on)
+{
+	if (r && r->net)
+		slab_net_cancel(r->net, on);
+}
+
 void slab_remote_close(struct slab_remote *r)
 {
 	if (!r)
 		return;
 	after_fork(r);          /* a child's: the parent's fetchers are not its to stop */
+	/* Fetches of its groups in progress are cut off rather than waited for (stalled, one
+	 * is retried until the timeout): nothing reads them any more. */
+	if (r->net)
+		slab_net_cancel(r->net, 1);
 	fetcher_forget(r);
 	fetcher_put(r->fe);
 	if (r->state)

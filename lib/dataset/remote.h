@@ -70,6 +70,9 @@ struct slab_net_config;
 void slab_remote_net_config(const struct slab_remote_options *o, struct slab_net_config *c);
 
 /* Accepts NULL: stops this handle's background work, unmaps and closes. */
+/* slab_net_cancel() of the object's reads (the background fetchers' too). Any thread. */
+void slab_remote_cancel(struct slab_remote *r, int on);
+
 void slab_remote_close(struct slab_remote *r);
 
 #endif
