@@ -179,6 +179,11 @@ assert d["transparent_hugepage"]["enabled"] == "never"
 	assert_line "    the kernel does not know this device's node: no binding to suggest"
 	assert_line "  warning: gpu 0000:b8:00.0 (card1): the kernel does not know its NUMA node (numa_node -1): no binding to suggest; numactl --cpunodebind=all --interleave=all spreads the cost"
 	refute_line --partial "warning: GPU on node 1"
+	# a node the tree has no folder for (offline, or a capture that lost it)
+	echo 5 > "tree/sys/bus/pci/devices/0000:b8:00.0/numa_node"
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  0000:b8:00.0 gpu card1, node 5: numactl --cpunodebind=all --interleave=all"
+	assert_line "  warning: gpu 0000:b8:00.0 (card1): the kernel does not know its NUMA node (numa_node 5, which is not a node): no binding to suggest; numactl --cpunodebind=all --interleave=all spreads the cost"
 }
 
 @test "a GPU on a memory-only node: CPUs and memory of the nearest node with CPUs" {
@@ -217,6 +222,8 @@ assert (a["numa_node"], a["cpu_node"], a["memory_node"], a["cpus"]) == (3, 1, 1,
 	run -0 --separate-stderr numa-probe -v --sysfs-root tree
 	grep -qxF "numa-probe: 'tree/proc/cpuinfo': No such file or directory" <<<"$stderr"
 	grep -qxF "numa-probe: 'tree/sys/bus/pci/devices/0000:b8:00.0/numa_node': No such file or directory" <<<"$stderr"
+	# the warning says the file is missing, not that it says -1
+	assert_line "  warning: gpu 0000:b8:00.0 (card1): the kernel does not know its NUMA node (no numa_node file): no binding to suggest; numactl --cpunodebind=all --interleave=all spreads the cost"
 	jcheck tree '
 gpu = [p for p in d["pci_devices"] if p["address"] == "0000:b8:00.0"][0]
 assert gpu["numa_node"] is None and gpu["driver"] is None
@@ -227,6 +234,39 @@ assert d["nodes"][1]["memory_bytes"] is None and d["nodes"][1]["distances"] == [
 assert d["nodes"][1]["hugepages_2m"] == {"reserved": None, "free": None}
 assert d["transparent_hugepage"]["enabled"] is None
 assert [w["code"] for w in d["warnings"]] == ["gpu_node_unknown", "device_node_unknown", "memory_only_nodes"]
+'
+}
+
+@test "a FIFO or a folder in place of a file: unknown, read from never (no hang), named by -v" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	# A writer waiting on the FIFO gave the old code a model name to read; a FIFO is no
+	# attribute: its open must not wait, nor its reads.
+	rm tree/proc/cpuinfo
+	mkfifo tree/proc/cpuinfo
+	printf 'model name\t: from a FIFO\n' > tree/proc/cpuinfo &
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	kill $! 2>/dev/null || true
+	wait $! 2>/dev/null || true
+	assert_line "  model:    unknown"
+	# FIFOs nobody writes to (the open of one blocked for ever), a folder for a file
+	for f in sys/devices/system/cpu/online sys/devices/system/node/node1/meminfo \
+		"sys/bus/pci/devices/0000:b8:00.0/class"; do
+		rm "tree/$f"
+		mkfifo "tree/$f"
+	done
+	rm tree/sys/kernel/mm/transparent_hugepage/enabled
+	mkdir tree/sys/kernel/mm/transparent_hugepage/enabled
+	run -0 --separate-stderr numa-probe -v --sysfs-root tree
+	assert_line "  1     4-7   -          -          cpus"
+	assert_line "  transparent huge pages: unknown (defrag: never)"
+	refute_output --partial "0000:b8:00.0"
+	grep -qxF "numa-probe: 'tree/proc/cpuinfo': not a regular file" <<<"$stderr"
+	grep -qxF "numa-probe: 'tree/sys/devices/system/cpu/online': not a regular file" <<<"$stderr"
+	grep -qxF "numa-probe: 'tree/sys/bus/pci/devices/0000:b8:00.0/class': not a regular file" <<<"$stderr"
+	grep -qxF "numa-probe: 'tree/sys/kernel/mm/transparent_hugepage/enabled': Is a directory" <<<"$stderr"
+	jcheck tree '
+assert d["cpu"]["model"] is None and d["nodes"][1]["memory_bytes"] is None
+assert d["cpu"]["count"] == 8 and d["transparent_hugepage"]["enabled"] is None
 '
 }
 

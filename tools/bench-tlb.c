@@ -37,7 +37,7 @@ static const char help_text[] =
 "                           all three)\n"
 "      --hugetlb-size SIZE  hugetlb page size: 2M (default) or 1G\n"
 "      --max SIZE           largest working set (default 1G; at most a quarter of\n"
-"                           MemAvailable)\n"
+"                           MemAvailable, or of what the memory cgroup allows)\n"
 "      --steps-per-octave N working sets per doubling of the size (default 2)\n"
 "      --min-time TIME      each timed repetition runs at least TIME of thread\n"
 "                           CPU time (default 50ms; units s, ms, us)\n"
@@ -338,7 +338,23 @@ static int bench(const struct tlb_opts *o)
 	/* This machine's, whatever --sysfs-root says: the regions are mapped here. */
 	if (slab_sysfs_meminfo(NULL, "proc/meminfo", "MemAvailable", &avail) == 0 && avail > 0)
 		r->mem_available = (uint64_t)avail;
-	if (r->mem_available > 0 && r->max > r->mem_available / 4) {
+	/* A memory cgroup (a container, a systemd slice) may allow much less than the machine
+	 * has: past its limit the kernel kills the process while it populates the regions. */
+	slab_memlat_cgroup(NULL, &r->cgroup);
+	if (r->cgroup.limited && (r->mem_available == 0 || r->cgroup.room < r->mem_available)) {
+		if (r->max > r->cgroup.room / 4) {
+			char c[32];
+
+			r->max = r->cgroup.room / 4 / SLAB_MEMLAT_SMALL_PAGE * SLAB_MEMLAT_SMALL_PAGE;
+			r->capped = 2;
+			if (o->max_given && cli_verbosity >= 1)
+				cli_warn("--max capped at %s, a quarter of what the memory cgroup "
+					 "allows (limit %s, %s in use)",
+					 cli_human_size(r->max, a, sizeof(a)),
+					 cli_human_size(r->cgroup.limit, b, sizeof(b)),
+					 cli_human_size(r->cgroup.usage, c, sizeof(c)));
+		}
+	} else if (r->mem_available > 0 && r->max > r->mem_available / 4) {
 		r->max = r->mem_available / 4 / SLAB_MEMLAT_SMALL_PAGE * SLAB_MEMLAT_SMALL_PAGE;
 		r->capped = 1;
 		if (o->max_given && cli_verbosity >= 1)
@@ -346,7 +362,11 @@ static int bench(const struct tlb_opts *o)
 				 cli_human_size(r->max, a, sizeof(a)));
 	}
 	if (slab_memlat_sizes(r->max, o->steps, slab_memlat_unit(o->pattern), &r->sizes, &r->n) != 0) {
-		if (r->max < SLAB_MEMLAT_MIN_SIZE)
+		if (r->max < SLAB_MEMLAT_MIN_SIZE && r->capped == 2)
+			cli_error("too little memory available (the memory cgroup allows %s, "
+				  "%s in use)", cli_human_size(r->cgroup.limit, a, sizeof(a)),
+				  cli_human_size(r->cgroup.usage, b, sizeof(b)));
+		else if (r->max < SLAB_MEMLAT_MIN_SIZE)
 			cli_error("too little memory available (MemAvailable %s)",
 				  cli_human_size(r->mem_available, a, sizeof(a)));
 		else

@@ -7,6 +7,7 @@
 #include "numareport.h"
 #include "topo.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -73,7 +74,10 @@ static const struct option longopts[] = {
 static void missing(const char *path, int err, void *arg)
 {
 	(void)arg;
-	cli_info("'%s': %s", path, strerror(err));
+	if (err == ENODEV)
+		cli_info("'%s': not a regular file", path);
+	else
+		cli_info("'%s': %s", path, strerror(err));
 }
 
 static void progress(int cpu_node, int mem_node, const char *step, void *arg)

@@ -239,7 +239,10 @@ void tlb_print_table(const struct tlb_run *r)
 	       o->repeat, o->repeat == 1 ? "" : "s", o->min_time * 1e3);
 	printf("sizes:    %s to %s, %u per octave", cli_human_size(r->sizes[0], a, sizeof(a)),
 	       cli_human_size(r->sizes[r->n - 1], b, sizeof(b)), o->steps);
-	if (r->capped)
+	if (r->capped == 2)
+		printf(" (--max capped at a quarter of what the memory cgroup allows, %s)",
+		       cli_human_size(r->cgroup.room, a, sizeof(a)));
+	else if (r->capped)
 		printf(" (--max capped at a quarter of MemAvailable, %s)",
 		       cli_human_size(r->mem_available, a, sizeof(a)));
 	putchar('\n');
@@ -420,6 +423,15 @@ void tlb_print_json(const struct tlb_run *r)
 		json_u64(&j, "mem_available", r->mem_available);
 	else
 		json_null(&j, "mem_available");
+	if (r->cgroup.limited) {
+		json_object_begin(&j, "memory_cgroup");
+		json_u64(&j, "limit", r->cgroup.limit);
+		json_u64(&j, "usage", r->cgroup.usage);
+		json_u64(&j, "room", r->cgroup.room);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "memory_cgroup");
+	}
 	if (o->cpu >= 0)
 		json_i64(&j, "cpu", o->cpu);
 	else

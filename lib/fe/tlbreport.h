@@ -34,7 +34,8 @@ struct tlb_opts {
 struct tlb_run {
 	const struct tlb_opts *o;
 	uint64_t max, mem_available;
-	int capped;
+	struct slab_memlat_cgroup cgroup;       /* the memory cgroup's limit, if any */
+	int capped;                             /* 1: by MemAvailable, 2: by the cgroup */
 	uint64_t *sizes;
 	size_t n;
 	struct slab_memlat_region reg[SLAB_MEMLAT_NBACKINGS];

@@ -603,6 +603,95 @@ int slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out,
 
 /* ---- what the machine says about itself ----------------------------------------------- */
 
+/* ---- the memory cgroup ------------------------------------------------------------------ */
+
+/* A limit file: "max" (v2) or a number; v1 says "no limit" with a number near 2^63. */
+static int cgroup_value(struct slab_sysfs *fs, const char *rel, int64_t *out)
+{
+	char line[64];
+
+	if (slab_sysfs_line(fs, rel, line, sizeof(line)) < 0)
+		return SLAB_ERR_IO;
+	if (strcmp(line, "max") == 0) {
+		*out = -1;
+		return 0;
+	}
+	if (slab_parse_i64(line, out) < 0 || *out < 0)
+		return SLAB_ERR_CORRUPT;
+	if (*out >= INT64_C(1) << 62)
+		*out = -1;
+	return 0;
+}
+
+/* The tightest limit minus usage over cgroup path and its ancestors, under base. */
+static void cgroup_walk(struct slab_sysfs *fs, const char *base, const char *path,
+			const char *max_file, const char *cur_file, struct slab_memlat_cgroup *cg)
+{
+	char dir[1024], rel[1200];
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return;
+	for (;;) {
+		int64_t limit, usage;
+		size_t len = strlen(dir);
+
+		while (len > 0 && dir[len - 1] == '/')
+			dir[--len] = '\0';
+		snprintf(rel, sizeof(rel), "%s%s/%s", base, dir, max_file);
+		if (cgroup_value(fs, rel, &limit) == 0 && limit >= 0) {
+			snprintf(rel, sizeof(rel), "%s%s/%s", base, dir, cur_file);
+			if (cgroup_value(fs, rel, &usage) < 0 || usage < 0)
+				usage = 0;
+			if (!cg->limited || (uint64_t)(limit > usage ? limit - usage : 0) < cg->room) {
+				cg->limited = 1;
+				cg->limit = (uint64_t)limit;
+				cg->usage = (uint64_t)usage;
+				cg->room = limit > usage ? (uint64_t)(limit - usage) : 0;
+			}
+		}
+		if (len == 0)
+			return;
+		*strrchr(dir, '/') = '\0';
+	}
+}
+
+int slab_memlat_cgroup(struct slab_sysfs *fs, struct slab_memlat_cgroup *cg)
+{
+	char text[4096], *line, *next;
+
+	memset(cg, 0, sizeof(*cg));
+	if (slab_sysfs_read(fs, "proc/self/cgroup", text, sizeof(text)) < 0)
+		return SLAB_ERR_NOTFOUND;
+	/* "4:memory:/a/b" (v1; the controllers may be a list) or "0::/a/b" (v2). A path that is
+	 * not in this mount namespace's view (a container without a cgroup namespace) is not
+	 * found; its ancestors, down to the mount's own root, are tried in turn. */
+	for (line = text; line != NULL && *line != '\0'; line = next) {
+		char *ctl, *path, *nl = strchr(line, '\n');
+
+		next = nl ? nl + 1 : NULL;
+		if (nl != NULL)
+			*nl = '\0';
+		ctl = strchr(line, ':');
+		path = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (path == NULL || path[1] != '/')
+			continue;
+		*path++ = '\0';
+		ctl++;
+		if (*ctl == '\0') {
+			cgroup_walk(fs, "sys/fs/cgroup", path, "memory.max", "memory.current", cg);
+		} else {
+			char *save = NULL;
+
+			for (char *c = strtok_r(ctl, ",", &save); c != NULL;
+			     c = strtok_r(NULL, ",", &save))
+				if (strcmp(c, "memory") == 0)
+					cgroup_walk(fs, "sys/fs/cgroup/memory", path,
+						    "memory.limit_in_bytes", "memory.usage_in_bytes", cg);
+		}
+	}
+	return cg->limited ? 0 : SLAB_ERR_NOTFOUND;
+}
+
 int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max)
 {
 	int cnt = 0;

@@ -109,6 +109,21 @@ size_t slab_memlat_unit(enum slab_memlat_pattern p);
  */
 int slab_memlat_sizes(uint64_t max, unsigned steps, size_t unit, uint64_t **out, size_t *n);
 
+/* What the memory cgroup of this process lets it still have, over its cgroup and their
+ * ancestors (the tightest of them). */
+struct slab_memlat_cgroup {
+	int limited;            /* 0: no limit found */
+	uint64_t limit, usage;  /* of the tightest cgroup, in bytes */
+	uint64_t room;          /* limit - usage (0 when over) */
+};
+
+/* The memory cgroup limits of this process: proc/self/cgroup, then memory.max and
+ * memory.current (v2) or memory.limit_in_bytes and memory.usage_in_bytes (v1 memory
+ * controller) of its cgroup and every ancestor under sys/fs/cgroup, under the root of fs
+ * (NULL: this machine). 0 with *cg filled; SLAB_ERR_NOTFOUND when no limit applies ("max"
+ * all the way up, no cgroup files). */
+int slab_memlat_cgroup(struct slab_sysfs *fs, struct slab_memlat_cgroup *cg);
+
 /* Up to max data and unified caches of CPU cpu (sys/devices/system/cpu/cpuN/cache under the
  * root of fs; NULL: this machine), by size; the count (0 when sysfs says nothing). */
 int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max);

@@ -149,9 +149,36 @@ int slab_sysfs_openat(struct slab_sysfs *s, const char *rel, int flags)
 	return fd >= 0 ? fd : SLAB_ERR_IO;
 }
 
+/*
+ * Open rel to read it as an attribute: a regular file, as every attribute of sysfs and procfs
+ * is. O_NONBLOCK keeps a FIFO (or a device) put in a hand-made tree from blocking the open
+ * or the reads for ever; it is refused, as a folder is, with errno saying why.
+ */
+static int open_file(struct slab_sysfs *s, const char *rel)
+{
+	struct stat st;
+	int fd = open_rel(s, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+		return -1;
+	}
+	return fd;
+}
+
 int slab_sysfs_read(struct slab_sysfs *s, const char *rel, char *buf, size_t len)
 {
-	int fd = open_rel(s, rel, O_RDONLY);
+	int fd = open_file(s, rel);
 	size_t n = 0;
 
 	if (len == 0)
@@ -184,7 +211,7 @@ int slab_sysfs_slurp(struct slab_sysfs *s, const char *rel, char **out)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = NULL, *grown;
-	int fd = open_rel(s, rel, O_RDONLY), ret = SLAB_ERR_IO;
+	int fd = open_file(s, rel), ret = SLAB_ERR_IO;
 
 	*out = NULL;
 	if (fd < 0) {

@@ -27,7 +27,9 @@ const char *slab_sysfs_error(const struct slab_sysfs *s);
 void slab_sysfs_close(struct slab_sysfs *s);
 
 /* Called with the full path and errno of each file or folder that could not be read (missing
- * ones are normal: this is for -v); NULL: nobody. */
+ * ones are normal: this is for -v); NULL: nobody. A file that is neither a regular file nor
+ * a folder (a FIFO, a device: never an attribute) is refused without waiting on it, with
+ * ENODEV. */
 void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *path, int err, void *arg),
 			    void *arg);
 

@@ -1130,12 +1130,21 @@ static void warnings(struct slab_topo *t)
 
 		if (a->cpu_node >= 0)
 			continue;
+		char why[64];
+
 		memset(&b, 0, sizeof(b));
 		sb_dev(&b, a->dev);
+		/* Say what the tree says: -1, no file, or a node that has no folder. */
+		if (!a->dev->numa_known)
+			snprintf(why, sizeof(why), "no numa_node file");
+		else if (a->node >= 0)
+			snprintf(why, sizeof(why), "numa_node %d, which is not a node", a->node);
+		else
+			snprintf(why, sizeof(why), "numa_node -1");
 		warn(t, SLAB_TOPO_WARNING, "gpu_node_unknown",
-		     "%s %s: the kernel does not know its NUMA node (numa_node -1): no binding to "
+		     "%s %s: the kernel does not know its NUMA node (%s): no binding to "
 		     "suggest; %s spreads the cost", slab_pci_kind_name(a->dev->kind), sb_str(&b),
-		     a->numactl);
+		     why, a->numactl);
 		sb_free(t, &b);
 	}
 

@@ -1,10 +1,15 @@
 /* test_memlat.c: bench-tlb's verdict (slab_memlat_analyse) on synthetic latency curves:
- * flat, a step at the TLB reach, huge pages without that step, noise, too few points. */
+ * flat, a step at the TLB reach, huge pages without that step, noise, too few points; the
+ * memory cgroup's limit (slab_memlat_cgroup) on hand-made trees. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memlat.h"
 #include "slab.h"
+#include "sysfs.h"
 #include "unit.h"
 
 #define NB SLAB_MEMLAT_NBACKINGS
@@ -253,6 +258,92 @@ static void test_too_few(void)
 	CHECK(c.sizes == NULL && c.n == 0);
 }
 
+/* ---- the memory cgroup on hand-made trees ------------------------------------------------- */
+
+static char tree[64];
+
+/* Write text to rel under the tree, making its folders. */
+static void put(const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			CHECK(!"mkdir");
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* slab_memlat_cgroup on the tree as it is. */
+static int cgroup_of_tree(struct slab_memlat_cgroup *cg)
+{
+	struct slab_sysfs *fs = slab_sysfs_new();
+	int rc = SLAB_ERR_INVAL;
+
+	CHECK(fs != NULL);
+	if (fs != NULL && slab_sysfs_open(fs, tree) == 0)
+		rc = slab_memlat_cgroup(fs, cg);
+	slab_sysfs_close(fs);
+	return rc;
+}
+
+static void test_cgroup(void)
+{
+	struct slab_memlat_cgroup cg;
+	char cmd[128];
+
+	snprintf(tree, sizeof(tree), "/tmp/test_memlat.XXXXXX");
+	CHECK(mkdtemp(tree) != NULL);
+	put("sys/devices/system/.keep", "");
+
+	/* No proc/self/cgroup: no limit. */
+	CHECK(cgroup_of_tree(&cg) == SLAB_ERR_NOTFOUND && cg.limited == 0);
+
+	/* v2: the limit of an ancestor ("max" below it); the root has no memory.max. */
+	put("proc/self/cgroup", "0::/user.slice/app.scope\n");
+	put("sys/fs/cgroup/user.slice/app.scope/memory.max", "max\n");
+	put("sys/fs/cgroup/user.slice/app.scope/memory.current", "4096\n");
+	put("sys/fs/cgroup/user.slice/memory.max", "1073741824\n");
+	put("sys/fs/cgroup/user.slice/memory.current", "268435456\n");
+	CHECK(cgroup_of_tree(&cg) == 0 && cg.limited == 1);
+	CHECK(cg.limit == 1073741824 && cg.usage == 268435456 && cg.room == 805306368);
+
+	/* The tightest room wins, even with the larger limit; usage over the limit: no room. */
+	put("sys/fs/cgroup/user.slice/app.scope/memory.max", "536870912\n");
+	put("sys/fs/cgroup/user.slice/app.scope/memory.current", "4096\n");
+	CHECK(cgroup_of_tree(&cg) == 0 && cg.limit == 536870912 && cg.room == 536866816);
+	put("sys/fs/cgroup/user.slice/memory.current", "2147483648\n");
+	CHECK(cgroup_of_tree(&cg) == 0 && cg.limit == 1073741824 && cg.room == 0);
+
+	/* "max" all the way up, or garbage: no limit. */
+	put("sys/fs/cgroup/user.slice/app.scope/memory.max", "max\n");
+	put("sys/fs/cgroup/user.slice/memory.max", "-5\n");
+	CHECK(cgroup_of_tree(&cg) == SLAB_ERR_NOTFOUND && cg.limited == 0);
+
+	/* v1, the memory controller with another; a container sees the host's path, but only
+	 * its own cgroup mounted: the mount's root is the cgroup. v1's "no limit" is near
+	 * 2^63. */
+	put("proc/self/cgroup", "5:cpu,memory:/docker/0123abcd\n4:pids:/docker/0123abcd\n0::/\n");
+	put("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+	put("sys/fs/cgroup/memory/memory.usage_in_bytes", "1000\n");
+	CHECK(cgroup_of_tree(&cg) == SLAB_ERR_NOTFOUND);
+	put("sys/fs/cgroup/memory/memory.limit_in_bytes", "536870912\n");
+	CHECK(cgroup_of_tree(&cg) == 0 && cg.limit == 536870912 && cg.usage == 1000 &&
+	      cg.room == 536869912);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_flat();
@@ -260,5 +351,6 @@ int main(void)
 	test_huge_pages_remove_step();
 	test_noise();
 	test_too_few();
+	test_cgroup();
 	return UNIT_DONE();
 }
