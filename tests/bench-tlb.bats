@@ -368,3 +368,26 @@ system_is() {
 	assert_equal "$stderr" "bench-tlb: --sysfs-root needs a folder
 Try 'bench-tlb --help' for more information."
 }
+
+teardown() {
+	memcg_remove
+}
+
+# In a container (a memory cgroup of 256 MiB here) the default --max (1G: two regions of 1 GiB
+# at once) would be killed by the kernel past the cgroup's limit: capped at a quarter of what
+# the cgroup allows, and the JSON says what it found.
+@test "in a memory cgroup, --max is capped at a quarter of what the cgroup allows (root)" {
+	memory_cgroup $((256 * 1024 * 1024))
+	run -0 --separate-stderr in_memcg bench-tlb --backing 4k --min-time 1ms --repeat 1 \
+		--steps-per-octave 1 --json
+	run -0 python3 -c '
+import json, sys
+m = json.loads(sys.argv[1])["method"]
+cg = m["memory_cgroup"]
+assert cg["limit"] == 256 << 20, cg
+assert cg["room"] == cg["limit"] - cg["usage"] and cg["usage"] > 0, cg
+assert m["max_requested"] == 1 << 30 and m["max_capped"] is True, m
+assert m["max_size"] <= cg["room"] // 4, (m["max_size"], cg)
+print("ok")' "$output"
+	assert_output ok
+}

@@ -7,10 +7,7 @@
 load test_helper/common
 
 teardown() {
-	# the cgroup of the last test, if it made one (empty again once its processes are gone)
-	if [ -f "$BATS_TEST_TMPDIR/cgroup" ]; then
-		rmdir "$(cat "$BATS_TEST_TMPDIR/cgroup")" 2>/dev/null || true
-	fi
+	memcg_remove
 }
 
 # d.slab: 400 samples of up to 9 KB a field in 16 KiB pages (9 MB); e0..e2.plan: quasi
@@ -128,17 +125,7 @@ PY
 }
 
 @test "cache: the same output inside a memory cgroup a tenth of the dataset's size (root)" {
-	[ "$(id -u)" = 0 ] || skip "needs root to make a memory cgroup"
-	if grep -qa __asan_init "$SLAB_BUILD/bin/prefetch"; then
-		skip "a sanitizer build's own memory does not fit a small cgroup"
-	fi
-	if [ -w /sys/fs/cgroup/memory ]; then
-		cg=/sys/fs/cgroup/memory/slab-test-$$ limit=memory.limit_in_bytes procs=tasks
-	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-		cg=/sys/fs/cgroup/slab-test-$$ limit=memory.max procs=cgroup.procs
-	else
-		skip "no memory cgroup controller here"
-	fi
+	need_memory_cgroup
 	mktar --seed 62 --samples 600 --max-size 60000 -o big.tar
 	pack -q --page-size 64K -o big.slab big.tar
 	for e in 0 1 2; do
@@ -146,17 +133,13 @@ PY
 	done
 	prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --emit --emit-format raw big.slab > want
 	size=$(stat -c %s big.slab)
-	mkdir "$cg" || skip "cannot make $cg"
-	echo "$cg" > "$BATS_TEST_TMPDIR/cgroup"
-	echo $((size / 10 + 8 * 1024 * 1024)) > "$cg/$limit"
+	memory_cgroup $((size / 10 + 8 * 1024 * 1024))
 	prefetch --evict big.slab
-	sh -c 'echo $$ > "$1/$2" && shift 2 && exec "$@"' sh "$cg" "$procs" \
-		prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
+	in_memcg prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
 		--ahead 4 --emit --emit-format raw big.slab > got
 	cmp want got
 	prefetch --evict big.slab
-	sh -c 'echo $$ > "$1/$2" && shift 2 && exec "$@"' sh "$cg" "$procs" \
-		prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
+	in_memcg prefetch -q --plan b0.plan --plan b1.plan --plan b2.plan --memory $((size / 10)) \
 		--cache-policy fixed --emit --emit-format raw big.slab > got
 	cmp want got
 }

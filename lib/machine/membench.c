@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "membench.h"
+#include "memlat.h"
 #include "slab.h"
 #include "sysfs.h"
 
@@ -563,6 +564,10 @@ int slab_membench_run(const struct slab_topo_info *ti, const struct slab_membenc
 	cpu_set_t *mask = NULL;
 	unsigned *cpus = NULL, maxcpus = 0;
 	int ret = SLAB_ERR_NOMEM, failed = 0;
+	/* A memory cgroup (a container) may allow far less than a node has: past its limit the
+	 * kernel kills the process filling a buffer. */
+	struct slab_memlat_cgroup cg;
+	int cg_limited = slab_memlat_cgroup(NULL, &cg) == 0;
 
 	memset(r, 0, sizeof(*r));
 	r->size = size;
@@ -629,6 +634,9 @@ int slab_membench_run(const struct slab_topo_info *ti, const struct slab_membenc
 		if (mn->mem_total > 0 && size > (uint64_t)mn->mem_total / 2) {
 			snprintf(why, sizeof(why), "a %" PRIu64 " MiB buffer is more than half of node "
 				 "%d's memory", size >> 20, m);
+		} else if (cg_limited && size > cg.room / 2) {
+			snprintf(why, sizeof(why), "a %" PRIu64 " MiB buffer is more than half of what "
+				 "the memory cgroup allows (%" PRIu64 " MiB)", size >> 20, cg.room >> 20);
 		} else if (buffer_alloc(&b, size, m, &bound) != 0) {
 			snprintf(why, sizeof(why), "cannot bind %" PRIu64 " MiB to node %d: %s",
 				 size >> 20, m, strerror(errno));

@@ -130,3 +130,39 @@ no_temporaries() {
 	left=$(find "${1:-.}" -name '.*.tmp.*')
 	[ -z "$left" ] || fail "temporary files left behind: $left"
 }
+
+# memory_cgroup BYTES: a memory cgroup of this limit for the test (cgroup v1 or v2, as the
+# machine has), its folder in $MEMCG; in_memcg CMD...: run CMD in it. need_memory_cgroup
+# skips the test first without root, a memory controller or a build that fits (a sanitizer
+# build's own memory does not). The test's file's teardown calls memcg_remove.
+memory_cgroup() {
+	need_memory_cgroup
+	mkdir "$MEMCG" || skip "cannot make $MEMCG"
+	echo "$MEMCG" > "$BATS_TEST_TMPDIR/cgroup"
+	echo "$1" > "$MEMCG/$MEMCG_LIMIT"
+}
+
+need_memory_cgroup() {
+	[ "$(id -u)" = 0 ] || skip "needs root to make a memory cgroup"
+	if grep -qa __asan_init "$SLAB_BUILD/bin/pack" 2>/dev/null; then
+		skip "a sanitizer build's own memory does not fit a small cgroup"
+	fi
+	if [ -w /sys/fs/cgroup/memory ]; then
+		MEMCG=/sys/fs/cgroup/memory/slab-test-$$ MEMCG_LIMIT=memory.limit_in_bytes MEMCG_PROCS=tasks
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		MEMCG=/sys/fs/cgroup/slab-test-$$ MEMCG_LIMIT=memory.max MEMCG_PROCS=cgroup.procs
+	else
+		skip "no memory cgroup controller here"
+	fi
+}
+
+in_memcg() {
+	sh -c 'echo $$ > "$1/$2" && shift 2 && exec "$@"' sh "$MEMCG" "$MEMCG_PROCS" "$@"
+}
+
+# The cgroup the test made, if any (empty again once its processes are gone).
+memcg_remove() {
+	if [ -f "$BATS_TEST_TMPDIR/cgroup" ]; then
+		rmdir "$(cat "$BATS_TEST_TMPDIR/cgroup")" 2>/dev/null || true
+	fi
+}
