@@ -425,13 +425,19 @@ closed"
 	start_proxy "$HTTP_URL"
 	u=$PROXY_URL/d.slab
 	shuffle-plan -q --mode sequential -o seq.plan www/d.slab
-	# HEAD, the header and the table pass, and the first 4 data groups; then every fetch stalls
+	# HEAD, the header and the table pass, and the first 4 data groups (more than the pipe
+	# holds: prefetch waits to write, not for a fetch); then every fetch stalls. The reader
+	# takes 1000 bytes and goes once a fetch ahead has stalled.
 	proxy_rules '[{"method": "GET", "range": true, "skip": 6, "times": 100000, "action": "stall:1000"}]'
 	# (timeout: a hang guard)
-	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail; prefetch -q --timeout 3600 --plan seq.plan --emit '$u' | head -c 1000 | wc -c"
+	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail; prefetch -q --timeout 3600 --ahead 64 --plan seq.plan --emit '$u' | python3 -c '
+import sys, time
+n = len(sys.stdin.buffer.read(1000))
+while \" stall:1000 \" not in open(sys.argv[1]).read():
+    time.sleep(0.05)
+print(n)' '$PROXY_LOG'"
 	assert_output 1000
 	assert_equal "$stderr" ""
-	grep -q ' stall:1000 ' "$PROXY_LOG"
 }
 
 # www/v.slab: four H.264 videos of 2 s (64 to 112 pixels wide, keyframes 10 to 25 apart) with
@@ -612,6 +618,46 @@ EOF
 	grep -q "GET $AWS_ENDPOINT_URL/bkt/d.slab bytes=" verbose
 	run grep -rlF "$secret" verbose cache
 	assert_output ""
+}
+
+@test "pack -o s3://... killed by SIGTERM or SIGINT mid-upload aborts its multipart upload, keeps the old object and dies of the signal" {
+	start_s3 s3data bkt
+	mkwds --count 200 --jpeg-bytes 100K:200K --seed 3 -o big.tar
+	pack -q --page-size 64K -o s3://bkt/k.slab in.tar
+	s3_curl -sSf -o old.slab "$AWS_ENDPOINT_URL/bkt/k.slab"
+	for sig in TERM INT; do
+		rm -f fifo
+		mkfifo fifo
+		n0=$(wc -l <"$S3_LOG")
+		# (a background job starts with SIGINT ignored: pack gets its default action back)
+		python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' pack -q -o s3://bkt/k.slab - <fifo 2>err &
+		pid=$!
+		exec 5>fifo
+		# 20 MB of the tar and no end: pack waits mid-upload, a part or two sent
+		head -c 20000000 big.tar >&5
+		for ((i = 0; i < 600; i++)); do
+			tail -n +$((n0 + 1)) "$S3_LOG" | grep -q '^proxy-server: PUT .*/bkt/k.slab%3FpartNumber%3D1%26.* 200 ' && break
+			sleep 0.1
+		done
+		kill -"$sig" "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		exec 5>&-
+		[ "$rc" -eq $((128 + $(kill -l "$sig"))) ]
+		run cat err
+		assert_output ""
+		# the upload aborted on the server: none left, its parts gone
+		run bash -c "tail -n +$((n0 + 1)) '$S3_LOG' | grep -c '^proxy-server: DELETE .*/bkt/k.slab%3FuploadId%3D.* 204 '"
+		assert_output 1
+		run s3_curl -sSf "$AWS_ENDPOINT_URL/bkt?uploads="
+		assert_success
+		assert_output --partial "<ListMultipartUploadsResult"
+		refute_output --partial "<Upload>"
+		s3_curl -sSf -o now.slab "$AWS_ENDPOINT_URL/bkt/k.slab"
+		cmp old.slab now.slab
+	done
 }
 
 @test "S3 credentials and region from ~/.aws profiles; the endpoint from the command line" {

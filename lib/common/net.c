@@ -1675,6 +1675,11 @@ struct slab_net_upload {
 	unsigned etags_cap;
 	struct part *queue, *queue_tail;
 	unsigned inflight, max_inflight;
+	unsigned sending;               /* parts a worker is sending now */
+	int creating;                   /* CreateMultipartUpload in flight */
+	int cancelling;                 /* slab_net_upload_cancel() at work: u must stay */
+	int aborted;                    /* the server was told: AbortMultipartUpload sent */
+	int finished;                   /* slab_net_upload_finish() succeeded: nothing to abort */
 	pthread_t workers[PARTS_IN_FLIGHT_MAX];
 	unsigned nworkers;
 	int closing;
@@ -1722,6 +1727,15 @@ static int s3_create(struct slab_net_upload *u, struct slab_err *err)
 
 	if (!url)
 		return fail_nomem(u, err);
+	/* slab_net_upload_cancel() waits for a create in flight, then aborts what it made. */
+	pthread_mutex_lock(&u->lock);
+	if (atomic_load(&u->stop)) {
+		pthread_mutex_unlock(&u->lock);
+		free(url);
+		return slab_fail(err, SLAB_ERR_IO, u->o->shown, "CreateMultipartUpload: aborted");
+	}
+	u->creating = 1;
+	pthread_mutex_unlock(&u->lock);
 	x.method = "POST";
 	x.url = url;
 	x.content_type = "application/octet-stream";
@@ -1730,12 +1744,17 @@ static int s3_create(struct slab_net_upload *u, struct slab_err *err)
 	if (ret == 0 && !xml_tag(x.small, "UploadId", id, sizeof(id)))
 		ret = slab_fail(err, SLAB_ERR_IO, u->o->shown,
 				"no UploadId in the answer to CreateMultipartUpload");
-	if (ret == 0) {
+	if (ret == 0)
 		sb_enc(&b, id, 0);
+	pthread_mutex_lock(&u->lock);
+	if (ret == 0) {
 		u->upload_id = sb_take(&b);
 		if (!u->upload_id)
 			ret = fail_nomem(u, err);
 	}
+	u->creating = 0;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
 	free(x.small);
 	free(url);
 	return ret;
@@ -1797,10 +1816,12 @@ static void *part_worker(void *arg)
 		if (!u->queue)
 			u->queue_tail = NULL;
 		skip = u->failed != 0;
+		u->sending += !skip;
 		pthread_mutex_unlock(&u->lock);
 		if (!skip)
 			r = s3_put_part(u, p, &etag, &e);
 		pthread_mutex_lock(&u->lock);
+		u->sending -= !skip;
 		if (r < 0 && !u->failed) {
 			u->failed = r;
 			slab_fail_from(&u->ferr, r, e.text);
@@ -1946,6 +1967,7 @@ static int s3_complete(struct slab_net_upload *u, struct slab_err *err)
 	x.body_len = strlen(xml);
 	x.content_type = "application/xml";
 	x.check_error_body = 1;
+	x.stop = &u->stop;
 	ret = run(u->o, &x, "CompleteMultipartUpload", 0, err);
 	free(x.small);
 	free(xml);
@@ -1961,8 +1983,15 @@ static void s3_abort(struct slab_net_upload *u)
 	char *url, *q;
 
 	stop_workers(u, 1);
-	if (!u->upload_id)
+	pthread_mutex_lock(&u->lock);
+	while (u->cancelling)
+		pthread_cond_wait(&u->cond, &u->lock);
+	if (!u->upload_id || u->aborted) {
+		pthread_mutex_unlock(&u->lock);
 		return;
+	}
+	u->aborted = 1;
+	pthread_mutex_unlock(&u->lock);
 	sb_add(&b, "uploadId=");
 	sb_add(&b, u->upload_id);
 	q = sb_take(&b);
@@ -2099,6 +2128,11 @@ static int stream_write(struct slab_net_upload *u, const unsigned char *p, size_
 
 static void upload_free(struct slab_net_upload *u)
 {
+	/* A cancel from another thread is still telling the server: u is in use. */
+	pthread_mutex_lock(&u->lock);
+	while (u->cancelling)
+		pthread_cond_wait(&u->cond, &u->lock);
+	pthread_mutex_unlock(&u->lock);
 	while (u->queue) {
 		struct part *p = u->queue;
 
@@ -2223,6 +2257,7 @@ static int s3_finish(struct slab_net_upload *u, struct slab_err *err)
 		x.body = u->cur;
 		x.body_len = u->cur_len;
 		x.content_type = "application/octet-stream";
+		x.stop = &u->stop;
 		ret = run(u->o, &x, "PUT", 0, err);
 		free(x.small);
 		return ret;
@@ -2262,24 +2297,9 @@ static int stream_finish(struct slab_net_upload *u, struct slab_err *err)
 	return 0;
 }
 
-int slab_net_upload_finish(struct slab_net_upload *u, struct slab_err *err)
+/* What was started on the server, given up (best effort); u stays. */
+static void abort_remote(struct slab_net_upload *u)
 {
-	int ret = u->o->s3 ? s3_finish(u, err) : stream_finish(u, err);
-
-	if (ret < 0) {
-		slab_net_upload_abort(u);
-		return ret;
-	}
-	if (u->o->s3)
-		stop_workers(u, 0);
-	upload_free(u);
-	return 0;
-}
-
-void slab_net_upload_abort(struct slab_net_upload *u)
-{
-	if (!u)
-		return;
 	if (u->o->s3) {
 		s3_abort(u);
 	} else if (u->started) {
@@ -2288,6 +2308,83 @@ void slab_net_upload_abort(struct slab_net_upload *u)
 		pthread_cond_broadcast(&u->cond);
 		pthread_mutex_unlock(&u->lock);
 		pthread_join(u->thread, NULL);
+		u->started = 0;
 	}
+}
+
+int slab_net_upload_finish(struct slab_net_upload *u, struct slab_err *err)
+{
+	int ret = u->o->s3 ? s3_finish(u, err) : stream_finish(u, err);
+
+	if (ret < 0) {
+		abort_remote(u);
+		return ret;
+	}
+	if (u->o->s3)
+		stop_workers(u, 0);
+	u->finished = 1;
+	return 0;
+}
+
+void slab_net_upload_cancel(struct slab_net_upload *u)
+{
+	struct sbuf b = { 0 };
+	struct slab_err e;
+	struct xfer x = { 0 };
+	char *url = NULL;
+	int send = 0;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->cancelling || (u->aborted && u->o->s3)) {
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	u->cancelling = 1;
+	atomic_store(&u->stop, 1);
+	if (!u->failed) {
+		u->failed = SLAB_ERR_IO;
+		slab_fail(&u->ferr, SLAB_ERR_IO, u->o->shown, "upload cancelled");
+	}
+	pthread_cond_broadcast(&u->cond);
+	/* Parts and a create in flight are cut off (within a second): once they are, the
+	 * upload they belong to is known, and no part of it arrives after the abort. */
+	while (u->creating || u->sending)
+		pthread_cond_wait(&u->cond, &u->lock);
+	if (u->o->s3 && u->upload_id && !u->aborted) {
+		u->aborted = send = 1;
+		sb_add(&b, u->upload_id);
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (send) {
+		char *id = sb_take(&b);
+
+		if (id) {
+			sb_add(&b, "uploadId=");
+			sb_add(&b, id);
+			free(id);
+			id = sb_take(&b);
+			url = id ? upload_url(u, id) : NULL;
+			free(id);
+		}
+		if (url) {
+			x.method = "DELETE";
+			x.url = url;
+			run(u->o, &x, "AbortMultipartUpload", ABORT_BUDGET, &e);
+			free(x.small);
+			free(url);
+		}
+	}
+	pthread_mutex_lock(&u->lock);
+	u->cancelling = 0;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void slab_net_upload_abort(struct slab_net_upload *u)
+{
+	if (!u)
+		return;
+	if (!u->finished)
+		abort_remote(u);
 	upload_free(u);
 }

@@ -122,9 +122,19 @@ int slab_net_upload_open(struct slab_net_upload **out, const char *url,
 /* The bytes, in order; buffered. 0 or a negative error with *err. */
 int slab_net_upload_write(struct slab_net_upload *u, const void *buf, size_t len,
 			  struct slab_err *err);
-/* Send what is left and complete the object; frees u whatever happens. 0 or an error. */
+/* Send what is left and complete the object. 0, or an error after aborting on the server
+ * what was started (best effort). Either way u is then freed with slab_net_upload_abort(). */
 int slab_net_upload_finish(struct slab_net_upload *u, struct slab_err *err);
-/* Give up: abort on the server what was started (best effort), free u. Accepts NULL. */
+/* Free u, first aborting on the server what was started and not completed by
+ * slab_net_upload_finish() (best effort). Accepts NULL. */
 void slab_net_upload_abort(struct slab_net_upload *u);
+/* For a process that must go now (a signal), from any thread while others write or finish:
+ * what is in flight is cut off (within a second), nothing more is sent, and an S3 multipart
+ * upload started is aborted on the server (best effort, once the parts in flight are cut off,
+ * so that none arrives after the abort). The writer's calls fail from then on ("upload
+ * cancelled"); u stays the caller's to free with slab_net_upload_abort(), which waits for
+ * a cancel at work. A completion already at the
+ * server when the cancel comes may still make the object. */
+void slab_net_upload_cancel(struct slab_net_upload *u);
 
 #endif

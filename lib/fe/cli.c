@@ -554,9 +554,35 @@ static struct sigaction saved_action[65];
 static volatile sig_atomic_t signals_caught;
 static int tmp_at_exit;         /* remove_tmp_at_exit() is registered */
 
+/* An output at a URL: the handler writes the signal's number into this pipe (made once,
+ * never closed: a handler in another thread may write at any time), and the upload's
+ * watcher thread, reading it, cancels the upload (an S3 multipart upload is aborted on
+ * the server) before the process dies of that signal. Armed while the upload runs; a second
+ * signal, or a fault, ends the process at once. */
+static int cancel_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t cancel_armed;
+
+static int fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+}
+
 static void on_signal(int sig)
 {
 	char *tmp = tmp_path;
+
+	if (cancel_armed && !fault_signal(sig) && sig > 0 && sig < 65) {
+		unsigned char b = (unsigned char)sig;
+		int saved = errno;
+
+		cancel_armed = 0;
+		if (write(cancel_pipe[1], &b, 1) == 1) {
+			errno = saved;
+			return;
+		}
+		errno = saved;
+	}
 
 	if (tmp != NULL)
 		unlink(tmp);
@@ -765,9 +791,66 @@ struct cli_upload {
 	struct slab_net_upload *u;
 	int rfd;
 	pthread_t tid;
+	pthread_t watcher;      /* cancel_main(), while watching */
+	int watching;
 	int rc;
 	struct slab_err err;
 };
+
+/* The upload's watcher: a signal's number from the pipe (see on_signal) cancels the upload,
+ * then the process dies of that signal; a 0 says the upload is over. */
+static void *cancel_main(void *arg)
+{
+	struct cli_upload *up = arg;
+	unsigned char b = 0;
+	sigset_t one;
+	ssize_t n;
+
+	do
+		n = read(cancel_pipe[0], &b, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || b == 0)
+		return NULL;
+	slab_net_upload_cancel(up->u);
+	sigaction(b, &saved_action[b], NULL);
+	sigemptyset(&one);
+	sigaddset(&one, b);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(b);
+	_exit(128 + b);         /* (an action that returned: as the shell would say it) */
+}
+
+/* Watch for signals while the upload runs (nothing when the pipe or the thread cannot be
+ * had: a signal then cuts the upload off, as it always did). */
+static void cancel_watch(struct cli_upload *up)
+{
+	sigset_t all, old;
+
+	if (cancel_pipe[0] < 0 && pipe2(cancel_pipe, O_CLOEXEC) < 0)
+		return;
+	catch_signals();
+	/* The watcher takes no signal itself: another thread's handler writes to the pipe. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	up->watching = pthread_create(&up->watcher, NULL, cancel_main, up) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	cancel_armed = up->watching;
+}
+
+/* The upload is done with (finished or given up): the watcher goes, before u does. A signal
+ * that came first is the watcher's: then this never returns. */
+static void cancel_unwatch(struct cli_upload *up)
+{
+	unsigned char zero = 0;
+
+	if (!up->watching)
+		return;
+	cancel_armed = 0;
+	while (write(cancel_pipe[1], &zero, 1) < 0 && errno == EINTR)
+		;
+	pthread_join(up->watcher, NULL);
+	up->watching = 0;
+}
 
 /* The pipe's bytes into the upload. After a failure the rest is read and dropped, so the
  * writer finishes (and is told at commit) rather than dying of SIGPIPE. */
@@ -833,6 +916,7 @@ static int upload_open(struct cli_output *o, const char *url)
 	o->own_fd = 1;
 	o->in_place = 1;
 	o->up = up;
+	cancel_watch(up);
 	return 0;
 }
 
@@ -855,12 +939,12 @@ static int upload_commit(struct cli_output *o)
 	int rc = upload_join(o);
 
 	o->up = NULL;
-	if (rc < 0) {
+	if (rc < 0)
 		cli_error("%s", up->err.text);
-		slab_net_upload_abort(up->u);
-	} else if ((rc = slab_net_upload_finish(up->u, &up->err)) < 0) {
+	else if ((rc = slab_net_upload_finish(up->u, &up->err)) < 0)
 		cli_error("%s", up->err.text);
-	}
+	cancel_unwatch(up);
+	slab_net_upload_abort(up->u);
 	free(up);
 	return rc < 0 ? -1 : 0;
 }
@@ -870,6 +954,7 @@ static void upload_abort(struct cli_output *o)
 	struct cli_upload *up = o->up;
 
 	upload_join(o);
+	cancel_unwatch(up);
 	slab_net_upload_abort(up->u);
 	free(up);
 	o->up = NULL;

@@ -387,10 +387,12 @@ static void test_closed_port(void)
 	CHECK(slab_net_upload_write(u, "hello", 5, &e) == 0);
 	CHECK(slab_net_upload_finish(u, &e) == SLAB_ERR_IO);
 	CHECK(has(e.text, "'s3://bkt/up.slab': PUT: gave up after 1 attempt"));
+	slab_net_upload_abort(u);
 	CHECK(slab_net_upload_open(&u, url, &cf, &e) == 0);
 	CHECK(slab_net_upload_write(u, "hello", 5, &e) == 0 || has(e.text, "Connection refused"));
 	CHECK(slab_net_upload_finish(u, &e) == SLAB_ERR_IO);
 	CHECK(has(e.text, "PUT: Connection refused"));
+	slab_net_upload_abort(u);
 	CHECK(!has(e.text, "pw1234"));
 	CHECK(slab_net_upload_open(&u, url, &cf, &e) == 0);
 	slab_net_upload_abort(u);
@@ -678,6 +680,7 @@ static void test_upload_failure(void)
 	CHECK(has(e.text, "AccessDenied"));
 	CHECK(slab_net_upload_finish(u, &e) == SLAB_ERR_IO);
 	CHECK(has(e.text, "AccessDenied"));
+	slab_net_upload_abort(u);
 	canned_stop(&c);
 	CHECK(c.served == 1);
 	CHECK(has(c.request[0], "POST /bkt/up.slab?uploads= HTTP/1.1\r\n"));
