@@ -26,6 +26,7 @@
 /* A transfer that moves less than a byte a second for this long is stalled: an attempt that
  * failed, not a wait as long as the call's whole budget. */
 #define STALL_SECONDS           30L
+#define S3_KEY_MAX              1024    /* bytes of an object key (UTF-8), S3's limit */
 #define BACKOFF_BASE_MS         100u
 #define BACKOFF_CAP_MS          5000u
 #define SMALL_MAX               (64u << 10)     /* XML answers and error bodies kept */
@@ -564,6 +565,10 @@ static int resolve_s3(struct slab_net_object *o, const struct slab_net_config *c
 	if (!slash || !slash[1])
 		return slab_fail(err, SLAB_ERR_INVAL, o->shown, "no key in S3 URL "
 				 "(want s3://BUCKET/KEY)");
+	/* S3's limit, said before a pack's whole output is made for a PUT it would refuse. */
+	if (strlen(slash + 1) > S3_KEY_MAX)
+		return slab_fail(err, SLAB_ERR_INVAL, o->shown, "S3 key of %zu bytes: at most %d",
+				 strlen(slash + 1), S3_KEY_MAX);
 	bucket = strndup(rest, (size_t)(slash - rest));
 	if (!bucket)
 		return slab_fail(err, SLAB_ERR_NOMEM, o->shown, "out of memory");

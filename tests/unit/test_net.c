@@ -108,6 +108,17 @@ static void test_urls(void)
 	CHECK(has(e.text, "no bucket"));
 	CHECK(open_as("s3://b?x/k", NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
 	CHECK_STR(e.text, "'s3://b?x/k': bad bucket name 'b?x'");
+	{
+		/* S3's key limit, 1024 bytes: refused at open, not at the PUT after a whole pack */
+		char url[1200] = "s3://b/";
+
+		memset(url + 7, 'k', 1024);
+		url[7 + 1024] = '\0';
+		CHECK(open_as(url, NULL, NULL, 0, NULL, 0, &e) == 0);
+		strcat(url, "k");
+		CHECK(open_as(url, NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+		CHECK(has(e.text, "': S3 key of 1025 bytes: at most 1024"));
+	}
 	CHECK(open_as("ftp://h/x", NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
 	CHECK_STR(e.text, "'ftp://h/x': not an http://, https:// or s3:// URL");
 	CHECK(open_as("http://", NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
