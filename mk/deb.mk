@@ -10,8 +10,9 @@
 #   DEB_DIR   where the packages go (build/deb)
 #   DEB_JOBS  compiles at once in the package build (2)
 #
-# The Makefile includes this file. Needs dpkg-dev, debhelper, dh-python and the build's
-# -dev packages (scripts/install-deps installs them; dpkg-buildpackage names what is missing).
+# The Makefile includes this file. Needs build-essential, dpkg-dev, debhelper, dh-python and
+# the build's -dev packages (scripts/install-deps installs them; dpkg-buildpackage names what
+# is missing).
 
 ifndef SLAB_DEB_MK
 SLAB_DEB_MK := 1
