@@ -2296,6 +2296,9 @@ def main(argv):
         return state["status"]
     except OSError as e:
         print("slab.py: write error: %s" % e.strerror, file=sys.stderr)
+        # the failed flush leaves its bytes in stdout's buffer, on which the exit's flush
+        # would fail again (exit 120, "Exception ignored in: <stdout>"): they go nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 

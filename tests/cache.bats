@@ -87,6 +87,11 @@ PY
 	# everything fits: after the first epoch every page is a hit, nothing is evicted
 	pages=$(prefetch -v --plan e0.plan d.slab 2>&1 | sed -n 's/.* \([0-9]*\) distinct pages.*/\1/p')
 	prefetch --evict d.slab
+	# (a tmpfs keeps every page whatever it is told: nothing then starts out of the cache)
+	p=$(prefetch --json d.slab |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["files"][0]["percent"])')
+	python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 50 else 1)' "$p" ||
+		skip "the filesystem of $PWD ignores POSIX_FADV_DONTNEED ($p% still resident)"
 	run -0 --separate-stderr sh -c 'prefetch -v --plan e0.plan --plan e1.plan --plan e2.plan \
 		--memory 100M --emit --emit-format raw d.slab > out'
 	assert_regex "${stderr_lines[5]}" ": 0 pages cached at the start, [0-9]+ kept, 0 evicted, [0-9]+ hits, $pages misses, "

@@ -319,6 +319,7 @@ import os, sys, slab
 ld = slab.Loader(["one.slab"], plan="p.plan", batch_size=8, threads=2, image="jpg", size=(16, 16))
 first = next(ld).number
 for how in ("iterate", "close", "exit"):
+    sys.stdout.flush()                  # a buffered stdout: the child's exit would write it again
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -360,7 +361,8 @@ if pid == 0:
     out = ctypes.c_void_p()
     rc = lib.slab_loader_next(h, ctypes.byref(out))
     msg = lib.slab_loader_error(h).decode()
-    print(rc, msg.replace(str(os.getpid()), "CHILD").replace(str(os.getppid()), "PARENT"))
+    print(rc, msg.replace(str(os.getpid()), "CHILD").replace(str(os.getppid()), "PARENT"),
+          flush=True)                   # os._exit() does not flush a buffered stdout
     lib.slab_loader_close(h)
     ld._owner.loader = None
     os._exit(0)

@@ -115,8 +115,12 @@ usage: slab.py [--verify] [--] FILE...
 
 @test "slab.py: a failing standard output is one write error (exit 1), a reader that stops early no error" {
 	small_slab
-	run -1 --separate-stderr bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' small.slab small.slab >/dev/full"
-	assert_equal "$stderr" "slab.py: write error: No space left on device"
+	# stdout buffered, as Python has it by default, and unbuffered (PYTHONUNBUFFERED=1)
+	for unbuffered in "" 1; do
+		run -1 --separate-stderr env -u PYTHONUNBUFFERED ${unbuffered:+PYTHONUNBUFFERED=1} \
+			bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' small.slab small.slab >/dev/full"
+		assert_equal "$stderr" "slab.py: write error: No space left on device"
+	done
 	# shellcheck disable=SC2046
 	run -0 --separate-stderr bash -c "set -o pipefail; $(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' $(printf 'small.slab %.0s' $(seq 3000)) | head -1"
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
@@ -130,8 +134,11 @@ err = p.stderr.read()
 sys.stdout.write("%d %r" % (p.wait(), err))' "$SLAB_ROOT/scripts/slab.py" $opt
 		assert_output "0 b''"
 	done
-	run -1 --separate-stderr bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' --help >/dev/full"
-	assert_equal "$stderr" "slab.py: write error: No space left on device"
+	for unbuffered in "" 1; do
+		run -1 --separate-stderr env -u PYTHONUNBUFFERED ${unbuffered:+PYTHONUNBUFFERED=1} \
+			bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' --help >/dev/full"
+		assert_equal "$stderr" "slab.py: write error: No space left on device"
+	done
 }
 
 @test "slab.py: CRC-32C and FNV-1a check values" {

@@ -504,7 +504,7 @@ for k in range(3):
                 s = d[i]
                 ok = ok and [bytes(s[f]) for f in s.fields] == want[i]
         except BaseException as e:
-            print("child:", e)
+            print("child:", e, flush=True)   # os._exit() does not flush a buffered stdout
             ok = False
         os._exit(0 if ok else 1)
     kids.append(pid)
