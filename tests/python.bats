@@ -115,11 +115,14 @@ usage: slab.py [--verify] [--] FILE...
 
 @test "slab.py: a failing standard output is one write error (exit 1), a reader that stops early no error" {
 	small_slab
-	# stdout buffered, as Python has it by default, and unbuffered (PYTHONUNBUFFERED=1)
-	for unbuffered in "" 1; do
-		run -1 --separate-stderr env -u PYTHONUNBUFFERED ${unbuffered:+PYTHONUNBUFFERED=1} \
-			bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' small.slab small.slab >/dev/full"
-		assert_equal "$stderr" "slab.py: write error: No space left on device"
+	# files' lines and --help alike, stdout buffered, as Python has it by default, and
+	# unbuffered (PYTHONUNBUFFERED=1)
+	for args in "small.slab small.slab" --help; do
+		for unbuffered in "" 1; do
+			run -1 --separate-stderr env -u PYTHONUNBUFFERED ${unbuffered:+PYTHONUNBUFFERED=1} \
+				bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' $args >/dev/full"
+			assert_equal "$stderr" "slab.py: write error: No space left on device"
+		done
 	done
 	# shellcheck disable=SC2046
 	run -0 --separate-stderr bash -c "set -o pipefail; $(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' $(printf 'small.slab %.0s' $(seq 3000)) | head -1"
@@ -133,11 +136,6 @@ p.stdout.close()
 err = p.stderr.read()
 sys.stdout.write("%d %r" % (p.wait(), err))' "$SLAB_ROOT/scripts/slab.py" $opt
 		assert_output "0 b''"
-	done
-	for unbuffered in "" 1; do
-		run -1 --separate-stderr env -u PYTHONUNBUFFERED ${unbuffered:+PYTHONUNBUFFERED=1} \
-			bash -c "$(declare -f pyslab); pyslab '$SLAB_ROOT/scripts/slab.py' --help >/dev/full"
-		assert_equal "$stderr" "slab.py: write error: No space left on device"
 	done
 }
 
