@@ -732,6 +732,23 @@ static int budget_in(struct slab_follow *f, uint64_t g)
 	return 0;
 }
 
+/* The largest page size of the files (0 for none). */
+static uint64_t max_page_size(struct slab *const *files, uint32_t nfiles)
+{
+	uint64_t ps = 0;
+
+	for (uint32_t i = 0; i < nfiles; i++)
+		if (slab_page_size(files[i]) > ps)
+			ps = slab_page_size(files[i]);
+	return ps;
+}
+
+/* n pages of ps bytes, in bytes: UINT64_MAX where that does not fit. */
+static uint64_t pages_bytes(uint64_t n, uint64_t ps)
+{
+	return ps && n > UINT64_MAX / ps ? UINT64_MAX : n * ps;
+}
+
 /* SLAB_CACHE_FIXED: page g (b bytes) joins the set if there is room; whether it is in it. */
 static int fixed_take(struct slab_follow *f, uint64_t g, uint64_t b)
 {
@@ -1152,7 +1169,7 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 	if (indexed && (ret = index_uses(f)) < 0)
 		goto out;
 	if (o->memory) {
-		uint64_t ps = 0;
+		uint64_t ps = max_page_size(files, nfiles);
 
 		f->heap = malloc((f->npages ? f->npages : 1) * sizeof(*f->heap));
 		f->hpos = calloc(f->npages ? f->npages : 1, sizeof(*f->hpos));
@@ -1164,12 +1181,9 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 		 * live pages if more (its window in pages, or in bytes: shuffle-plan --memory). */
 		uint64_t live;
 
-		for (uint32_t i = 0; i < nfiles; i++)
-			if (slab_page_size(files[i]) > ps)
-				ps = slab_page_size(files[i]);
 		if (!ps)
 			ps = 1;
-		live = o->ahead > UINT64_MAX / ps ? UINT64_MAX : o->ahead * ps;
+		live = pages_bytes(o->ahead, ps);
 		for (size_t k = 0; k < nplans; k++) {
 			const struct slab_plan_params *pp = slab_plan_params(plans[k]);
 			uint64_t w;
@@ -1179,7 +1193,7 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 			if (pp->flags & SLAB_PLAN_MEMORY)
 				w = pp->window;
 			else
-				w = pp->window > UINT64_MAX / ps ? UINT64_MAX : pp->window * ps;
+				w = pages_bytes(pp->window, ps);
 			if (w > live)
 				live = w;
 		}
@@ -1188,18 +1202,13 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 			goto out;
 	}
 	if (o->direct) {
-		uint64_t ps = 0;
-
 		f->ext_of = malloc((plan->n ? plan->n : 1) * sizeof(*f->ext_of));
 		f->ext2_of = malloc((plan->n ? plan->n : 1) * sizeof(*f->ext2_of));
 		f->holder = calloc(f->npages ? f->npages : 1, sizeof(*f->holder));
 		f->nheld = calloc(f->npages ? f->npages : 1, sizeof(*f->nheld));
 		if (!f->ext_of || !f->ext2_of || !f->holder || !f->nheld)
 			goto nomem;
-		for (uint32_t i = 0; i < nfiles; i++)
-			if (slab_page_size(files[i]) > ps)
-				ps = slab_page_size(files[i]);
-		f->budget = f->o.ahead > UINT64_MAX / (ps ? ps : 1) ? UINT64_MAX : f->o.ahead * ps;
+		f->budget = pages_bytes(f->o.ahead, max_page_size(files, nfiles));
 		for (uint64_t e = 0; e < plan->n; e++)
 			f->ext_of[e] = f->ext2_of[e] = NO_EXTENT;
 		/* Without AIO (ENOSYS, or the system's aio-max-nr is used up) every read waits. */
