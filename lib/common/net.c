@@ -3,6 +3,7 @@
  * retries, and uploads (S3 multipart with parts in flight, or one chunked PUT). libcurl speaks
  * the protocols and signs (CURLOPT_AWS_SIGV4); this file decides what to ask and what an
  * answer means. */
+#include "deadline.h"
 #include "net.h"
 #include "slab.h"
 
@@ -57,18 +58,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* now + sec on the monotonic clock, for a timed wait. */
-static void deadline_ts(struct timespec *ts, double sec)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)sec;
-	ts->tv_nsec += (long)((sec - (double)(time_t)sec) * 1e9);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 static void sleep_ms(unsigned ms)
@@ -1980,23 +1969,15 @@ static int s3_complete(struct slab_net_upload *u, struct slab_err *err)
 	return ret;
 }
 
-static void s3_abort(struct slab_net_upload *u)
+/* AbortMultipartUpload of u->upload_id, best effort (within ABORT_BUDGET). The caller set
+ * u->aborted: the id is set, and stays until u is freed. */
+static void abort_request(struct slab_net_upload *u)
 {
 	struct sbuf b = { 0 };
 	struct slab_err e;
 	struct xfer x = { 0 };
 	char *url, *q;
 
-	stop_workers(u, 1);
-	pthread_mutex_lock(&u->lock);
-	while (u->cancelling)
-		pthread_cond_wait(&u->cond, &u->lock);
-	if (!u->upload_id || u->aborted) {
-		pthread_mutex_unlock(&u->lock);
-		return;
-	}
-	u->aborted = 1;
-	pthread_mutex_unlock(&u->lock);
 	sb_add(&b, "uploadId=");
 	sb_add(&b, u->upload_id);
 	q = sb_take(&b);
@@ -2009,6 +1990,21 @@ static void s3_abort(struct slab_net_upload *u)
 	run(u->o, &x, "AbortMultipartUpload", ABORT_BUDGET, &e);
 	free(x.small);
 	free(url);
+}
+
+static void s3_abort(struct slab_net_upload *u)
+{
+	stop_workers(u, 1);
+	pthread_mutex_lock(&u->lock);
+	while (u->cancelling)
+		pthread_cond_wait(&u->cond, &u->lock);
+	if (!u->upload_id || u->aborted) {
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	u->aborted = 1;
+	pthread_mutex_unlock(&u->lock);
+	abort_request(u);
 }
 
 /* The stream's read callback: the ring's bytes as the writer puts them there. */
@@ -2098,7 +2094,7 @@ static int stream_write(struct slab_net_upload *u, const unsigned char *p, size_
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&u->lock);
-	deadline_ts(&until, u->o->timeout);
+	slab_deadline(&until, u->o->timeout);
 	while (len) {
 		size_t room = STREAM_RING - u->ring_fill, tail, n;
 
@@ -2125,7 +2121,7 @@ static int stream_write(struct slab_net_upload *u, const unsigned char *p, size_
 		p += n;
 		len -= n;
 		pthread_cond_broadcast(&u->cond);
-		deadline_ts(&until, u->o->timeout);
+		slab_deadline(&until, u->o->timeout);
 	}
 	pthread_mutex_unlock(&u->lock);
 	return ret;
@@ -2333,10 +2329,6 @@ int slab_net_upload_finish(struct slab_net_upload *u, struct slab_err *err)
 
 void slab_net_upload_cancel(struct slab_net_upload *u)
 {
-	struct sbuf b = { 0 };
-	struct slab_err e;
-	struct xfer x = { 0 };
-	char *url = NULL;
 	int send = 0;
 
 	pthread_mutex_lock(&u->lock);
@@ -2355,30 +2347,11 @@ void slab_net_upload_cancel(struct slab_net_upload *u)
 	 * upload they belong to is known, and no part of it arrives after the abort. */
 	while (u->creating || u->sending)
 		pthread_cond_wait(&u->cond, &u->lock);
-	if (u->o->s3 && u->upload_id && !u->aborted) {
+	if (u->o->s3 && u->upload_id && !u->aborted)
 		u->aborted = send = 1;
-		sb_add(&b, u->upload_id);
-	}
 	pthread_mutex_unlock(&u->lock);
-	if (send) {
-		char *id = sb_take(&b);
-
-		if (id) {
-			sb_add(&b, "uploadId=");
-			sb_add(&b, id);
-			free(id);
-			id = sb_take(&b);
-			url = id ? upload_url(u, id) : NULL;
-			free(id);
-		}
-		if (url) {
-			x.method = "DELETE";
-			x.url = url;
-			run(u->o, &x, "AbortMultipartUpload", ABORT_BUDGET, &e);
-			free(x.small);
-			free(url);
-		}
-	}
+	if (send)
+		abort_request(u);
 	pthread_mutex_lock(&u->lock);
 	u->cancelling = 0;
 	pthread_cond_broadcast(&u->cond);

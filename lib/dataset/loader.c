@@ -5,6 +5,7 @@
  * walks the plan with a slab_follow to keep the page cache ahead of the workers and, with
  * release, to drop pages behind the consumer. */
 #include "crc32c.h"
+#include "deadline.h"
 #include "error.h"
 #include "fault.h"
 #include "follow.h"
@@ -27,7 +28,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024u
@@ -1364,13 +1364,7 @@ int slab_loader_next_timed(struct slab_loader *l, struct slab_loader_batch **out
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
+	slab_deadline(&t, ms / 1000.0);
 	return next_until(l, out, &t);
 }
 
