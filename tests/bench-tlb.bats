@@ -268,6 +268,25 @@ PY
 	assert_equal "$(ls -A)" "chart.svg"
 }
 
+@test "--svg FILE with standard output unwritable: exit 1, one error, no new chart, an old one kept" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	for opt in "" --json --csv; do
+		run -1 --separate-stderr bash -c "bench-tlb ${TINY[*]} --backing 4k $opt --svg chart.svg >/dev/full"
+		assert_equal "$stderr" "bench-tlb: write error: No space left on device"
+		assert_equal "$(ls -A)" ""
+	done
+	echo old > chart.svg
+	run -1 --separate-stderr bash -c "bench-tlb ${TINY[*]} --backing 4k --svg chart.svg >/dev/full"
+	assert_equal "$stderr" "bench-tlb: write error: No space left on device"
+	assert_equal "$(cat chart.svg)" "old"
+	assert_equal "$(ls -A)" "chart.svg"
+	# A reader that has gone away is no failure: the chart is written.
+	rm chart.svg
+	run -0 --separate-stderr bash -c "trap '' PIPE; bench-tlb ${TINY[*]} --backing 4k --svg chart.svg | true"
+	assert_equal "$stderr" ""
+	python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' chart.svg
+}
+
 @test "--svg into a folder that does not exist fails before measuring" {
 	run -1 --separate-stderr bench-tlb "${TINY[@]}" --svg nowhere/chart.svg
 	assert_equal "$stderr" "bench-tlb: 'nowhere/chart.svg': cannot create a file there: No such file or directory"

@@ -441,6 +441,10 @@ static int bench(const struct tlb_opts *o)
 		tlb_print_csv(r);
 	else
 		tlb_print_table(r);
+	/* A run whose output could not be written failed: it leaves no chart (main says why).
+	 * A reader that has gone away (EPIPE) had what it wanted. */
+	if (svg != NULL && cli_flush_stdout() < 0 && errno != EPIPE)
+		goto out;
 	ret = SLAB_EXIT_OK;
 	if (svg != NULL) {
 		FILE *f = svg;
