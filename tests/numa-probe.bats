@@ -270,6 +270,82 @@ assert d["cpu"]["count"] == 8 and d["transparent_hugepage"]["enabled"] is None
 '
 }
 
+@test "CPU lists the kernel never writes: a warning naming the file and the text, then ignored" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local s=tree/sys/devices/system
+	echo '0-3,5,7-' > $s/cpu/online
+	echo 7-4 > $s/node/node1/cpulist
+	echo a > $s/cpu/cpu2/topology/thread_siblings_list
+	echo '0,,1' > $s/cpu/cpu1/cache/index3/shared_cpu_list
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/online' holds '0-3,5,7-', not a CPU list: ignored; the cpuN folders name the CPUs instead"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu1/cache/index3/shared_cpu_list' holds '0,,1', not a CPU list: ignored; CPU 1 is taken to have the cache alone"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu2/topology/thread_siblings_list' holds 'a', not a CPU list: ignored; cores and threads are counted without it"
+	assert_line "  warning: 'tree/sys/devices/system/node/node1/cpulist' holds '7-4', not a CPU list: ignored; node 1 is taken to have no CPUs"
+	assert_line "  cpus:     8"
+	assert_line "  1     -     128.0 GiB  110.0 GiB  memory-only"
+	jcheck tree '
+w = [x for x in d["warnings"] if x["code"] == "sysfs_invalid"]
+assert len(w) == 4 and all(x["level"] == "warning" for x in w), w
+assert d["cpu"]["online"] == "" and d["cpu"]["count"] == 8
+assert d["nodes"][1]["cpus"] == "" and d["nodes"][1]["cpu_count"] == 0
+'
+	# blanks inside, a trailing comma, a range missing its start
+	for bad in '0, 1' '0-7,' '-3' '0--3' '0:7' '1 2'; do
+		printf '%s\n' "$bad" > $s/cpu/online
+		run -0 numa-probe --sysfs-root tree
+		assert_line "  warning: 'tree/sys/devices/system/cpu/online' holds '$bad', not a CPU list: ignored; the cpuN folders name the CPUs instead"
+	done
+	# a good list with the kernel's newline, and an empty one (a node without CPUs), are fine
+	echo 0-7 > $s/cpu/online
+	printf '\n' > $s/node/node1/cpulist
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  cpus:     8 online (0-7)"
+	refute_line --partial "tree/sys/devices/system/cpu/online"
+	refute_line --partial "node1/cpulist"
+	# a long text is quoted by its start only
+	printf '0-1%s\n' "$(printf 'x%.0s' {1..200})" > $s/cpu/online
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/devices/system/cpu/online' holds '0-1$(printf 'x%.0s' {1..61})...', not a CPU list: ignored; the cpuN folders name the CPUs instead"
+}
+
+@test "a CPU list of a million CPUs is refused at once, not read CPU by CPU" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	echo 0-1048575 > tree/sys/devices/system/cpu/online
+	echo 4-7,8-1048575 > tree/sys/devices/system/node/node1/cpulist
+	run -0 --separate-stderr timeout 120 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/devices/system/cpu/online' holds '0-1048575', more CPUs than a kernel has (ids 0 to 65535): ignored; the cpuN folders name the CPUs instead"
+	assert_line "  warning: 'tree/sys/devices/system/node/node1/cpulist' holds '4-7,8-1048575', more CPUs than a kernel has (ids 0 to 65535): ignored; node 1 is taken to have no CPUs"
+	assert_line "  cpus:     8"
+	# a number past any integer type is the same, not an overflow into a small one
+	echo 0-18446744073709551620 > tree/sys/devices/system/cpu/online
+	run -0 timeout 120 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/devices/system/cpu/online' holds '0-18446744073709551620', more CPUs than a kernel has (ids 0 to 65535): ignored; the cpuN folders name the CPUs instead"
+	assert_line "  cpus:     8"
+}
+
+@test "node folders named as the kernel never does (node01 beside node1, node5000): warned, ignored" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	cp -a tree/sys/devices/system/node/node1 tree/sys/devices/system/node/node01
+	mkdir tree/sys/devices/system/node/node5000
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/devices/system/node/node01': not a folder name the kernel writes (node0 to node1023, no leading zero): ignored"
+	assert_line "  warning: 'tree/sys/devices/system/node/node5000': not a folder name the kernel writes (node0 to node1023, no leading zero): ignored"
+	assert_line "  node   0   1   2   3"
+	jcheck tree '
+assert [n["id"] for n in d["nodes"]] == [0, 1, 2, 3]
+assert [len(n["distances"]) for n in d["nodes"]] == [4] * 4
+'
+	# the cpuN folders (read without an online file) likewise
+	rm tree/sys/devices/system/cpu/online
+	cp -a tree/sys/devices/system/cpu/cpu1 tree/sys/devices/system/cpu/cpu01
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu01': not a folder name the kernel writes (cpu0 to cpu65535, no leading zero): ignored"
+	assert_line "  cpus:     8"
+}
+
 @test "a kernel without NUMA (no node folders): one node 0 from /proc/meminfo" {
 	cp -a "$SYSFS/vm-1node" tree
 	rm -r tree/sys/devices/system/node

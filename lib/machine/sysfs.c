@@ -131,15 +131,22 @@ int slab_sysfs_quiet(struct slab_sysfs *s, int quiet)
 	return was;
 }
 
+const char *slab_sysfs_path(const struct slab_sysfs *s, const char *rel, char *buf, size_t len)
+{
+	const char *root = s != NULL ? s->root : "/";
+
+	snprintf(buf, len, "%s%s%s", root, root[0] && root[strlen(root) - 1] == '/' ? "" : "/",
+		 rel);
+	return buf;
+}
+
 static void report_missing(const struct slab_sysfs *s, const char *rel, int err)
 {
 	char full[PATH_MAX * 2];
 
 	if (s == NULL || s->missing == NULL || s->quiet)
 		return;
-	snprintf(full, sizeof(full), "%s%s%s", s->root,
-		 s->root[0] && s->root[strlen(s->root) - 1] == '/' ? "" : "/", rel);
-	s->missing(full, err, s->missing_arg);
+	s->missing(slab_sysfs_path(s, rel, full, sizeof(full)), err, s->missing_arg);
 }
 
 int slab_sysfs_openat(struct slab_sysfs *s, const char *rel, int flags)

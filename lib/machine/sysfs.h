@@ -33,6 +33,10 @@ void slab_sysfs_close(struct slab_sysfs *s);
 void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *path, int err, void *arg),
 			    void *arg);
 
+/* REL as the user knows it: the root as given, then REL ("tree/sys/devices/system/cpu/online",
+ * "/proc/cpuinfo" for NULL), into buf (len bytes, cut to fit). Returns buf. */
+const char *slab_sysfs_path(const struct slab_sysfs *s, const char *rel, char *buf, size_t len);
+
 /* Stop (quiet 1) or resume (0) calling the missing-file function, for files most trees lack;
  * returns the previous setting. */
 int slab_sysfs_quiet(struct slab_sysfs *s, int quiet);

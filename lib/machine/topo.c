@@ -18,8 +18,11 @@
 #include "sysfs.h"
 #include "topo.h"
 
-/* A list naming more ids than this is junk, not a machine. */
-#define MAX_IDS (1u << 20)
+/* Kernels have at most 1024 NUMA nodes (MAX_NUMNODES, NODES_SHIFT up to 10). */
+#define MAX_NODE_ID 1023
+
+/* Text quoted from a file in a warning: its start, up to this many bytes. */
+#define MAX_QUOTE 64
 
 struct slab_topo {
 	struct slab_sysfs *fs;
@@ -30,6 +33,10 @@ struct slab_topo {
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
+
+static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
+		 ...)
+	__attribute__((format(printf, 4, 5)));
 
 static void *t_calloc(struct slab_topo *t, size_t n, size_t size)
 {
@@ -153,9 +160,36 @@ static long numbered(const char *name, const char *prefix)
 		return -1;
 	if (strspn(name + pl, "0123456789") != strlen(name + pl))
 		return -1;
+	/* "node01" is not the kernel's, and beside "node1" would make a second node 1. */
+	if (name[pl] == '0' && name[pl + 1] != '\0')
+		return -1;
 	if (slab_parse_i64(name + pl, &v) < 0 || v > INT_MAX)
 		return -1;
 	return (long)v;
+}
+
+/*
+ * The number of entry name of folder dir, "prefix" and a number from 0 to max as the kernel
+ * writes it ("node1"), else -1. A name that is prefix and digits all the same ("node01",
+ * "node99999") is a warning naming it: the kernel never makes one.
+ */
+static long folder_id(struct slab_topo *t, const char *dir, const char *name, const char *prefix,
+		      long max)
+{
+	size_t pl = strlen(prefix);
+	long id = numbered(name, prefix);
+	char rel[PATH_MAX], full[PATH_MAX * 2];
+
+	if (id >= 0 && id <= max)
+		return id;
+	if (strncmp(name, prefix, pl) != 0 || name[pl] == '\0' ||
+	    strspn(name + pl, "0123456789") != strlen(name + pl))
+		return -1;      /* another entry: "online", "cpufreq" */
+	path_fmt(rel, sizeof(rel), "%s/%s", dir, name);
+	warn(t, SLAB_TOPO_WARNING, "sysfs_invalid",
+	     "'%s': not a folder name the kernel writes (%s0 to %s%ld, no leading zero): ignored",
+	     slab_sysfs_path(t->fs, rel, full, sizeof(full)), prefix, prefix, max);
+	return -1;
 }
 
 /* ---- id lists ----------------------------------------------------------------------------- */
@@ -167,37 +201,54 @@ static int cmp_unsigned(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A decimal id at *pp, moved past it: 0, SLAB_ERR_CORRUPT when there is no digit, or
+ * SLAB_ERR_LIMIT past SLAB_IDLIST_MAX_ID. */
+static int parse_id(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return SLAB_ERR_CORRUPT;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (v <= SLAB_IDLIST_MAX_ID)
+			v = v * 10 + (uint64_t)(*p - '0');
+	*pp = p;
+	*out = v;
+	return v > SLAB_IDLIST_MAX_ID ? SLAB_ERR_LIMIT : 0;
+}
+
+/* The kernel writes "0-3,8\n" and nothing else: no blanks inside, no empty piece, every
+ * range upwards. */
 int slab_idlist_parse(const char *s, struct slab_idlist *out)
 {
 	unsigned *ids = NULL, *grown;
 	size_t n = 0, cap = 0, total = 0;
 	const char *p = s;
+	int rc = SLAB_ERR_CORRUPT;
 
 	out->n = 0;
 	out->id = NULL;
 	while (*p == ' ' || *p == '\t' || *p == '\n')
 		p++;
-	while (*p != '\0' && *p != '\n') {
-		uint64_t a = 0, b;
-		const char *q = p;
+	while (*p != '\0') {
+		uint64_t a, b;
 
-		for (; *p >= '0' && *p <= '9'; p++)
-			if ((a = a * 10 + (uint64_t)(*p - '0')) > UINT_MAX)
-				goto junk;
-		if (p == q)
+		if ((rc = parse_id(&p, &a)) < 0)
 			goto junk;
 		b = a;
 		if (*p == '-') {
-			q = ++p;
-			b = 0;
-			for (; *p >= '0' && *p <= '9'; p++)
-				if ((b = b * 10 + (uint64_t)(*p - '0')) > UINT_MAX)
-					goto junk;
-			if (p == q || b < a)
+			p++;
+			if ((rc = parse_id(&p, &b)) < 0)
+				goto junk;
+			rc = SLAB_ERR_CORRUPT;
+			if (b < a)
 				goto junk;
 		}
+		/* Overlapping ranges could repeat the ids past any machine's count. */
 		total += (size_t)(b - a + 1);
-		if (total > MAX_IDS)
+		rc = SLAB_ERR_LIMIT;
+		if (total > SLAB_IDLIST_MAX_ID + 1)
 			goto junk;
 		if (n + (size_t)(b - a + 1) > cap) {
 			cap = (n + (size_t)(b - a + 1)) * 2;
@@ -210,12 +261,17 @@ int slab_idlist_parse(const char *s, struct slab_idlist *out)
 		}
 		for (uint64_t i = a; i <= b; i++)
 			ids[n++] = (unsigned)i;
-		if (*p == ',')
+		rc = SLAB_ERR_CORRUPT;
+		if (*p == ',') {
 			p++;
-		else if (*p != '\0' && *p != '\n' && *p != ' ')
+			if (*p < '0' || *p > '9')
+				goto junk;      /* "0,,1", "0," */
+			continue;
+		}
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (*p != '\0')
 			goto junk;
-		while (*p == ' ')
-			p++;
 	}
 	if (n > 1) {
 		size_t w = 1;
@@ -231,17 +287,39 @@ int slab_idlist_parse(const char *s, struct slab_idlist *out)
 	return 0;
 junk:
 	free(ids);
-	return -1;
+	return rc;
 }
 
-/* slab_idlist_parse, noting out of memory on t: the list is not junk then. */
-static int idlist(struct slab_topo *t, const char *s, struct slab_idlist *out)
+/*
+ * The CPU list in file rel (its first line into line, len bytes), parsed into out. A missing
+ * file is SLAB_ERR_IO, said nowhere (but -v). A list the kernel would never write is a
+ * warning naming the file and its text, then what the caller does without it (then), and
+ * the parser's error; out of memory is noted on t.
+ */
+static int read_idlist(struct slab_topo *t, const char *rel, char *line, size_t len,
+		       struct slab_idlist *out, const char *then)
 {
-	int r = slab_idlist_parse(s, out);
+	char full[PATH_MAX * 2], why[64];
+	int rc;
 
-	if (r == SLAB_ERR_NOMEM)
+	out->n = 0;
+	out->id = NULL;
+	if (read_line(t, rel, line, len) < 0)
+		return SLAB_ERR_IO;
+	rc = slab_idlist_parse(line, out);
+	if (rc == SLAB_ERR_NOMEM) {
 		t->nomem = 1;
-	return r;
+	} else if (rc < 0) {
+		if (rc == SLAB_ERR_LIMIT)
+			snprintf(why, sizeof(why), "more CPUs than a kernel has (ids 0 to %u)",
+				 SLAB_IDLIST_MAX_ID);
+		else
+			snprintf(why, sizeof(why), "not a CPU list");
+		warn(t, SLAB_TOPO_WARNING, "sysfs_invalid", "'%s' holds '%.*s%s', %s: ignored; %s",
+		     slab_sysfs_path(t->fs, rel, full, sizeof(full)), MAX_QUOTE, line,
+		     strlen(line) > MAX_QUOTE ? "..." : "", why, then);
+	}
+	return rc;
 }
 
 void slab_idlist_free(struct slab_idlist *l)
@@ -367,7 +445,7 @@ static void read_nodes(struct slab_topo *t)
 	int *ids = t_calloc(t, n, sizeof(*ids));
 
 	for (unsigned i = 0; ids != NULL && i < n; i++) {
-		long id = numbered(names[i], "node");
+		long id = folder_id(t, "sys/devices/system/node", names[i], "node", MAX_NODE_ID);
 		if (id >= 0)
 			ids[k++] = (int)id;
 	}
@@ -389,7 +467,7 @@ static void read_nodes(struct slab_topo *t)
 	}
 	for (unsigned i = 0; i < ti->nnodes; i++) {
 		struct slab_topo_node *nd = &ti->nodes[i];
-		char dir[PATH_MAX], line[4096];
+		char dir[PATH_MAX], line[4096], then[64];
 
 		nd->id = ids[i];
 		nd->mem_total = nd->mem_free = -1;
@@ -412,11 +490,10 @@ static void read_nodes(struct slab_topo *t)
 		}
 		path_fmt(dir, sizeof(dir), "sys/devices/system/node/node%d", nd->id);
 		path_fmt(rel, sizeof(rel), "%s/cpulist", dir);
-		if (read_line(t, rel, line, sizeof(line)) < 0)
+		snprintf(then, sizeof(then), "node %d is taken to have no CPUs", nd->id);
+		if (read_idlist(t, rel, line, sizeof(line), &nd->cpus, then) < 0)
 			line[0] = '\0';
 		nd->cpulist = t_strdup(t, line);
-		if (idlist(t, line, &nd->cpus) < 0)
-			nd->cpus.n = 0;
 		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
 		read_meminfo(t, rel, nd);
 		path_fmt(rel, sizeof(rel), "%s/distance", dir);
@@ -469,8 +546,8 @@ static void read_online(struct slab_topo *t)
 	char line[4096], **names;
 	unsigned n, k = 0;
 
-	if (read_line(t, "sys/devices/system/cpu/online", line, sizeof(line)) == 0 &&
-	    idlist(t, line, &ti->online) == 0) {
+	if (read_idlist(t, "sys/devices/system/cpu/online", line, sizeof(line), &ti->online,
+			"the cpuN folders name the CPUs instead") == 0) {
 		ti->online_list = t_strdup(t, line);
 		return;
 	}
@@ -478,7 +555,7 @@ static void read_online(struct slab_topo *t)
 	n = list_dir(t, "sys/devices/system/cpu", &names);
 	ti->online.id = t_calloc(t, n, sizeof(unsigned));
 	for (unsigned i = 0; ti->online.id != NULL && i < n; i++) {
-		long id = numbered(names[i], "cpu");
+		long id = folder_id(t, "sys/devices/system/cpu", names[i], "cpu", SLAB_IDLIST_MAX_ID);
 		if (id >= 0)
 			ti->online.id[k++] = (unsigned)id;
 	}
@@ -534,7 +611,8 @@ static void read_cpus(struct slab_topo *t)
 		goto out;
 	for (unsigned i = 0; i < ncpu; i++) {
 		unsigned cpu = ti->online.id[i];
-		char rel[PATH_MAX], line[4096], **idx;
+		char rel[PATH_MAX], line[4096], then[64], **idx;
+		struct slab_idlist l;
 		int64_t pkg = -1;
 		unsigned nidx;
 
@@ -546,15 +624,13 @@ static void read_cpus(struct slab_topo *t)
 			pkg = -1;
 		path_fmt(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
-		if (read_line(t, rel, line, sizeof(line)) == 0) {
-			struct slab_idlist l;
+		if (read_idlist(t, rel, line, sizeof(line), &l,
+				"cores and threads are counted without it") == 0) {
 			char key[4200];
 
-			if (idlist(t, line, &l) == 0) {
-				if (l.n > ti->threads_per_core)
-					ti->threads_per_core = l.n;
-				slab_idlist_free(&l);
-			}
+			if (l.n > ti->threads_per_core)
+				ti->threads_per_core = l.n;
+			slab_idlist_free(&l);
 			/* Sibling lists name a core uniquely, whatever core_id says. */
 			snprintf(key, sizeof(key), "%lld:%s", (long long)pkg, line);
 			sibs[nsib] = t_strdup(t, key);
@@ -578,14 +654,14 @@ static void read_cpus(struct slab_topo *t)
 			r.size = sc.size;
 			path_fmt(rel, sizeof(rel),
 				 "sys/devices/system/cpu/cpu%u/cache/%s/shared_cpu_list", cpu, idx[k]);
-			if (read_line(t, rel, line, sizeof(line)) < 0)
+			snprintf(then, sizeof(then), "CPU %u is taken to have the cache alone",
+				 cpu);
+			if (read_idlist(t, rel, line, sizeof(line), &l, then) == 0) {
+				r.shared_n = l.n;
+				slab_idlist_free(&l);
+			} else {
 				snprintf(line, sizeof(line), "%u", cpu);
-			{
-				struct slab_idlist l;
-				if (idlist(t, line, &l) == 0) {
-					r.shared_n = l.n;
-					slab_idlist_free(&l);
-				}
+				r.shared_n = 1;
 			}
 			if (ncr == crcap) {
 				unsigned cap = crcap ? crcap * 2 : 16;
@@ -884,10 +960,6 @@ static void read_pci(struct slab_topo *t)
 }
 
 /* ---- advice and warnings ------------------------------------------------------------------ */
-
-static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
-		 ...)
-	__attribute__((format(printf, 4, 5)));
 
 static void warn(struct slab_topo *t, enum slab_topo_level level, const char *code, const char *fmt,
 		 ...)

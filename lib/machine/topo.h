@@ -132,8 +132,14 @@ void slab_topo_close(struct slab_topo *t);
 /* The node with this id, or NULL. */
 const struct slab_topo_node *slab_topo_node(const struct slab_topo_info *ti, int id);
 
-/* "0-3,8" into a sorted list (duplicates dropped). 0, -1 on junk, or SLAB_ERR_NOMEM.
- * "" and "\n" give an empty list. */
+/* The largest CPU id a list may name: kernels have at most 8192 CPUs (NR_CPUS), and a list
+ * naming ids by the million would cost seconds to read CPU by CPU. */
+#define SLAB_IDLIST_MAX_ID 65535u
+
+/* "0-3,8" into a sorted list (duplicates dropped). 0; SLAB_ERR_CORRUPT on anything the kernel
+ * does not write (junk, an empty piece, "3-1", blanks inside); SLAB_ERR_LIMIT for an id past
+ * SLAB_IDLIST_MAX_ID (or more ids in all than that allows); SLAB_ERR_NOMEM. "" and "\n" give
+ * an empty list. */
 int slab_idlist_parse(const char *s, struct slab_idlist *out);
 void slab_idlist_free(struct slab_idlist *l);
 
