@@ -372,6 +372,19 @@ system_is() {
 	assert_line "  levels of the 4k curve (within 25% over an octave or more):"
 }
 
+@test "--sysfs-root: control characters in the CPU model and THP setting are escaped in the table" {
+	cp -a "$SYSFS/vm-1node" tree
+	printf 'processor\t: 0\nmodel name\t: AMD \033[31mEPYC\033]0;x\a\n' > tree/proc/cpuinfo
+	printf 'always [mad\033[2Jvise] never\n' > tree/sys/kernel/mm/transparent_hugepage/enabled
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k,thp --sysfs-root tree
+	assert_line --index 3 --regexp '^cpu:      not pinned \(--cpu N pins\), AMD \\x1b\[31mEPYC\\x1b\]0;x\\a; the thread ran '
+	assert_line --index 5 --regexp '^thp:      (.*; THP enabled=mad\\x1b\[2Jvise, defrag=madvise|missing: .*)$'
+	refute_output --partial $'\033'
+	# JSON has them as they are, escaped the JSON way
+	run -0 bench-tlb "${MINI[@]}" --backing 4k --json --sysfs-root tree
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["system"]["cpu_model"] == "AMD \x1b[31mEPYC\x1b]0;x\x07", d["system"]' "$output"
+}
+
 @test "--sysfs-root that is missing, not a folder or not a sysfs tree: exit 1 before measuring" {
 	run -1 --separate-stderr bench-tlb "${MINI[@]}" --sysfs-root nowhere
 	assert_equal "$stderr" "bench-tlb: 'nowhere': No such file or directory"

@@ -346,6 +346,27 @@ assert [len(n["distances"]) for n in d["nodes"]] == [4] * 4
 	assert_line "  cpus:     8"
 }
 
+@test "control characters in names from the tree are escaped in the text, kept in the JSON" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	printf 'processor\t: 0\nmodel name\t: Xeon \033[31mred\033]0;title\a\n' > tree/proc/cpuinfo
+	local dev="tree/sys/bus/pci/devices/0000:6a:00.0"
+	mv "$dev/net/ens801f0" "$dev/net/$(printf 'ens\033[2J\r\n0')"
+	printf '[nev\033er] madvise\n' > tree/sys/kernel/mm/transparent_hugepage/defrag
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	refute_output --partial $'\033'
+	refute_output --partial $'\r'
+	assert_line '  model:    Xeon \x1b[31mred\x1b]0;title\a'
+	assert_line '  0000:6a:00.0  ethernet     8086:1593  ice         -1    Gen4x16  Gen4x16  31.5  ens\x1b[2J\r\n0'
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:6a:00.0 (ens\\x1b[2J\\r\\n0): numa_node is -1, the firmware does not give it"
+	assert_line '  transparent huge pages: never (defrag: nev\x1ber)'
+	# the columns stay aligned on the escaped width
+	assert_line '  0000:b8:00.0  gpu          1002:740f  amdgpu      1     Gen4x16  Gen4x16  31.5  card1'
+	jcheck tree '
+assert d["cpu"]["model"] == "Xeon \x1b[31mred\x1b]0;title\x07"
+assert [p["names"] for p in d["pci_devices"] if p["address"] == "0000:6a:00.0"] == [["ens\x1b[2J\r\n0"]]
+'
+}
+
 @test "a kernel without NUMA (no node folders): one node 0 from /proc/meminfo" {
 	cp -a "$SYSFS/vm-1node" tree
 	rm -r tree/sys/devices/system/node

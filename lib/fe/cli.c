@@ -165,6 +165,35 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f)
 	return escape_to(f, NULL, s, len);
 }
 
+size_t cli_printf_escaped(FILE *f, const char *fmt, ...)
+{
+	char small[1024], *buf = small;
+	va_list ap;
+	size_t out;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	if ((size_t)n >= sizeof(small)) {
+		buf = malloc((size_t)n + 1);
+		if (buf != NULL) {
+			va_start(ap, fmt);
+			vsnprintf(buf, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+		} else {
+			buf = small;    /* truncated beats nothing */
+			n = sizeof(small) - 1;
+		}
+	}
+	out = escape_to(f, NULL, buf, (size_t)n);
+	if (buf != small)
+		free(buf);
+	return out;
+}
+
 unsigned char *cli_read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

@@ -27,6 +27,9 @@ extern int cli_verbosity;
  * (cli_error ...) escape by themselves. */
 size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
 #define cli_fputs_escaped(s, f) cli_fput_escaped((s), strlen(s), (f))
+/* The same for formatted text (a line's end is the caller's: a "\n" in it is escaped too).
+ * With f NULL, both only count. */
+size_t cli_printf_escaped(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "tool: message\n" on stderr, the message escaped as above. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

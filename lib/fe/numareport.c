@@ -83,7 +83,7 @@ static void table_print(struct table *t)
 	for (unsigned r = 0; w != NULL && r < t->nrows; r++)
 		for (unsigned c = 0; c < t->ncols; c++) {
 			const char *s = t->cells[(size_t)r * t->ncols + c];
-			size_t len = s ? strlen(s) : 1;
+			size_t len = s ? cli_fputs_escaped(s, NULL) : 1;
 
 			if (len > w[c])
 				w[c] = len;
@@ -98,16 +98,17 @@ static void table_print(struct table *t)
 		fputs("  ", stdout);
 		for (unsigned c = 0; c < last; c++) {
 			const char *s = row[c] ? row[c] : "-";
-			int pad = (int)w[c];
+			size_t len = cli_fputs_escaped(s, NULL);
 
 			if (c)
 				fputs("  ", stdout);
+			/* Names come from the tree: escaped, they cannot split a row or drive
+			 * a terminal. */
 			if (table_right(t, c))
-				printf("%*s", pad, s);
-			else if (c + 1 < last)
-				printf("%-*s", pad, s);
-			else
-				fputs(s, stdout);
+				printf("%*s", (int)(w[c] - len), "");
+			cli_fputs_escaped(s, stdout);
+			if (!table_right(t, c) && c + 1 < last)
+				printf("%*s", (int)(w[c] - len), "");
 		}
 		putchar('\n');
 	}
@@ -221,9 +222,10 @@ void numa_print_nodes(const struct slab_topo_info *ti)
 			  i64_text(nd->huge_1g_free, c4, sizeof(c4)));
 	}
 	table_print(&t);
-	printf("  transparent huge pages: %s (defrag: %s)\n",
-	       ti->thp_enabled[0] ? ti->thp_enabled : "unknown",
-	       ti->thp_defrag[0] ? ti->thp_defrag : "unknown");
+	cli_printf_escaped(stdout, "  transparent huge pages: %s (defrag: %s)",
+			   ti->thp_enabled[0] ? ti->thp_enabled : "unknown",
+			   ti->thp_defrag[0] ? ti->thp_defrag : "unknown");
+	putchar('\n');
 }
 
 void numa_print_cpu(const struct slab_topo_info *ti)
@@ -231,7 +233,8 @@ void numa_print_cpu(const struct slab_topo_info *ti)
 	struct table t;
 
 	printf("\nCPU\n");
-	printf("  model:    %s\n", ti->model ? ti->model : "unknown");
+	cli_printf_escaped(stdout, "  model:    %s", ti->model ? ti->model : "unknown");
+	putchar('\n');
 	if (ti->online.n && ti->online_list && *ti->online_list)
 		printf("  cpus:     %u online (%s)\n", ti->online.n, ti->online_list);
 	else if (ti->online.n)
@@ -377,8 +380,10 @@ void numa_print_advice(const struct slab_topo_info *ti)
 		char *nvme = join(a->nvme, count_strs(a->nvme), " ");
 		char *net = join(a->network, count_strs(a->network), " ");
 
-		printf("  %s %s%s%s, node %d: %s\n", a->dev->addr, slab_pci_kind_name(a->dev->kind),
-		       names ? " " : "", names ? names : "", a->node, a->numactl);
+		cli_printf_escaped(stdout, "  %s %s%s%s, node %d: %s", a->dev->addr,
+				   slab_pci_kind_name(a->dev->kind), names ? " " : "",
+				   names ? names : "", a->node, a->numactl);
+		putchar('\n');
 		if (a->cpu_node < 0) {
 			printf("    the kernel does not know this device's node: no binding to "
 			       "suggest\n");
@@ -389,8 +394,11 @@ void numa_print_advice(const struct slab_topo_info *ti)
 			else if (a->cpu_node != a->node || a->mem_node != a->node)
 				printf("nearest to node %d: ", a->node);
 			printf("CPUs %s", a->cpus && *a->cpus ? a->cpus : "-");
-			printf("; NVMe on node %d: %s", a->cpu_node, nvme && *nvme ? nvme : "none");
-			printf("; network on node %d: %s\n", a->cpu_node, net && *net ? net : "none");
+			cli_printf_escaped(stdout, "; NVMe on node %d: %s", a->cpu_node,
+					   nvme && *nvme ? nvme : "none");
+			cli_printf_escaped(stdout, "; network on node %d: %s", a->cpu_node,
+					   net && *net ? net : "none");
+			putchar('\n');
 		}
 		free(names);
 		free(nvme);
@@ -400,9 +408,13 @@ void numa_print_advice(const struct slab_topo_info *ti)
 	printf("\nWarnings\n");
 	if (ti->nwarnings == 0)
 		printf("  none\n");
-	for (unsigned i = 0; i < ti->nwarnings; i++)
-		printf("  %s: %s\n", ti->warnings[i].level == SLAB_TOPO_WARNING ? "warning" : "note",
-		       ti->warnings[i].message);
+	for (unsigned i = 0; i < ti->nwarnings; i++) {
+		/* Messages quote names and text from the tree. */
+		cli_printf_escaped(stdout, "  %s: %s",
+				   ti->warnings[i].level == SLAB_TOPO_WARNING ? "warning" : "note",
+				   ti->warnings[i].message);
+		putchar('\n');
+	}
 }
 
 /* ---- measurements ------------------------------------------------------------------------- */

@@ -250,8 +250,9 @@ void tlb_print_table(const struct tlb_run *r)
 		printf("cpu:      %ld (pinned)", o->cpu);
 	else
 		printf("cpu:      not pinned (--cpu N pins)");
+	/* The model and the THP settings are the tree's text: escaped. */
 	if (r->cpu_model[0])
-		printf(", %s", r->cpu_model);
+		cli_printf_escaped(stdout, ", %s", r->cpu_model);
 	if (r->cpu_share >= 0)
 		printf("; the thread ran %.0f%% of the wall-clock time%s", 100 * r->cpu_share,
 		       r->cpu_share < 0.95 ? " (the CPU is shared: expect noise)" : "");
@@ -260,7 +261,9 @@ void tlb_print_table(const struct tlb_run *r)
 		if (r->pt[k] == NULL)
 			continue;
 		snprintf(a, sizeof(a), "%s:", slab_memlat_backing_name(k));
-		printf("%-9s %s\n", a, tlb_backing_text(r, k, b, sizeof(b)));
+		printf("%-9s ", a);
+		cli_fputs_escaped(tlb_backing_text(r, k, b, sizeof(b)), stdout);
+		putchar('\n');
 	}
 	if (o->perf) {
 		if (r->perf == NULL)
@@ -334,8 +337,11 @@ void tlb_print_table(const struct tlb_run *r)
 		putchar('\n');
 	}
 	printf("\nverdict:\n");
-	for (int i = 0; i < r->nverdict; i++)
-		printf("  %s\n", r->verdict[i]);
+	for (int i = 0; i < r->nverdict; i++) {
+		printf("  ");
+		cli_fputs_escaped(r->verdict[i], stdout);
+		putchar('\n');
+	}
 }
 
 /* ",value" with DIGITS decimals, or "," alone when there is none. */
