@@ -325,6 +325,19 @@ assert d["nodes"][1]["cpus"] == "" and d["nodes"][1]["cpu_count"] == 0
 	assert_line "  cpus:     8"
 }
 
+@test "a CPU list longer than a page (a big machine's, every other CPU) is read whole" {
+	cp -a "$SYSFS/vm-1node" tree
+	python3 -c 'print(",".join(str(i) for i in range(0, 2048, 2)))' > tree/sys/devices/system/node/node0/cpulist
+	python3 -c 'print(",".join(str(i) for i in range(0, 4096, 2)))' > tree/sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	assert_line "  L3     32.0 MiB       2       2048"
+	refute_output --partial "warning:"
+	jcheck tree '
+n = d["nodes"][0]
+assert n["cpu_count"] == 1024 and n["cpus"] == ",".join(str(i) for i in range(0, 2048, 2))
+'
+}
+
 @test "node folders named as the kernel never does (node01 beside node1, node5000): warned, ignored" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	cp -a tree/sys/devices/system/node/node1 tree/sys/devices/system/node/node01

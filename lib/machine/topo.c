@@ -291,21 +291,31 @@ junk:
 }
 
 /*
- * The CPU list in file rel (its first line into line, len bytes), parsed into out. A missing
- * file is SLAB_ERR_IO, said nowhere (but -v). A list the kernel would never write is a
- * warning naming the file and its text, then what the caller does without it (then), and
- * the parser's error; out of memory is noted on t.
+ * The CPU list in file rel, read whole (a big machine's lists are longer than a page, and a
+ * list cut short is another list), parsed into out; its first line without surrounding
+ * blanks into *text (the caller's to free) on success, else NULL. A missing file is
+ * SLAB_ERR_IO, said nowhere (but -v). A list the kernel would never write is a warning
+ * naming the file and its text, then what the caller does without it (then), and the
+ * parser's error; out of memory is noted on t.
  */
-static int read_idlist(struct slab_topo *t, const char *rel, char *line, size_t len,
-		       struct slab_idlist *out, const char *then)
+static int read_idlist(struct slab_topo *t, const char *rel, struct slab_idlist *out,
+		       char **text, const char *then)
 {
-	char full[PATH_MAX * 2], why[64];
+	char full[PATH_MAX * 2], why[64], *line = slurp(t, rel), *p, *e;
 	int rc;
 
 	out->n = 0;
 	out->id = NULL;
-	if (read_line(t, rel, line, len) < 0)
+	*text = NULL;
+	if (line == NULL)
 		return SLAB_ERR_IO;
+	for (p = line; *p == ' ' || *p == '\t'; p++)
+		;
+	e = p + strcspn(p, "\n");
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	*e = '\0';
+	memmove(line, p, (size_t)(e - p) + 1);
 	rc = slab_idlist_parse(line, out);
 	if (rc == SLAB_ERR_NOMEM) {
 		t->nomem = 1;
@@ -319,6 +329,10 @@ static int read_idlist(struct slab_topo *t, const char *rel, char *line, size_t 
 		     slab_sysfs_path(t->fs, rel, full, sizeof(full)), MAX_QUOTE, line,
 		     strlen(line) > MAX_QUOTE ? "..." : "", why, then);
 	}
+	if (rc == 0)
+		*text = line;
+	else
+		free(line);
 	return rc;
 }
 
@@ -491,9 +505,8 @@ static void read_nodes(struct slab_topo *t)
 		path_fmt(dir, sizeof(dir), "sys/devices/system/node/node%d", nd->id);
 		path_fmt(rel, sizeof(rel), "%s/cpulist", dir);
 		snprintf(then, sizeof(then), "node %d is taken to have no CPUs", nd->id);
-		if (read_idlist(t, rel, line, sizeof(line), &nd->cpus, then) < 0)
-			line[0] = '\0';
-		nd->cpulist = t_strdup(t, line);
+		if (read_idlist(t, rel, &nd->cpus, &nd->cpulist, then) < 0)
+			nd->cpulist = t_strdup(t, "");
 		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
 		read_meminfo(t, rel, nd);
 		path_fmt(rel, sizeof(rel), "%s/distance", dir);
@@ -543,14 +556,12 @@ static void read_model(struct slab_topo *t)
 static void read_online(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
-	char line[4096], **names;
+	char **names;
 	unsigned n, k = 0;
 
-	if (read_idlist(t, "sys/devices/system/cpu/online", line, sizeof(line), &ti->online,
-			"the cpuN folders name the CPUs instead") == 0) {
-		ti->online_list = t_strdup(t, line);
+	if (read_idlist(t, "sys/devices/system/cpu/online", &ti->online, &ti->online_list,
+			"the cpuN folders name the CPUs instead") == 0)
 		return;
-	}
 	/* No online file: the cpuN folders. */
 	n = list_dir(t, "sys/devices/system/cpu", &names);
 	ti->online.id = t_calloc(t, n, sizeof(unsigned));
@@ -611,7 +622,7 @@ static void read_cpus(struct slab_topo *t)
 		goto out;
 	for (unsigned i = 0; i < ncpu; i++) {
 		unsigned cpu = ti->online.id[i];
-		char rel[PATH_MAX], line[4096], then[64], **idx;
+		char rel[PATH_MAX], then[64], *text, **idx;
 		struct slab_idlist l;
 		int64_t pkg = -1;
 		unsigned nidx;
@@ -624,18 +635,16 @@ static void read_cpus(struct slab_topo *t)
 			pkg = -1;
 		path_fmt(rel, sizeof(rel),
 			 "sys/devices/system/cpu/cpu%u/topology/thread_siblings_list", cpu);
-		if (read_idlist(t, rel, line, sizeof(line), &l,
-				"cores and threads are counted without it") == 0) {
-			char key[4200];
-
+		if (read_idlist(t, rel, &l, &text, "cores and threads are counted without it") == 0) {
 			if (l.n > ti->threads_per_core)
 				ti->threads_per_core = l.n;
 			slab_idlist_free(&l);
 			/* Sibling lists name a core uniquely, whatever core_id says. */
-			snprintf(key, sizeof(key), "%lld:%s", (long long)pkg, line);
-			sibs[nsib] = t_strdup(t, key);
-			if (sibs[nsib] != NULL)
+			if (asprintf(&sibs[nsib], "%lld:%s", (long long)pkg, text) >= 0)
 				nsib++;
+			else
+				t->nomem = 1;
+			free(text);
 		}
 
 		path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache", cpu);
@@ -656,13 +665,18 @@ static void read_cpus(struct slab_topo *t)
 				 "sys/devices/system/cpu/cpu%u/cache/%s/shared_cpu_list", cpu, idx[k]);
 			snprintf(then, sizeof(then), "CPU %u is taken to have the cache alone",
 				 cpu);
-			if (read_idlist(t, rel, line, sizeof(line), &l, then) == 0) {
+			if (read_idlist(t, rel, &l, &r.shared, then) == 0) {
 				r.shared_n = l.n;
 				slab_idlist_free(&l);
 			} else {
-				snprintf(line, sizeof(line), "%u", cpu);
+				if (asprintf(&r.shared, "%u", cpu) < 0) {
+					r.shared = NULL;
+					t->nomem = 1;
+				}
 				r.shared_n = 1;
 			}
+			if (r.shared == NULL)
+				break;
 			if (ncr == crcap) {
 				unsigned cap = crcap ? crcap * 2 : 16;
 				struct cache_rec *g = realloc(cr, cap * sizeof(*cr));
@@ -671,14 +685,12 @@ static void read_cpus(struct slab_topo *t)
 				 * past it. */
 				if (g == NULL) {
 					t->nomem = 1;
+					free(r.shared);
 					break;
 				}
 				cr = g;
 				crcap = cap;
 			}
-			r.shared = t_strdup(t, line);
-			if (r.shared == NULL)
-				break;
 			cr[ncr++] = r;
 		}
 		slab_sysfs_free_names(idx);
