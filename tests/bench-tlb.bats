@@ -287,6 +287,19 @@ PY
 	python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' chart.svg
 }
 
+@test "--svg to standard output, where the report goes, is a usage error; /dev/null for both is fine" {
+	for f in - /dev/stdout; do
+		run -2 --separate-stderr bench-tlb "${TINY[@]}" --json --svg "$f"
+		assert_equal "$stderr" "bench-tlb: --svg '$f' is standard output, where the report goes: give another file
+Try 'bench-tlb --help' for more information."
+		assert_equal "$output" ""
+	done
+	# the file standard output is redirected to
+	run -2 --separate-stderr bash -c "bench-tlb ${TINY[*]} --svg out.txt > out.txt"
+	assert_equal "${stderr_lines[0]}" "bench-tlb: --svg 'out.txt' is standard output, where the report goes: give another file"
+	run -0 bash -c "bench-tlb ${TINY[*]} --backing 4k --svg /dev/null > /dev/null"
+}
+
 @test "--svg into a folder that does not exist fails before measuring" {
 	run -1 --separate-stderr bench-tlb "${TINY[@]}" --svg nowhere/chart.svg
 	assert_equal "$stderr" "bench-tlb: 'nowhere/chart.svg': cannot create a file there: No such file or directory"

@@ -204,6 +204,13 @@ static int pin_cpu(long cpu)
 
 /* ---- the SVG file: appears only when complete (cli_output) -------------------------------- */
 
+static int stdout_is_char_device(void)
+{
+	struct stat st;
+
+	return fstat(STDOUT_FILENO, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 static struct cli_output svg_out = { .fd = -1 };
 
 static FILE *svg_open(const char *path)
@@ -572,6 +579,12 @@ int main(int argc, char **argv)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (o.csv && o.json)
 		return cli_usage_error("--csv and --json exclude each other");
+	/* The chart after the report in one stream is neither (a JSON reader fails on it);
+	 * /dev/null for both is harmless. */
+	if (o.svg != NULL && cli_output_is_stdout(o.svg) &&
+	    (strcmp(o.svg, "-") == 0 || !stdout_is_char_device()))
+		return cli_usage_error("--svg '%s' is standard output, where the report goes: give "
+				       "another file", o.svg);
 
 	ret = bench(&o);
 	if (cli_close_stdout() < 0)
