@@ -430,6 +430,50 @@ PY
 	done
 }
 
+# Packets before a stream's first keyframe (a capture cut mid-group: `-ss` after `-i` with
+# -copyinkf keeps them) are no frames: a decode shows none of them. They were counted as
+# frames (30 more here than the 72 ffmpeg decodes) and the frames' times started at
+# the first of them, so an early clip repeated the first frame that decodes.
+@test "packets before a stream's first keyframe are no frames: the count, times and clips of ffmpeg's decode" {
+	need_video_tools libx264 libvpx-vp9
+	make_video src.mp4 96x64 30 120 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 48 \
+		-x264-params scenecut=0 &&
+	make_video src.webm 96x64 30 120 -c:v libvpx-vp9 -crf 20 -b:v 0 -g 48 \
+		-deadline realtime -cpu-used 8 || skip "ffmpeg could not make the videos"
+	local f n first firsts
+	for f in cut.ts cut.mkv cut.mp4 cut.flv; do
+		ffmpeg -nostdin -v error -y -i src.mp4 -ss 0.6 -c copy -copyinkf $f
+	done
+	ffmpeg -nostdin -v error -y -i src.webm -ss 0.6 -c copy -copyinkf cut.webm
+	for f in cut.ts cut.mkv cut.mp4 cut.flv cut.webm; do
+		# the first keyframe is the source's frame 48: 72 frames decode
+		run -0 --separate-stderr ffprobe -v quiet -count_frames -select_streams v \
+			-show_entries stream=nb_read_frames -of csv=p=0 $f
+		assert_line --index 0 "72"
+		run -0 vidclip --info $f x
+		assert_output --regexp "^video 96x64 frames 72 duration 2\.400 fps 30/1 codec (h264|vp9)\$"
+		run -0 vidclip --crop none --size 96x64 --frames 4 --stride 10 --start begin $f clip.raw
+		run -0 frame_numbers clip.raw 96 64 4
+		assert_output "48 58 68 78"
+		all_frames $f all.raw
+		n=$(($(stat -c %s all.raw) / (96 * 64 * 3)))
+		[ "$n" -eq 72 ]
+		run -0 vidclip --crop none --size 96x64 --frames 5 --stride 3 --start random \
+			--clips 10 $f clip.raw
+		firsts=$(sed -n 's/^clip first \([0-9]*\) .*/\1/p' <<<"$output")
+		clip_is_frames clip.raw all.raw 96 64 5 3 pad $firsts || fail "$f: not ffmpeg's frames"
+		run -0 vidclip --crop none --size 96x64 --frames 30 --stride 3 --start begin \
+			--on-short loop $f clip.raw
+		clip_is_frames clip.raw all.raw 96 64 30 3 loop 0 || fail "$f: looped: not ffmpeg's frames"
+		run -0 vidclip --crop none --size 96x64 --frames 8 --stride 11 --start begin \
+			--on-short pad $f clip.raw
+		clip_is_frames clip.raw all.raw 96 64 8 11 pad 0 || fail "$f: padded: not ffmpeg's frames"
+		run -1 --separate-stderr vidclip --frames 8 --stride 11 --start begin \
+			--on-short error $f clip.raw
+		assert_equal "$stderr" "vidclip: '$f': video of 72 frames: the clip needs 78"
+	done
+}
+
 @test "animated GIF (delays that vary, transparency, frames drawn over the last): frames by their times, as ffmpeg composes them" {
 	need_video_tools
 	# 37 frames of 61x47 by PIL: delays of 0 to 150 ms (0 is shown as 100 ms, as browsers

@@ -326,6 +326,12 @@ struct slab_video_decoder {
 	 * -PS) seeks to any packet, and some decoders (HEVC's) make frames of what follows
 	 * without the frames it refers to, where H.264's and MPEG-2's wait for a keyframe. */
 	int keyed, want_key;
+	/* The presentation time of the stream's first keyframe where packets come before it in
+	 * decode order (a capture cut mid-group, an MP4 cut without an edit list): those are
+	 * no frames (a decode shows none of them), the frames and their times start at that
+	 * keyframe, and a pass from the start passes them over as after a seek. AV_NOPTS_VALUE
+	 * where the first packet is a keyframe. */
+	int64_t origin;
 	/* Frames shown before this time (seconds from the stream's start) will not be picked:
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
@@ -381,6 +387,7 @@ struct slab_video_decoder *slab_video_decoder_new(void)
 	if (!d)
 		return NULL;
 	d->stream = -1;
+	d->origin = AV_NOPTS_VALUE;
 	slab_video_decoder_limits(d, 0, 0);
 	/* A debugging aid (libslab(3), ENVIRONMENT): every frame decoded, as before frames were
 	 * skipped; the same pixels, more time. */
@@ -519,13 +526,14 @@ static void new_pass(struct slab_video_decoder *d)
 	d->io.over = 0;
 	d->packets = 0;
 	d->draining = 0;
-	d->want_key = 0;
+	d->want_key = d->origin != AV_NOPTS_VALUE;
 }
 
-/* The stream's start time in its time base (0 where the container gives none). */
+/* The stream's start in its time base: its first keyframe's time where packets come before
+ * it (d->origin), else the container's start time (0 where it gives none). */
 static int64_t stream_start(const struct slab_video_decoder *d)
 {
-	int64_t t = d->fmt->streams[d->stream]->start_time;
+	int64_t t = d->origin != AV_NOPTS_VALUE ? d->origin : d->fmt->streams[d->stream]->start_time;
 
 	return t != AV_NOPTS_VALUE ? t : 0;
 }
@@ -682,12 +690,17 @@ struct packet_count {
 	int64_t last;                           /* the decode time counted last */
 	int64_t first, max;                     /* the first and the latest decode times */
 	int64_t end;                            /* index: the end of the last entry's bytes */
+	/* Those before the first keyframe (lead, lead_shown of them shown: no frames where a
+	 * keyframe follows), and that keyframe's decode time and, counting packets, its
+	 * presentation time (key_dts, key_pts). */
+	uint64_t lead, lead_shown;
+	int64_t key_dts, key_pts;
 };
 
 static void count_start(struct packet_count *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->last = c->first = c->max = AV_NOPTS_VALUE;
+	c->last = c->first = c->max = c->key_dts = c->key_pts = AV_NOPTS_VALUE;
 }
 
 /* One packet or entry more: its decode time (AV_NOPTS_VALUE for none), whether it is a
@@ -696,6 +709,12 @@ static void count_one(struct packet_count *c, int64_t dts, int key, int shown)
 {
 	c->frames++;
 	c->shown += shown != 0;
+	if (!c->keys && !key) {
+		c->lead++;
+		c->lead_shown += shown != 0;
+	}
+	if (!c->keys && key)
+		c->key_dts = dts;
 	c->keys |= key != 0;
 	if (dts == AV_NOPTS_VALUE)
 		return;
@@ -721,6 +740,8 @@ static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 		if (k->stream_index == d->stream) {
 			if (k->pts == AV_NOPTS_VALUE)
 				c->nopts = 1;
+			if (!c->keys && (k->flags & AV_PKT_FLAG_KEY))
+				c->key_pts = k->pts != AV_NOPTS_VALUE ? k->pts : k->dts;
 			count_one(c, k->dts, k->flags & AV_PKT_FLAG_KEY, 1);
 			if (c->frames > d->max_frames) {
 				ff.av_packet_unref(d->pkt);
@@ -792,6 +813,30 @@ static int peek_nopts(struct slab_video_decoder *d)
 	return nopts;
 }
 
+/* The presentation time of the stream's first keyframe, which an index places at decode time
+ * dts (an index holds no presentation times): read from there, the demuxer left past it.
+ * AV_NOPTS_VALUE where it cannot be found. */
+static int64_t first_key_pts(struct slab_video_decoder *d, int64_t dts)
+{
+	int64_t pts = AV_NOPTS_VALUE;
+	int found = 0;
+
+	d->fresh = 0;
+	if (dts == AV_NOPTS_VALUE ||
+	    ff.av_seek_frame(d->fmt, d->stream, dts, AVSEEK_FLAG_BACKWARD) < 0)
+		return AV_NOPTS_VALUE;
+	while (!found && ff.av_read_frame(d->fmt, d->pkt) >= 0) {
+		const AVPacket *k = d->pkt;
+
+		if (k->stream_index == d->stream && (k->flags & AV_PKT_FLAG_KEY)) {
+			pts = k->pts != AV_NOPTS_VALUE ? k->pts : k->dts;
+			found = 1;
+		}
+		ff.av_packet_unref(d->pkt);
+	}
+	return pts;
+}
+
 /* Open the bytes and fill d->info: 0 or an error (the video closed). */
 static int open_video(struct slab_video_decoder *d, const void *data, size_t len)
 {
@@ -808,6 +853,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		close_video(d);
 		return corrupt(d, "no bytes");
 	}
+	d->origin = AV_NOPTS_VALUE;      /* the last video's */
 	if ((ret = open_demuxer(d, data, len)) < 0)
 		return ret;
 	d->unordered = d->linear = d->dts_known = d->indexed = d->vfr = 0;
@@ -888,6 +934,19 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		d->linear = c.nopts;
 		d->keyed = c.keys;
 	}
+	/* Packets before the first keyframe: no frames, as a decode (ffmpeg's) shows none of
+	 * them; the frames and their times start at that keyframe. Not where no packet is
+	 * marked a keyframe (the decoder's to say), nor in a linear video (its frames are
+	 * numbered from the first decoded). */
+	if (c.keys && c.lead > 0 && !d->linear) {
+		int64_t key = c.key_pts != AV_NOPTS_VALUE ? c.key_pts : first_key_pts(d, c.key_dts);
+
+		if (key != AV_NOPTS_VALUE) {
+			d->origin = d->start = key;
+			info->frames = info->frames > c.lead_shown ? info->frames - c.lead_shown : 0;
+			d->want_key = 1;
+		}
+	}
 	if (info->frames == 0) {
 		close_video(d);
 		return corrupt(d, "no frames");
@@ -910,7 +969,9 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 	 * all; a linear video's frames are numbered a frame apart whatever its times) */
 	d->vfr = !d->linear && c.frames >= info->frames &&
 		 rate_varies(&c, av_q2d(st->time_base), d->fps);
-	if (info->duration <= 0 || d->linear || cut)
+	/* (the container's duration counts the packets before a first keyframe too; its start
+	 * time may be a guess from a frame decoded: MKV) */
+	if (info->duration <= 0 || d->linear || cut || d->origin != AV_NOPTS_VALUE)
 		info->duration = (double)info->frames / d->fps;
 	d->sig = fingerprint(data, len);
 	return 0;
