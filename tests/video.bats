@@ -474,6 +474,100 @@ PY
 	done
 }
 
+# A frame size that changes part way (streams put end to end, a resolution switch): each frame
+# is converted to the clip's size, the crop scaled to it (the same part of the picture, a
+# fractional box; the nearest resize, the nearest box of whole pixels). Such a clip failed
+# ("a frame of 64x48 in a video of 96x64").
+@test "a frame size that changes part way: every frame to the clip's size, the crop scaled to it" {
+	need_video_tools libx264 libvpx-vp9
+	local e f
+	for e in ts webm; do
+		local opts=(-c:v libx264 -pix_fmt yuv420p -crf 12 -g 15)
+		[ $e = webm ] && opts=(-c:v libvpx-vp9 -crf 20 -b:v 0 -g 15 -deadline realtime -cpu-used 8)
+		# frames 0..29 at 96x64, then 30..59 at 64x48
+		make_video a.$e 96x64 30 30 "${opts[@]}" &&
+		ffmpeg -nostdin -v error -y -f lavfi \
+			-i "$(numbered_src 64x48 30),trim=start_frame=30,setpts=PTS-STARTPTS" \
+			-frames:v 30 "${opts[@]}" b.$e &&
+		printf "file a.%s\nfile b.%s\n" $e $e > list &&
+		ffmpeg -nostdin -v error -y -f concat -safe 0 -i list -c copy ab.$e ||
+			skip "ffmpeg could not make the videos"
+	done
+	for f in ab.ts ab.webm; do
+		e=${f#ab.}
+		run -0 --separate-stderr ffprobe -v error -select_streams v \
+			-show_entries frame=width,height -of csv=p=0 $f
+		assert_equal "$(grep -c '^96,64' <<<"$output") $(grep -c '^64,48' <<<"$output")" "30 30"
+		run -0 vidclip --info $f x
+		assert_output --regexp "^video 96x64 frames 60 duration 2\.000 fps 30/1 codec "
+		all_frames a.$e a.raw
+		all_frames b.$e b.raw
+		local args
+		for args in "32 32 --crop center" "48 32 --crop none" "96 64 --crop none" \
+			    "40 40 --crop random-resized --flip --seed 4"; do
+			local w h
+			read -r w h args <<<"$args"
+			run -0 vidclip $args --size ${w}x$h --frames 6 --stride 10 --start begin $f \
+				clip.raw
+			run -0 $VPY - $w $h "${lines[1]}" <<'PY'
+import re, sys
+import numpy as np
+from PIL import Image
+w, h, line = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+cw, ch, cx, cy, flip = map(int, re.search(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d)", line).groups())
+a = np.fromfile("a.raw", np.uint8).reshape(-1, 64, 96, 3)
+b = np.fromfile("b.raw", np.uint8).reshape(-1, 48, 64, 3)
+clip = np.fromfile("clip.raw", np.uint8).reshape(6, h, w, 3).astype(int)
+refs = [a[0], a[10], a[20], b[0], b[10], b[20]]
+worst_mae, worst_max = 0.0, 0
+for k, fr in enumerate(refs):
+    im = Image.fromarray(fr)
+    sx, sy = fr.shape[1] / 96, fr.shape[0] / 64
+    if (sx, sy) == (1, 1):
+        im = im.crop((cx, cy, cx + cw, cy + ch)).resize((w, h), Image.BILINEAR, reducing_gap=None)
+    else:
+        box = (cx * sx, cy * sy, (cx + cw) * sx, (cy + ch) * sy)
+        im = im.resize((w, h), Image.BILINEAR, box=box, reducing_gap=None)
+    if flip:
+        im = im.transpose(Image.FLIP_LEFT_RIGHT)
+    d = np.abs(clip[k] - np.asarray(im).astype(int))
+    worst_mae = max(worst_mae, max(d[:, :, c].mean() for c in range(3)))
+    worst_max = max(worst_max, int(d.max()))
+print("%.4f %d" % (worst_mae, worst_max))
+PY
+			awk -v o="$output" 'BEGIN { split(o, a, " "); exit !(a[1] <= 0.25 && a[2] <= 2) }' ||
+				fail "$f $args: MAE and largest difference $output"
+		done
+		# nearest: exact, against crop(the nearest box of whole pixels).resize(NEAREST)
+		for args in "--seed 9" "--seed 5 --flip"; do
+			run -0 vidclip --crop random-resized $args --resize nearest --size 40x40 \
+				--frames 6 --stride 10 --start begin $f clip.raw
+			run -0 $VPY - "${lines[1]}" <<'PY'
+import re, sys
+import numpy as np
+from PIL import Image
+cw, ch, cx, cy, flip = map(int, re.search(r"crop (\d+)x(\d+)\+(\d+)\+(\d+) flip (\d)", sys.argv[1]).groups())
+a = np.fromfile("a.raw", np.uint8).reshape(-1, 64, 96, 3)
+b = np.fromfile("b.raw", np.uint8).reshape(-1, 48, 64, 3)
+clip = np.fromfile("clip.raw", np.uint8).reshape(6, 40, 40, 3)
+for k, fr in enumerate([a[0], a[10], a[20], b[0], b[10], b[20]]):
+    sx, sy = fr.shape[1] / 96, fr.shape[0] / 64
+    x0, y0 = int(cx * sx + 0.5), int(cy * sy + 0.5)
+    x1, y1 = max(int((cx + cw) * sx + 0.5), x0 + 1), max(int((cy + ch) * sy + 0.5), y0 + 1)
+    im = Image.fromarray(fr).crop((x0, y0, x1, y1)).resize((40, 40), Image.NEAREST)
+    if flip:
+        im = im.transpose(Image.FLIP_LEFT_RIGHT)
+    assert (clip[k] == np.asarray(im)).all(), k
+PY
+		done
+		# the frames are the right ones, at every start
+		run -0 vidclip --crop none --size 48x32 --frames 12 --stride 5 --start begin \
+			--clips 2 $f clip.raw
+		run -0 frame_numbers clip.raw 48 32 24
+		assert_output "$(seq -s ' ' 0 5 55) $(seq -s ' ' 0 5 55)"
+	done
+}
+
 @test "animated GIF (delays that vary, transparency, frames drawn over the last): frames by their times, as ffmpeg composes them" {
 	need_video_tools
 	# 37 frames of 61x47 by PIL: delays of 0 to 150 ms (0 is shown as 100 ms, as browsers

@@ -202,6 +202,24 @@ reserved.slab: sample 0 'k0' field cls: reserved record bytes are not zero"
 	assert_line --index 1 --regexp $'^1\tt2\t'
 }
 
+@test "pack --image-check: a frame size that changes part way, and packets before the first keyframe, are no bad samples" {
+	# r0: 1 s at 96x64 then 1 s at 64x48 (VP9 streams put end to end), recorded at the size
+	# of its start; r1: H.264 cut mid-group (-ss after -i, -copyinkf), recorded with the
+	# 36 frames from its first keyframe (1.2 s of the source's 2 s), not its 60 packets.
+	mkdir r
+	video a.webm libvpx-vp9 96x64 30 1 -g 15 -deadline realtime -cpu-used 8
+	video b.webm libvpx-vp9 64x48 30 1 -g 15 -deadline realtime -cpu-used 8
+	printf "file a.webm\nfile b.webm\n" > list
+	ffmpeg -nostdin -v error -f concat -safe 0 -i list -c copy r/r0.webm
+	video src.mp4 libx264 96x64 30 2 -pix_fmt yuv420p -g 24 -x264-params scenecut=0
+	ffmpeg -nostdin -v error -i src.mp4 -ss 0.3 -c copy -copyinkf r/r1.ts
+	(cd r && tar --format=gnu -cf ../r.tar r0.webm r1.ts)
+	run -0 pack -q --image-check -o r.slab r.tar
+	run -0 inspect --list r.slab
+	assert_line --index 0 --regexp $'^0\tr0\t0\twebm:[0-9]+:[0-9]+:96x64:vp9:60f:2\\.00s:30fps$'
+	assert_line --index 1 --regexp $'^1\tr1\t0\tts:[0-9]+:[0-9]+:96x64:h264:36f:1\\.20s:30fps$'
+}
+
 @test "Loader(video=): clips of shape (n, T, H, W, 3) or (n, 3, T, H, W), uint8, labels, stats" {
 	need_libslab
 	setup_clips

@@ -1386,7 +1386,11 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 
 /* The RGBA rows of frame f that hold crop p (all of them with exact), converted by libswscale
  * (as the whole frame would be: the conversion is set up for the whole frame and asked for
- * those rows only), and handed to the image pipeline into out. */
+ * those rows only), and handed to the image pipeline into out. A frame of another size than
+ * the video's (its size changes part way: streams put end to end, a resolution switch) has
+ * the crop scaled to it, the same part of the picture (a fractional box, as a JPEG decoded
+ * at a reduced scale has), and gives the same output size; the conversion is set up again
+ * for it. */
 static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct slab_image_spec *spec,
 		const struct slab_image_params *p, unsigned char *out)
 {
@@ -1394,10 +1398,19 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 	unsigned align;
 	uint32_t y0, y1, H = (uint32_t)f->height;
 	int cs = f->colorspace, range = f->color_range == AVCOL_RANGE_JPEG, ret;
+	double sx = (double)f->width / d->info.width, sy = (double)f->height / d->info.height;
+	double cx0 = p->x * sx, cx1 = ((double)p->x + p->w) * sx;
+	double cy0 = p->y * sy, cy1 = ((double)p->y + p->h) * sy;
 
-	if (f->width != (int)d->info.width || f->height != (int)d->info.height)
-		return corrupt(d, "a frame of %dx%d in a video of %ux%u", f->width, f->height,
-			       d->info.width, d->info.height);
+	if (f->width <= 0 || f->height <= 0)
+		return corrupt(d, "a frame of %dx%d", f->width, f->height);
+	/* (the nearest resize picks whole pixels of a box of whole pixels: the nearest box) */
+	if (spec->resize == SLAB_IMAGE_RESIZE_NEAREST && (sx != 1 || sy != 1)) {
+		cx0 = floor(cx0 + 0.5);
+		cx1 = fmax(floor(cx1 + 0.5), cx0 + 1);
+		cy0 = floor(cy0 + 0.5);
+		cy1 = fmax(floor(cy1 + 0.5), cy0 + 1);
+	}
 	if (!d->sws || d->sws_w != f->width || d->sws_h != f->height || d->sws_fmt != f->format ||
 	    d->sws_cs != cs || d->sws_range != range) {
 		ff.sws_freeContext(d->sws);
@@ -1434,8 +1447,8 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 		}
 	}
 	align = ff.sws_receive_slice_alignment(d->sws);
-	y0 = spec->exact ? 0 : p->y / align * align;
-	y1 = spec->exact ? H : (p->y + p->h + align - 1) / align * align;
+	y0 = spec->exact ? 0 : (uint32_t)floor(cy0) / align * align;
+	y1 = spec->exact ? H : ((uint32_t)ceil(cy1) + align - 1) / align * align;
 	if (y1 > H)
 		y1 = H;
 	if ((ret = ff.sws_frame_start(d->sws, d->rgb, f)) < 0 ||
@@ -1452,10 +1465,10 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 	r.px = d->rgb->data[0] + (size_t)y0 * (size_t)d->rgb->linesize[0];
 	r.bw = (uint32_t)d->rgb->linesize[0] / 4;
 	r.bh = y1 - y0;
-	r.x0 = p->x;
-	r.x1 = (double)p->x + p->w;
-	r.y0 = (double)p->y - y0;
-	r.y1 = (double)p->y + p->h - y0;
+	r.x0 = cx0;
+	r.x1 = cx1;
+	r.y0 = cy0 - y0;
+	r.y1 = cy1 - y0;
 	r.pixel = 4;
 	if ((ret = slab_image_finish(d->img, &r, spec, p->flip, out)) < 0)
 		return slab_fail_from(&d->err, ret, slab_image_error(d->img));
