@@ -546,6 +546,19 @@ EOF
 	run shuffle-plan --s3-endpoint ftp://x www/d.slab
 	assert_failure 2
 	assert_line --index 0 "shuffle-plan: --s3-endpoint 'ftp://x': not an http:// or https:// URL"
+	# a query string, a fragment or a user name would be dropped from every request
+	run inspect --s3-endpoint 'http://127.0.0.1:9/?x=1' --list s3://b/k
+	assert_failure 2
+	assert_line --index 0 "inspect: --s3-endpoint 'http://127.0.0.1:9/?x=1': a query string has no place in it (want http://HOST[:PORT][/PATH] or https://...)"
+	run inspect --s3-endpoint 'http://127.0.0.1:9/#x' --list s3://b/k
+	assert_failure 2
+	assert_line --index 0 "inspect: --s3-endpoint 'http://127.0.0.1:9/#x': a fragment has no place in it (want http://HOST[:PORT][/PATH] or https://...)"
+	run inspect --s3-endpoint 'http://joe:pw1234@127.0.0.1:9' --list s3://b/k
+	assert_failure 2
+	assert_line --index 0 "inspect: --s3-endpoint 'http://***@127.0.0.1:9': a user name has no place in it: credentials come from the environment or a profile (want http://HOST[:PORT][/PATH] or https://...)"
+	AWS_ENDPOINT_URL='http://127.0.0.1:9/?x=1' run inspect --retries 0 --list s3://b/k
+	assert_failure 1
+	assert_output "inspect: 's3://b/k': bad S3 endpoint 'http://127.0.0.1:9/?x=1': a query string has no place in it (want http://HOST[:PORT][/PATH] or https://...)"
 	run prefetch --disk 1M www/d.slab
 	assert_failure 2
 	assert_line --index 0 "prefetch: --disk goes with --plan"

@@ -469,6 +469,59 @@ static int ends_with(const char *s, const char *tail)
 	return n >= t && strcasecmp(s + n - t, tail) == 0;
 }
 
+void slab_net_mask(char *buf, size_t len, const char *url)
+{
+	mask_into(buf, len, url);
+}
+
+/* Parse endpoint into u (set already): 0, or -1 and why (see slab_net_check_endpoint()). */
+static int endpoint_parse(CURLU *u, const char *endpoint, char *why, size_t len)
+{
+	static const char want[] = "want http://HOST[:PORT][/PATH] or https://...";
+	char *scheme = NULL, *host = NULL, *user = NULL;
+	CURLUcode uc;
+	int ret = -1;
+
+	uc = curl_url_set(u, CURLUPART_URL, endpoint, 0);
+	if (uc == CURLUE_OK)
+		uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	if (uc == CURLUE_OK)
+		uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+	if (strncasecmp(endpoint, "http://", 7) != 0 && strncasecmp(endpoint, "https://", 8) != 0)
+		snprintf(why, len, "not an http:// or https:// URL");
+	else if (uc != CURLUE_OK || !*host)
+		snprintf(why, len, "%s (%s)", uc != CURLUE_OK ? curl_url_strerror(uc) : "no host", want);
+	/* Each would be dropped from every request: S3's requests carry a query of their
+	 * own, and their credentials are signed, never sent in the URL. */
+	else if (strchr(endpoint, '?'))
+		snprintf(why, len, "a query string has no place in it (%s)", want);
+	else if (strchr(endpoint, '#'))
+		snprintf(why, len, "a fragment has no place in it (%s)", want);
+	else if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK)
+		snprintf(why, len, "a user name has no place in it: credentials come from the "
+			 "environment or a profile (%s)", want);
+	else
+		ret = 0;
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(user);
+	return ret;
+}
+
+int slab_net_check_endpoint(const char *endpoint, char *why, size_t len)
+{
+	CURLU *u = curl_url();
+	int ret;
+
+	if (!u) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	ret = endpoint_parse(u, endpoint, why, len);
+	curl_url_cleanup(u);
+	return ret;
+}
+
 /* The object's request URL from the endpoint, the bucket, the key and the addressing. */
 static int s3_request_url(struct slab_net_object *o, const char *endpoint, const char *bucket,
 			  const char *key, int addressing, struct slab_err *err)
@@ -476,25 +529,19 @@ static int s3_request_url(struct slab_net_object *o, const char *endpoint, const
 	CURLU *u = curl_url();
 	char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL;
 	struct sbuf b = { 0 };
+	char why[256] = "out of memory";
 	size_t plen;
 	int virt, ret = SLAB_ERR_INVAL;
-	CURLUcode uc;
 
 	if (!u)
 		return slab_fail(err, SLAB_ERR_NOMEM, o->shown, "out of memory");
-	uc = curl_url_set(u, CURLUPART_URL, endpoint, 0);
-	if (uc == CURLUE_OK)
-		uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
-	if (uc == CURLUE_OK)
-		uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
-	if (uc != CURLUE_OK || (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0) ||
-	    !*host) {
+	if (endpoint_parse(u, endpoint, why, sizeof(why)) < 0 ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
 		char shown[512];
 
 		mask_into(shown, sizeof(shown), endpoint);
-		slab_fail(err, SLAB_ERR_INVAL, o->shown,
-			  "bad S3 endpoint '%s' (want http://HOST[:PORT] or https://...)%s%s", shown,
-			  uc != CURLUE_OK ? ": " : "", uc != CURLUE_OK ? curl_url_strerror(uc) : "");
+		slab_fail(err, SLAB_ERR_INVAL, o->shown, "bad S3 endpoint '%s': %s", shown, why);
 		goto out;
 	}
 	if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)

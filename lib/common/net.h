@@ -22,6 +22,15 @@
 /* Is this name a URL this interface takes (http://, https://, s3://)? */
 int slab_net_is_url(const char *name);
 
+/* url with its userinfo ("user:pass@") shown as "***@", into buf: what a message may name. */
+void slab_net_mask(char *buf, size_t len, const char *url);
+
+/* Is endpoint one s3:// requests can be sent to: http:// or https://, a host, maybe a port
+ * and a path, and nothing else (a query, a fragment or a user name would be dropped from
+ * every request)? 0, or -1 with the reason in why ("a query string has no place in it
+ * (want ...)"). slab_net_open() refuses such an endpoint, wherever it came from. */
+int slab_net_check_endpoint(const char *endpoint, char *why, size_t len);
+
 enum slab_net_addressing {
 	SLAB_NET_ADDR_AUTO = 0,         /* virtual-host on AWS's own endpoint, path-style on
 					 * any other (what S3-compatible servers expect) */

@@ -415,6 +415,7 @@ struct slab_remote_options cli_remote = { .size = sizeof(struct slab_remote_opti
 
 int cli_remote_option(int opt, const char *arg)
 {
+	char why[256], shown[512];
 	uint64_t v;
 	char *end;
 	double d;
@@ -426,8 +427,10 @@ int cli_remote_option(int opt, const char *arg)
 		cli_remote.cache_dir = arg;
 		return 1;
 	case CLI_OPT_S3_ENDPOINT:
-		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
-			return cli_usage_error("--s3-endpoint '%s': not an http:// or https:// URL", arg);
+		if (slab_net_check_endpoint(arg, why, sizeof(why)) < 0) {
+			slab_net_mask(shown, sizeof(shown), arg);
+			return cli_usage_error("--s3-endpoint '%s': %s", shown, why);
+		}
 		cli_remote.s3_endpoint = arg;
 		return 1;
 	case CLI_OPT_S3_ADDRESSING:

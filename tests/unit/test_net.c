@@ -193,7 +193,23 @@ static void test_env(void)
 	CHECK(has(e.text, "'s3://bkt/x': bad S3 endpoint 'ftp://x'"));
 	cf.s3_endpoint = "localhost:9000";
 	CHECK(open_as("s3://bkt/x", &cf, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+	/* What every request would drop: refused, wherever the endpoint came from. */
+	cf.s3_endpoint = "http://127.0.0.1:9000/?x=1";
+	CHECK(open_as("s3://bkt/x", &cf, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+	CHECK(has(e.text, "'s3://bkt/x': bad S3 endpoint 'http://127.0.0.1:9000/?x=1': a query "
+		  "string has no place in it (want http://HOST[:PORT][/PATH] or https://...)"));
+	cf.s3_endpoint = "http://127.0.0.1:9000/s3#top";
+	CHECK(open_as("s3://bkt/x", &cf, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+	CHECK(has(e.text, "a fragment has no place in it"));
+	cf.s3_endpoint = "http://joe:pw1234@127.0.0.1:9000";
+	CHECK(open_as("s3://bkt/x", &cf, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+	CHECK(has(e.text, "bad S3 endpoint 'http://***@127.0.0.1:9000': a user name has no place"));
+	CHECK(!has(e.text, "pw1234"));
 	cf.s3_endpoint = NULL;
+	setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000?x", 1);
+	CHECK(open_as("s3://bkt/x", NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
+	CHECK(has(e.text, "a query string has no place in it"));
+	setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000", 1);
 
 	/* Credentials from the environment: a pair, and a token with it. */
 	setenv("AWS_ACCESS_KEY_ID", "AKIDENV", 1);
