@@ -321,6 +321,37 @@ twice() {
 	assert_output --regexp "^inspect: '$pu': the object changed while in use \($now bytes, was $was\)\$"
 }
 
+@test "a cache made for another URL is not used, though its object has the same size and ETag" {
+	# b's d.slab: a's with one label changed, the same size; nginx's ETag is the mtime and the
+	# size, so with the same mtime the two answer alike to HEAD
+	python3 - in.tar in2.tar <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1]) as a, tarfile.open(sys.argv[2], "w") as b:
+    for m in a:
+        d = a.extractfile(m).read()
+        if m.name == "sample000000.cls":
+            d = bytes([d[0] ^ 1])
+        b.addfile(m, io.BytesIO(d))
+EOF
+	mkdir -p www/a www/b
+	cp www/d.slab www/a/d.slab
+	pack -q --page-size 64K -o www/b/d.slab in2.tar
+	[ "$(stat -c %s www/a/d.slab)" = "$(stat -c %s www/b/d.slab)" ]
+	! cmp -s www/a/d.slab www/b/d.slab
+	touch -d '2020-01-02 03:04:05' www/a/d.slab www/b/d.slab
+	start_nginx www
+	[ "$(curl -sI "$HTTP_URL/a/d.slab" | grep -i '^etag')" = "$(curl -sI "$HTTP_URL/b/d.slab" | grep -i '^etag')" ]
+	inspect --tar www/b/d.slab >tar.b
+	inspect --tar "$HTTP_URL/a/d.slab" >/dev/null
+	a=$(ls cache/*/*-d.slab)
+	inspect --list "$HTTP_URL/b/d.slab" >/dev/null
+	b=$(ls cache/*/*-d.slab | grep -vxF "$a")
+	# as if the two URLs' names hashed alike: b's files are a's, a's whole object in them
+	cp "$a" "$b"
+	cp "$a.state" "$b.state"
+	inspect --tar "$HTTP_URL/b/d.slab" | cmp - tar.b
+}
+
 @test "prefetch --disk keeps the local cache within its budget over several epochs" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

@@ -22,7 +22,8 @@
 #define STATE_HEADER    4096u
 /* Header fields (little-endian): magic[8], u64 object size, u64 page size, u64 data offset,
  * u64 table offset, u64 pages, u32 meta present, u32 etag length, etag[] (at 56), and at
- * ST_URL the URL (no credentials: slab_net_url()), NUL-terminated. */
+ * ST_URL the URL the requests go to (the one the files are named by), credentials masked
+ * (state_url()), NUL-terminated. */
 #define ST_SIZE         8
 #define ST_PAGE         16
 #define ST_DATA         24
@@ -241,14 +242,25 @@ static uint64_t state_get64(const unsigned char *h, unsigned off)
 	return slab_le64(h + off);
 }
 
-/* Is this state file's header for our object (size and ETag) with its metadata fetched? */
+/* The state header's URL field: the URL the requests go to (what the files are named by a
+ * hash of: the endpoint's too for s3://), credentials masked, cut to fit. */
+static void state_url(const struct slab_remote *r, char url[STATE_HEADER - ST_URL])
+{
+	slab_net_mask(url, STATE_HEADER - ST_URL, slab_net_request_url(r->net));
+}
+
+/* Is this state file's header for our object: its URL (two URLs whose names hash alike are
+ * two objects, however alike their sizes and ETags), its size and its ETag? */
 static int state_matches(struct slab_remote *r, const unsigned char *h)
 {
 	uint32_t el = slab_le32(h + ST_ETAGLEN);
+	char url[STATE_HEADER - ST_URL];
 
+	state_url(r, url);
 	return memcmp(h, STATE_MAGIC, 8) == 0 && state_get64(h, ST_SIZE) == r->size &&
 	       el == strlen(r->etag) && el <= SLAB_NET_ETAG_MAX &&
-	       memcmp(h + ST_ETAG, r->etag, el) == 0;
+	       memcmp(h + ST_ETAG, r->etag, el) == 0 &&
+	       memcmp(h + ST_URL, url, strlen(url) + 1) == 0;
 }
 
 /* A new, empty cache for the object: the data file (sparse, its size) and a state file
@@ -274,7 +286,7 @@ static int cache_create(struct slab_remote *r, const char *url, struct slab_err 
 	put64(h + ST_SIZE, r->size);
 	put32(h + ST_ETAGLEN, (uint32_t)strlen(r->etag));
 	memcpy(h + ST_ETAG, r->etag, strlen(r->etag));
-	snprintf((char *)h + ST_URL, STATE_HEADER - ST_URL, "%s", slab_net_url(r->net));
+	state_url(r, (char *)h + ST_URL);
 	free(tmp);
 	tmp = NULL;
 	if (asprintf(&tmp, "%s.new.%ld", r->state_path, (long)getpid()) < 0) {

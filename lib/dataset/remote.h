@@ -24,7 +24,7 @@ struct slab_remote;
 struct slab_fetcher;
 
 /* Resolve url, open (or make) its cache, and fetch and check the header, the table and the
- * trailer into it unless they are there for the same object (size and ETag) already; a
+ * trailer into it unless they are there for the same object (URL, size and ETag) already; a
  * cache of another version of the object is discarded first (renamed away: a process still
  * reading it keeps its files). *data_path: the local file to map (owned by the handle).
  * 0, or an error with *err naming the URL. */
