@@ -4,6 +4,7 @@
  * the protocols and signs (CURLOPT_AWS_SIGV4); this file decides what to ask and what an
  * answer means. */
 #include "deadline.h"
+#include "md5.h"
 #include "net.h"
 #include "slab.h"
 
@@ -1032,6 +1033,7 @@ struct xfer {
 	long stall;
 	int stalled;
 	int outcome, code, changed;
+	int attempts;                   /* run(): attempts made */
 	double ms;
 	char why[640];
 };
@@ -1572,7 +1574,7 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 			atomic_fetch_add(&o->retried, 1);
 		r = attempt(o, cn, x, deadline);
 		conn_put(o, cn);
-		attempts++;
+		x->attempts = ++attempts;
 		if (r == XF_OK) {
 			log_attempt(o, x, r, -1);
 			return 0;
@@ -1968,6 +1970,61 @@ static void stop_workers(struct slab_net_upload *u, int abort)
 	u->nworkers = 0;
 }
 
+/* The ETag S3 gives the object its parts make: the MD5 of their MD5s (each part's ETag, in
+ * hex), then "-" and how many there are, quoted. 0, or -1 when a part's ETag is not an MD5
+ * (an encrypted bucket's, say: nothing to compare then). */
+static int multipart_etag(const struct slab_net_upload *u, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char *md5s = malloc((size_t)u->parts * 16 + 1), sum[16];
+	char digest[33];
+
+	if (!md5s)
+		return -1;
+	for (unsigned i = 0; i < u->parts; i++) {
+		const char *t = u->etags[i];
+		size_t n = t ? strlen(t) : 0;
+
+		if (n == 34 && t[0] == '"' && t[33] == '"') {
+			t++;
+			n -= 2;
+		}
+		if (n != 32 || strspn(t, "0123456789abcdefABCDEF") < 32) {
+			free(md5s);
+			return -1;
+		}
+		for (unsigned k = 0; k < 16; k++) {
+			char pair[3] = { t[2 * k], t[2 * k + 1], '\0' };
+
+			md5s[16 * i + k] = (unsigned char)strtoul(pair, NULL, 16);
+		}
+	}
+	slab_md5(md5s, (size_t)u->parts * 16, sum);
+	free(md5s);
+	for (unsigned k = 0; k < 16; k++) {
+		digest[2 * k] = hex[sum[k] >> 4];
+		digest[2 * k + 1] = hex[sum[k] & 15];
+	}
+	digest[32] = '\0';
+	snprintf(out, len, "\"%s-%u\"", digest, u->parts);
+	return 0;
+}
+
+/* A CompleteMultipartUpload sent again after a failed attempt was answered 404 NoSuchUpload:
+ * the first may have completed the upload at the server, its answer lost on the way. Is the
+ * object at the key now the one these parts make (its ETag theirs)? */
+static int completed_before(struct slab_net_upload *u, const struct xfer *x)
+{
+	char code[96] = "", want[64], etag[SLAB_NET_ETAG_MAX + 1];
+	struct slab_err e;
+	uint64_t size;
+
+	if (x->attempts < 2 || x->status != 404 || !xml_tag(x->small, "Code", code, sizeof(code)) ||
+	    strcmp(code, "NoSuchUpload") != 0 || multipart_etag(u, want, sizeof(want)) < 0)
+		return 0;
+	return slab_net_stat(u->o, &size, etag, &e) == 0 && strcasecmp(etag, want) == 0;
+}
+
 static int s3_complete(struct slab_net_upload *u, struct slab_err *err)
 {
 	struct sbuf b = { 0 };
@@ -2010,6 +2067,8 @@ static int s3_complete(struct slab_net_upload *u, struct slab_err *err)
 	x.check_error_body = 1;
 	x.stop = &u->stop;
 	ret = run(u->o, &x, "CompleteMultipartUpload", 0, err);
+	if (ret < 0 && completed_before(u, &x))
+		ret = 0;
 	free(x.small);
 	free(xml);
 	free(url);

@@ -3,6 +3,7 @@
  * temporary HOME (profile, region, endpoint, addressing, as the request URL and the signer),
  * that no message or log line holds a secret, retries against a closed port, and the checks
  * of a ranged GET's answer against a canned server on 127.0.0.1. */
+#include "md5.h"
 #include "net.h"
 #include "slab.h"
 #include "unit.h"
@@ -714,6 +715,96 @@ static void test_upload_failure(void)
 	free(buf);
 }
 
+static void test_md5(void)
+{
+	static const struct { const char *in; size_t n; const char *hex; } v[] = {
+		{ "", 0, "d41d8cd98f00b204e9800998ecf8427e" },
+		{ "a", 1, "0cc175b9c0f1b6a831c399e269772661" },
+		{ "abc", 3, "900150983cd24fb0d6963f7d28e17f72" },
+		{ "message digest", 14, "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  80, "57edf4a22be3c955ac49da2e2107b67a" },
+	};
+	char a[120], hex[33];
+	unsigned char d[16];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		slab_md5(v[i].in, v[i].n, d);
+		for (int k = 0; k < 16; k++)
+			snprintf(hex + 2 * k, 3, "%02x", d[k]);
+		CHECK_STR(hex, v[i].hex);
+	}
+	/* Lengths where the padding takes a second block, or just does not. */
+	memset(a, 'a', sizeof(a));
+	slab_md5(a, 56, d);
+	CHECK(d[0] == 0x3b && d[15] == 0x18);
+	slab_md5(a, 64, d);
+	CHECK(d[0] == 0x01 && d[15] == 0x67);
+	slab_md5(a, 119, d);
+	CHECK(d[0] == 0x8a && d[15] == 0x13);
+}
+
+/* A CompleteMultipartUpload whose answer was lost, sent again and answered 404 NoSuchUpload
+ * (AWS's answer once the first one completed the upload): done when the object at the key has
+ * the ETag the parts make, else the error. */
+static void test_complete_again(void)
+{
+	static const char created[] = H("200 OK") "Content-Length: 86\r\n\r\n"
+		"<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>";
+	static const char part1[] = H("200 OK") "ETag: \"0123456789abcdef0123456789abcdef\"\r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char part2[] = H("200 OK") "ETag: \"fedcba9876543210fedcba9876543210\"\r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char lost[] = H("200 OK") "Content-Length: 200\r\n\r\n<Complete";
+	static const char gone[] = H("404 Not Found") "Content-Length: 63\r\n\r\n"
+		"<Error><Code>NoSuchUpload</Code><Message>gone</Message></Error>";
+	/* md5(the two parts' MD5s), "-2" */
+	static const char theirs[] = H("200 OK")
+		"ETag: \"b871e39d1a3258ca21654616395f5079-2\"\r\nContent-Length: 9437184\r\n\r\n";
+	static const char another[] = H("200 OK")
+		"ETag: \"b871e39d1a3258ca21654616395f5078-2\"\r\nContent-Length: 9437184\r\n\r\n";
+	static const char aborted[] = H("204 No Content") "\r\n";
+	const char *head[] = { theirs, another, aborted };
+	struct slab_net_config cf = { .retries = 2, .timeout = 20, .connections = 1 };
+	size_t len = (9u << 20);
+	char *buf = calloc(1, len), ep[64];
+
+	clean_env();
+	CHECK(buf != NULL);
+	for (int i = 0; i < 3 && buf; i++) {
+		/* 0: the object is the parts'; 1: another; 2: NoSuchUpload at the first try */
+		struct canned c = { .reply = { created, part1, part2, lost, gone, head[i], aborted },
+				    .n = i ? 7 : 6 };
+		struct slab_net_upload *u;
+		struct slab_err e = { "" };
+		int ret;
+
+		if (i == 2) {
+			c.reply[3] = gone;
+			c.n = 5;
+		}
+		canned_start(&c);
+		snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", c.port);
+		cf.s3_endpoint = ep;
+		CHECK(slab_net_upload_open(&u, "s3://bkt/up.slab", &cf, &e) == 0);
+		CHECK(slab_net_upload_write(u, buf, len, &e) == 0);
+		ret = slab_net_upload_finish(u, &e);
+		slab_net_upload_abort(u);
+		canned_stop(&c);
+		CHECK(c.served == c.n);
+		if (i == 0) {
+			CHECK(ret == 0);
+			CHECK(has(c.request[5], "HEAD /bkt/up.slab HTTP/1.1\r\n"));
+		} else {
+			CHECK(has(c.request[c.n - 1], "DELETE /bkt/up.slab?uploadId=u1 HTTP/1.1\r\n"));
+			CHECK(ret == SLAB_ERR_NOTFOUND);
+			CHECK_STR(e.text, "'s3://bkt/up.slab': HTTP 404 NoSuchUpload "
+				  "(CompleteMultipartUpload)");
+		}
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	char path[256];
@@ -726,6 +817,8 @@ int main(void)
 	test_answers();
 	test_stat();
 	test_upload_failure();
+	test_md5();
+	test_complete_again();
 	snprintf(path, sizeof(path), "%s/.aws/credentials", home);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/.aws/config", home);
