@@ -208,7 +208,7 @@ fields() {
 	grep -q '^GET /f.bin bytes=10-20 206 11$' "$NGINX_LOG"
 }
 
-@test "proxy: status:503 answers S3's SlowDown with Retry-After: 0, for 'times' requests; 500, 429, 403 too" {
+@test "proxy: status:503 answers S3's SlowDown with Retry-After: 0, for 'times' requests; 500, 429, 403 too; a code given" {
 	data
 	start_nginx www
 	start_proxy "$HTTP_URL"
@@ -229,10 +229,15 @@ fields() {
 		assert_output "$code"
 	done
 	grep -q '<Code>AccessDenied</Code>' out.bin
+	# S3's code given
+	proxy_rules '{"action": "status:404:NoSuchUpload"}'
+	run status "$PROXY_URL/f.bin"
+	assert_output 404
+	grep -q '<Code>NoSuchUpload</Code>' out.bin
 	run fields 6
-	assert_output "status:503 status:503 pass status:500 status:429 status:403 "
+	assert_output "status:503 status:503 pass status:500 status:429 status:403 status:404:NoSuchUpload "
 	run fields 4
-	assert_output "503 503 200 500 429 403 "
+	assert_output "503 503 200 500 429 403 404 "
 	# none of the faulted requests reached nginx
 	[ "$(wait_lines "$NGINX_LOG" 1)" -eq 1 ]
 }

@@ -41,9 +41,10 @@ gets the action of the first rule that is active for it (past its skip, not spen
 passes. Counts start afresh whenever the file is written again. Actions:
 
     drop               read the request, then close the connection without an answer
-    status:NNN         answer NNN with an S3-style XML error body (503: SlowDown, 500:
-                       InternalError, 429: SlowDown, 403: AccessDenied, others: FaultProxy),
-                       Retry-After: 0 with 503 and 429; the request is not forwarded
+    status:NNN[:CODE]  answer NNN with an S3-style XML error body, its Code CODE (letters and
+                       digits) or by NNN (503: SlowDown, 500: InternalError, 429: SlowDown,
+                       403: AccessDenied, others: FaultProxy), Retry-After: 0 with 503 and
+                       429; the request is not forwarded
     delay:SECONDS      wait, then forward
     truncate:N         forward; send the headers (real Content-Length) and N body bytes, close
     flip:K             forward; invert every bit of body byte K (-1: the middle byte, len//2)
@@ -84,7 +85,8 @@ def check_rule(r):
     try:
         kind, colon, arg = str(r["action"]).partition(":")
         if kind == "status":
-            assert 100 <= int(arg) <= 599
+            num, _, code = arg.partition(":")
+            assert 100 <= int(num) <= 599 and (not _ or re.fullmatch(r"[A-Za-z0-9]+", code))
         elif kind == "delay":
             assert float(arg) >= 0
         elif kind in ("truncate", "flip", "stall"):
@@ -292,7 +294,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if kind == "status":
-            self.answer_error(int(arg), action)
+            num, _, code = arg.partition(":")
+            self.answer_error(int(num), action, (code, "An error the fault proxy was told to give.")
+                              if code else None)
             return
         if kind == "delay":
             time.sleep(float(arg))
