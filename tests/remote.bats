@@ -704,6 +704,39 @@ os.execvp(sys.argv[1], sys.argv[1:])' pack -q -o s3://bkt/k.slab - <fifo 2>err &
 	done
 }
 
+@test "pack -o s3://...: a CompleteMultipartUpload answered NoSuchUpload when sent again is done if the object is the parts', else an error" {
+	start_s3 s3data bkt
+	s3=$AWS_ENDPOINT_URL
+	start_proxy "$AWS_ENDPOINT_URL"
+	export AWS_ENDPOINT_URL=$PROXY_URL
+	mkwds --count 120 --jpeg-bytes 80K:150K --seed 7 -o big.tar
+	pack -q --page-size 64K -o big.slab big.tar
+	# The first complete reaches the server, which completes the upload; its answer is cut
+	# off. Sent again, it is answered as AWS answers it then (this server completes it again).
+	proxy_rules '[{"method": "POST", "path": "uploadId=", "times": 1, "action": "truncate:0"},
+		      {"method": "POST", "path": "uploadId=", "skip": 1, "times": 1, "action": "status:404:NoSuchUpload"}]'
+	pack -q --page-size 64K -o s3://bkt/k.slab big.tar
+	grep -q '^POST /bkt/k.slab?uploadId=.* 404 .* status:404:NoSuchUpload ' "$PROXY_LOG"
+	grep -q '^HEAD /bkt/k.slab - 200 ' "$PROXY_LOG"
+	s3_curl -sSf -o got.slab "$s3/bkt/k.slab"
+	cmp big.slab got.slab
+	# The first never reaches the server (libcurl sends it again itself: the 404 comes at
+	# what is the first attempt to us): the object there is another (the one before), the
+	# error stays, the upload is aborted and the object left as it was.
+	pack -q --page-size 64K -o s3://bkt/k.slab in.tar
+	s3_curl -sSf -o old.slab "$s3/bkt/k.slab"
+	: >"$PROXY_LOG"
+	proxy_rules '[{"method": "POST", "path": "uploadId=", "times": 1, "action": "drop"},
+		      {"method": "POST", "path": "uploadId=", "skip": 1, "times": 1, "action": "status:404:NoSuchUpload"}]'
+	run pack -q --page-size 64K -o s3://bkt/k.slab big.tar
+	assert_failure 1
+	assert_output "pack: 's3://bkt/k.slab': HTTP 404 NoSuchUpload (CompleteMultipartUpload)"
+	grep -q '^HEAD /bkt/k.slab - 200 ' "$PROXY_LOG"
+	grep -q '^DELETE /bkt/k.slab?uploadId=.* 204 ' "$PROXY_LOG"
+	s3_curl -sSf -o now.slab "$s3/bkt/k.slab"
+	cmp old.slab now.slab
+}
+
 @test "S3 credentials and region from ~/.aws profiles; the endpoint from the command line" {
 	start_s3 s3data bkt
 	pack -q --page-size 64K -o s3://bkt/d.slab in.tar

@@ -1033,7 +1033,6 @@ struct xfer {
 	long stall;
 	int stalled;
 	int outcome, code, changed;
-	int attempts;                   /* run(): attempts made */
 	double ms;
 	char why[640];
 };
@@ -1574,7 +1573,7 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 			atomic_fetch_add(&o->retried, 1);
 		r = attempt(o, cn, x, deadline);
 		conn_put(o, cn);
-		x->attempts = ++attempts;
+		attempts++;
 		if (r == XF_OK) {
 			log_attempt(o, x, r, -1);
 			return 0;
@@ -2010,16 +2009,18 @@ static int multipart_etag(const struct slab_net_upload *u, char *out, size_t len
 	return 0;
 }
 
-/* A CompleteMultipartUpload sent again after a failed attempt was answered 404 NoSuchUpload:
- * the first may have completed the upload at the server, its answer lost on the way. Is the
- * object at the key now the one these parts make (its ETag theirs)? */
+/* A CompleteMultipartUpload answered 404 NoSuchUpload: one sent before may have completed the
+ * upload at the server, its answer lost on the way (AWS answers so once it is complete). Sent
+ * before by us after a failed attempt, or by libcurl itself, which sends a request again,
+ * unseen, when a kept-alive connection closes without an answer: so the first attempt is
+ * no proof. Is the object at the key now the one these parts make (its ETag theirs)? */
 static int completed_before(struct slab_net_upload *u, const struct xfer *x)
 {
 	char code[96] = "", want[64], etag[SLAB_NET_ETAG_MAX + 1];
 	struct slab_err e;
 	uint64_t size;
 
-	if (x->attempts < 2 || x->status != 404 || !xml_tag(x->small, "Code", code, sizeof(code)) ||
+	if (x->status != 404 || !xml_tag(x->small, "Code", code, sizeof(code)) ||
 	    strcmp(code, "NoSuchUpload") != 0 || multipart_etag(u, want, sizeof(want)) < 0)
 		return 0;
 	return slab_net_stat(u->o, &size, etag, &e) == 0 && strcasecmp(etag, want) == 0;

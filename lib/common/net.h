@@ -132,7 +132,9 @@ int slab_net_upload_open(struct slab_net_upload **out, const char *url,
 int slab_net_upload_write(struct slab_net_upload *u, const void *buf, size_t len,
 			  struct slab_err *err);
 /* Send what is left and complete the object. 0, or an error after aborting on the server
- * what was started (best effort). Either way u is then freed with slab_net_upload_abort(). */
+ * what was started (best effort). Either way u is then freed with slab_net_upload_abort().
+ * A CompleteMultipartUpload answered 404 NoSuchUpload (a completion sent before, its answer
+ * lost, completed it) succeeds when a HEAD finds the object with the ETag the parts make. */
 int slab_net_upload_finish(struct slab_net_upload *u, struct slab_err *err);
 /* Free u, first aborting on the server what was started and not completed by
  * slab_net_upload_finish() (best effort). Accepts NULL. */
