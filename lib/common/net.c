@@ -1033,6 +1033,7 @@ struct xfer {
 	long stall;
 	int stalled;
 	int outcome, code, changed;
+	long long retry_after;          /* seconds the answer's Retry-After asks for; 0: none */
 	double ms;
 	char why[640];
 };
@@ -1057,6 +1058,7 @@ static void xfer_clear(struct xfer *x)
 	x->outcome = XF_OK;
 	x->code = 0;
 	x->changed = 0;
+	x->retry_after = 0;
 	x->why[0] = '\0';
 }
 
@@ -1513,6 +1515,13 @@ static int attempt(struct slab_net_object *o, struct conn *cn, struct xfer *x, d
 
 	rc = curl_easy_perform(h);
 	r = conclude(cn, x, rc);
+	{
+		curl_off_t ra = 0;
+
+		if (r == XF_RETRY && x->status &&
+		    curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+			x->retry_after = (long long)ra;
+	}
 	x->ms = (now_s() - t0) * 1000;
 	atomic_fetch_add(&o->requests, 1);
 	atomic_fetch_add(&o->bytes, (uint64_t)x->got + (r == XF_OK ? x->sent : 0));
@@ -1566,6 +1575,7 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 	for (;;) {
 		struct conn *cn = conn_get(o);
 		unsigned span, delay;
+		int too_late;
 
 		if (!cn)
 			return slab_fail(err, SLAB_ERR_NOMEM, o->shown, "out of memory");
@@ -1588,13 +1598,28 @@ static int run(struct slab_net_object *o, struct xfer *x, const char *what, doub
 		if (span > BACKOFF_CAP_MS)
 			span = BACKOFF_CAP_MS;
 		delay = (unsigned)rand_r(&seed) % (span + 1);
-		if (attempts > o->retries || now_s() + delay / 1000.0 >= deadline ||
+		/* A server that says when to come back (503, 429: Retry-After) is not asked
+		 * sooner; one that asks for more than the budget has left is given up on. */
+		too_late = x->retry_after > 0 && now_s() + (double)x->retry_after >= deadline;
+		if (x->retry_after > 0 && !too_late && (double)x->retry_after * 1000 > delay)
+			delay = (unsigned)x->retry_after * 1000;
+		if (attempts > o->retries || too_late || now_s() + delay / 1000.0 >= deadline ||
 		    (x->stop && atomic_load(x->stop))) {
+			size_t n = strlen(x->why);
+
+			if (too_late && attempts <= o->retries)
+				snprintf(x->why + n, sizeof(x->why) - n, " (Retry-After: %lld s, more "
+					 "than the time left)", x->retry_after);
 			log_attempt(o, x, r, -1);
 			break;
 		}
 		log_attempt(o, x, r, (int)delay);
-		sleep_ms(delay);
+		/* In slices: a cancel cuts a long wait short too. */
+		for (unsigned left = delay, step; left && !(x->stop && atomic_load(x->stop));
+		     left -= step) {
+			step = left < 200 ? left : 200;
+			sleep_ms(step);
+		}
 	}
 	return slab_fail(err, SLAB_ERR_IO, o->shown,
 			 "%s%sgave up after %d attempt%s in %.1f s: last: %s", what ? what : "",

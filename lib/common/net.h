@@ -98,7 +98,9 @@ int slab_net_stat(struct slab_net_object *o, uint64_t *size, char etag[SLAB_NET_
  * is SLAB_ERR_CHANGED (the object was replaced), never retried (a response without an ETag is
  * taken as it is); so is a 206 whose Content-Range gives another total than the size
  * slab_net_stat() found. Retried with capped exponential
- * backoff and jitter, up to config.retries times and config.timeout seconds in all: a
+ * backoff and jitter (never sooner than an answer's Retry-After asks; one that asks for more
+ * than the time left ends the retries), up to config.retries times and config.timeout
+ * seconds in all: a
  * refused or reset connection, a timeout, 5xx, 429, a short body, a Content-Range that is not
  * the one asked for, a 200 with the whole object to a ranged request (the transfer is cut off
  * at once; a range that is the whole object takes a 200). Not retried: 4xx but 408 and 429

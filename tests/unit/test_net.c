@@ -809,6 +809,38 @@ static void test_complete_again(void)
 	free(buf);
 }
 
+/* A 503 or 429 that says when to come back (Retry-After) is not asked again sooner; one that
+ * asks for more than the time left is given up on at once, saying so. */
+static void test_retry_after(void)
+{
+	static const char busy[] = H("503 Service Unavailable") "Retry-After: 1\r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char later[] = H("429 Too Many Requests") "Retry-After: 3600\r\n"
+		"Content-Length: 0\r\n\r\n";
+	static const char ok[] = H("206 Partial Content") "ETag: \"e1\"\r\n"
+		"Content-Range: bytes 2-5/10\r\nContent-Length: 4\r\n\r\ncdef";
+	struct logbuf lb = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct slab_net_config cf = { .retries = 3, .timeout = 60, .log = log_line, .log_arg = &lb };
+	struct canned c = { .reply = { busy, ok, later }, .n = 3 };
+	struct slab_net_object *o;
+	struct slab_err e = { "" };
+	char url[128], got[4];
+
+	clean_env();
+	canned_start(&c);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/o.slab", c.port);
+	CHECK(slab_net_open(&o, url, &cf, &e) == 0);
+	CHECK(slab_net_read(o, 2, 4, got, "\"e1\"", &e) == 0);
+	CHECK(memcmp(got, "cdef", 4) == 0);
+	CHECK(has(lb.text, ": HTTP 503, ") && has(lb.text, " ms; retrying in 1000 ms\n"));
+	CHECK(slab_net_read(o, 2, 4, got, "\"e1\"", &e) == SLAB_ERR_IO);
+	CHECK(has(e.text, "bytes 2-5: gave up after 1 attempt in ") &&
+	      has(e.text, " s: last: HTTP 429 (Retry-After: 3600 s, more than the time left)"));
+	slab_net_close(o);
+	canned_stop(&c);
+	CHECK(c.served == 3);
+}
+
 int main(void)
 {
 	char path[256];
@@ -823,6 +855,7 @@ int main(void)
 	test_upload_failure();
 	test_md5();
 	test_complete_again();
+	test_retry_after();
 	snprintf(path, sizeof(path), "%s/.aws/credentials", home);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/.aws/config", home);
