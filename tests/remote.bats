@@ -587,6 +587,10 @@ EOF
 	run inspect --s3-endpoint 'http://joe:pw1234@127.0.0.1:9' --list s3://b/k
 	assert_failure 2
 	assert_line --index 0 "inspect: --s3-endpoint 'http://***@127.0.0.1:9': a user name has no place in it: credentials come from the environment or a profile (want http://HOST[:PORT][/PATH] or https://...)"
+	# a password with a '#' not encoded: a bad URL, its message without the password
+	run inspect --list 'http://joe:pw#1234@127.0.0.1:9/d.slab'
+	assert_failure 1
+	assert_output "inspect: 'http://***@127.0.0.1:9/d.slab': bad URL: Port number was not a decimal number between 0 and 65535"
 	AWS_ENDPOINT_URL='http://127.0.0.1:9/?x=1' run inspect --retries 0 --list s3://b/k
 	assert_failure 1
 	assert_output "inspect: 's3://b/k': bad S3 endpoint 'http://127.0.0.1:9/?x=1': a query string has no place in it (want http://HOST[:PORT][/PATH] or https://...)"

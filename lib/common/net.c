@@ -153,7 +153,10 @@ static char *sb_take(struct sbuf *b)
 	return p;
 }
 
-/* url with its userinfo ("user:pass@") shown as "***@": what messages and the log name. */
+/* url with its userinfo ("user:pass@") shown as "***@": what messages and the log name. A
+ * password with a '/', '?' or '#' not percent-encoded ends the host early to a URL parser,
+ * and the URL is refused as bad: its message shows it up to the first '@' masked all the
+ * same. */
 static void mask_into(char *buf, size_t len, const char *url)
 {
 	const char *a = strstr(url, "://"), *end, *at = NULL;
@@ -164,6 +167,13 @@ static void mask_into(char *buf, size_t len, const char *url)
 		for (const char *p = a; p < end; p++)
 			if (*p == '@')
 				at = p;
+		if (!at && strchr(end, '@')) {
+			CURLU *u = curl_url();
+
+			if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
+				at = strchr(end, '@');
+			curl_url_cleanup(u);
+		}
 	}
 	if (at)
 		snprintf(buf, len, "%.*s***%s", (int)(a - url), url, at);

@@ -135,6 +135,17 @@ static void test_urls(void)
 	slab_net_close(o);
 	CHECK(open_as("https://joe:pw1234@", NULL, NULL, 0, NULL, 0, &e) == SLAB_ERR_INVAL);
 	CHECK(!has(e.text, "pw1234"));
+	/* A password with a '#', '/' or '?' not encoded: a bad URL, and still masked. */
+	CHECK(open_as("https://joe:pw#1234@host.example/x.slab", NULL, NULL, 0, NULL, 0, &e) ==
+	      SLAB_ERR_INVAL);
+	CHECK(has(e.text, "'https://***@host.example/x.slab': bad URL: "));
+	CHECK(open_as("https://joe:p/w?1234@host.example/x.slab", NULL, NULL, 0, NULL, 0, &e) ==
+	      SLAB_ERR_INVAL);
+	CHECK(has(e.text, "'https://***@host.example/x.slab': bad URL: "));
+	/* An '@' in the path of a good URL is the path's. */
+	CHECK(slab_net_open(&o, "http://host.example/a@b.slab", NULL, &e) == 0);
+	CHECK_STR(slab_net_url(o), "http://host.example/a@b.slab");
+	slab_net_close(o);
 	slab_net_close(NULL);
 }
 
