@@ -134,6 +134,8 @@ wait_lines() {
 # Also exported: NGINX_PORT, NGINX_DIR (its prefix: conf, pid, temp and error log).
 # With NGINX_TLS=1: HTTPS (HTTP_URL=https://127.0.0.1:PORT) with a certificate for 127.0.0.1
 # made here and signed by itself, in NGINX_CERT (a client trusts it through AWS_CA_BUNDLE).
+# NGINX_SERVER_CONF: more of the server block, as nginx.conf has it (a redirect, say:
+# 'location /r/ { return 302 http://127.0.0.1:PORT/d.slab; }').
 start_nginx() {
 	local root dir port conf pid token tries i user="" tls="" scheme=http
 	command -v nginx >/dev/null 2>&1 || skip "nginx is not installed (scripts/install-deps installs nginx-light)"
@@ -191,6 +193,7 @@ http {
 			create_full_put_path on;
 			dav_access user:rw group:r all:r;
 		}
+		${NGINX_SERVER_CONF:-}
 		location = /.slab-ready {
 			access_log off;
 			return 200 "$token";
