@@ -564,6 +564,20 @@ EOF
 	inspect --tar www/d.slab | cmp - tar.url
 }
 
+@test "https://: a redirect is followed to https:// only, never down to http://" {
+	start_nginx www
+	plain=$HTTP_URL plain_log=$NGINX_LOG
+	NGINX_TLS=1 NGINX_SERVER_CONF="location /r/ { return 302 $plain/d.slab; } location /s/ { return 302 /d.slab; }" start_nginx www
+	export AWS_CA_BUNDLE=$NGINX_CERT
+	inspect --list www/d.slab >list.local
+	inspect --list "$HTTP_URL/s/d.slab" | cmp - list.local
+	run inspect --retries 0 --list "$HTTP_URL/r/d.slab"
+	assert_failure 1
+	assert_output "inspect: '$HTTP_URL/r/d.slab': redirected to '$plain/d.slab', not followed (http:// and https:// are, and from https:// only https://)"
+	# the plain server was never asked
+	[ ! -s "$plain_log" ]
+}
+
 @test "bad URLs and options: clear usage errors" {
 	run inspect --list s3://bucket-only
 	assert_failure 1

@@ -1355,7 +1355,7 @@ static int conclude(struct conn *cn, struct xfer *x, CURLcode rc)
 		return x->outcome;
 	if (rc != CURLE_OK) {
 		long os = 0;
-		char buf[256];
+		char buf[256], *where = NULL;
 		const char *why = cn->errbuf[0] ? cn->errbuf : curl_easy_strerror(rc);
 		size_t n;
 
@@ -1371,6 +1371,17 @@ static int conclude(struct conn *cn, struct xfer *x, CURLcode rc)
 		}
 		if (rc == CURLE_ABORTED_BY_CALLBACK && x->stop && atomic_load(x->stop))
 			why = "aborted";
+		/* A redirect refused (another scheme, or down from https://): where to. */
+		if (rc == CURLE_UNSUPPORTED_PROTOCOL &&
+		    curl_easy_getinfo(cn->h, CURLINFO_EFFECTIVE_URL, &where) == CURLE_OK && where &&
+		    strcmp(where, x->url) != 0) {
+			char shown[512];
+
+			mask_into(shown, sizeof(shown), where);
+			return set_why(x, XF_FATAL, SLAB_ERR_IO, "redirected to '%s', not followed "
+				       "(http:// and https:// are, and from https:// only https://)",
+				       shown);
+		}
 		n = strlen(why);
 		while (n && (why[n - 1] == '\n' || why[n - 1] == '\r'))
 			n--;
@@ -1435,11 +1446,13 @@ static int attempt(struct slab_net_object *o, struct conn *cn, struct xfer *x, d
 		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_bundle);
 	if (!o->s3) {
 		/* A plain server may send a reader elsewhere (credentials are not sent
-		 * along to another host). S3's redirects say the endpoint or region is
-		 * wrong, and a signed request cannot follow them: that is the error. */
+		 * along to another host), but not from https:// down to http://, where
+		 * the answer could be anybody's. S3's redirects say the endpoint or region
+		 * is wrong, and a signed request cannot follow them: that is the error. */
 		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
 		curl_easy_setopt(h, CURLOPT_MAXREDIRS, 8L);
-		curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR,
+				 strncasecmp(x->url, "https://", 8) == 0 ? "https" : "http,https");
 	}
 	/* The URL as given: an S3 key "a/../b" is a key, not a path to tidy. */
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);

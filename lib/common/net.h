@@ -10,6 +10,9 @@
  * requests are signed with SigV4 by libcurl (CURLOPT_AWS_SIGV4), or sent unsigned when no
  * credentials are found or the config asks for anonymous access.
  *
+ * An http(s) server's redirects are followed to http:// and https://, from https:// to https://
+ * only; an S3 server's are not.
+ *
  * Messages name the URL as given and never hold a credential. Nothing here prints. */
 #ifndef SLAB_NET_H
 #define SLAB_NET_H
