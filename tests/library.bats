@@ -459,16 +459,16 @@ EOF
 
 @test "a build without the libraries' headers says in one line what is missing and what installs it" {
 	run -1 env PKG_CONFIG=/nonexistent/pkg-config "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: pkg-config libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: pkg-config libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	mkdir pc
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	cp "$(pkg-config --variable=pcfiledir libarchive)/libarchive.pc" pc/
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	cp "$(pkg-config --variable=pcfiledir libturbojpeg)/libturbojpeg.pc" pc/
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	run -0 "$SLAB_ROOT/scripts/check-deps"
 	assert_output ""
 }

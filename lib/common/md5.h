@@ -1,5 +1,5 @@
-/* md5.h: MD5 (RFC 1321), for what S3 names by it: a multipart object's ETag is the MD5 of its
- * parts' MD5s. Not for anything that must resist an adversary. */
+/* md5.h: MD5 (RFC 1321, by nettle), for what S3 names by it: a multipart object's ETag is the
+ * MD5 of its parts' MD5s. Not for anything that must resist an adversary. */
 #ifndef SLAB_MD5_H
 #define SLAB_MD5_H
 
