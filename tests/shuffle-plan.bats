@@ -693,6 +693,38 @@ EOF2
 	text --mode sequential --subset sub a.slab | cmp - <(printf '0 4\n0 9\n')
 }
 
+@test "--subset: an endless line (/dev/zero, no newline) is refused after its first bytes, not read whole" {
+	datasets
+	# Under an address space limit (not under AddressSanitizer, whose shadow needs terabytes
+	# of it): a reader that takes the whole line fails, and failing was an empty plan, exit 0.
+	limit="ulimit -v 1048576;"
+	grep -qa __asan_init "$SLAB_BUILD/bin/shuffle-plan" && limit=
+	run -2 --separate-stderr timeout 120 bash -c "$limit exec shuffle-plan -o plan --subset /dev/zero a.slab"
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: '/dev/zero': line 1: a NUL byte at byte 1 (a sample index or key:KEY on each line)"
+	[ ! -e plan ]
+	x80=$(printf 'x%.0s' {1..80})
+	one80=$(printf '1%.0s' {1..80})
+	run -2 --separate-stderr timeout 120 bash -c "$limit yes x | tr -d '\n' | shuffle-plan -o plan --subset - a.slab"
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdin)': line 1: '$x80...' is neither a sample index nor key:KEY"
+	run -2 --separate-stderr timeout 120 bash -c "$limit yes 1 | tr -d '\n' | shuffle-plan -o plan --subset - a.slab"
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdin)': line 1: sample $one80... is out of range (the dataset has 400 samples)"
+	run -2 --separate-stderr timeout 120 bash -c "$limit { printf key:; yes x | tr -d '\n'; } | shuffle-plan -o plan --subset - a.slab"
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdin)': line 1: no sample has the key '$x80...'"
+	[ ! -e plan ]
+	# a key longer than the first 64 KiB a line is read up to still names its sample
+	python3 - <<'PY'
+import io, tarfile
+with tarfile.open("long.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    for key in ("k" * 70000, "b"):
+        m = tarfile.TarInfo(key + ".txt")
+        m.size = 2
+        t.addfile(m, io.BytesIO(b"hi"))
+PY
+	pack -q -o long.slab long.tar
+	{ printf 'key:'; printf 'k%.0s' {1..70000}; printf '\nkey:b\n'; } > sub
+	text --mode sequential --subset sub long.slab | cmp - <(printf '0 0\n0 1\n')
+}
+
 @test "--subset: prefetch --plan emits exactly the subset's samples; slab.Loader takes the plan and subset=" {
 	datasets
 	subset_of 5 6 > sub

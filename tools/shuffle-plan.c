@@ -218,6 +218,65 @@ static int find_key(struct slab *const *files, int nfiles, const char *key, size
 #define SHOWN 80
 #define SHOW(s, len) (int)((len) > SHOWN ? SHOWN : (len)), (s), (len) > SHOWN ? "..." : ""
 
+/* A line of the subset list is read up to this many bytes, or "key:" and the longest key of
+ * the dataset (and a byte) when that is more: no longer line can be a key or an index. */
+#define LINE_FIRST ((size_t)64 << 10)
+
+/* The longest line that may name a sample: LINE_FIRST, or "key:", the longest key and one. */
+static size_t line_limit(struct slab *const *files, int nfiles)
+{
+	size_t limit = LINE_FIRST;
+
+	for (int f = 0; f < nfiles; f++) {
+		for (uint64_t i = 0; i < slab_count(files[f]); i++) {
+			struct slab_sample smp;
+			if (slab_sample(files[f], i, &smp) == 0 && smp.key_len > limit - 5)
+				limit = smp.key_len + 5;
+		}
+	}
+	return limit;
+}
+
+/*
+ * The next line of in into *line (NUL-terminated, its newline dropped): its length, or -1 at
+ * the end of the list (or a read error: ferror), -2 out of memory. Reading stops after a NUL
+ * byte, which no line may hold, and after *limit bytes (raised once by line_limit()): what
+ * was read is refused as it stands, so an endless line (/dev/zero, a file without newlines)
+ * costs no more than that, where getline() would take all the memory there is.
+ */
+static ssize_t read_line(FILE *in, char **line, size_t *cap, size_t *limit, int *raised,
+			 struct slab *const *files, int nfiles)
+{
+	size_t len = 0;
+	int c = 0;
+
+	for (;;) {
+		if (len == *limit && !*raised) {
+			*limit = line_limit(files, nfiles);
+			*raised = 1;
+		}
+		if (len == *limit || (c = getc_unlocked(in)) == EOF || c == '\n')
+			break;
+		if (len + 1 >= *cap) {
+			size_t want = *cap ? *cap * 2 : 256;
+			char *a = realloc(*line, want);
+			if (!a)
+				return -2;
+			*line = a;
+			*cap = want;
+		}
+		(*line)[len++] = (char)c;
+		if (c == '\0')
+			break;
+	}
+	if (c == EOF && len == 0)
+		return -1;
+	if (!*line && !(*line = malloc(*cap = 1)))
+		return -2;
+	(*line)[len] = '\0';
+	return (ssize_t)len;
+}
+
 /*
  * The subset list at path ("-": standard input): line i (from 1) is entry i - 1, a global
  * sample index in decimal or "key:" and a key (the rest of the line, byte for byte). A bad
@@ -231,9 +290,9 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 	const char *name = strcmp(path, "-") ? path : "(stdin)";
 	uint64_t total = 0, *bits = NULL, *g = NULL, cap = 0;
 	char *line = NULL;
-	size_t linecap = 0, count = 0;
+	size_t linecap = 0, count = 0, limit = LINE_FIRST;
 	ssize_t len;
-	int ret = SLAB_EXIT_FAIL;
+	int ret = SLAB_EXIT_FAIL, raised = 0;
 
 	if (!in) {
 		cli_error("'%s': %s", path, strerror(errno));
@@ -245,12 +304,10 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 	if (!bits)
 		goto nomem;
 	errno = 0;
-	while ((len = getline(&line, &linecap, in)) >= 0) {
+	while ((len = read_line(in, &line, &linecap, &limit, &raised, files, nfiles)) >= 0) {
 		size_t at = count + 1;      /* the line number */
 		uint64_t v;
 		int is_key;
-		if (len > 0 && line[len - 1] == '\n')
-			line[--len] = '\0';
 		is_key = strncmp(line, "key:", 4) == 0;
 		if (len == 0) {
 			ret = cli_usage_error("'%s': line %zu: empty line (a sample index or key:KEY on each line)",
@@ -274,7 +331,7 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 				cli_error("%s", slab_error(files[bad]));
 				goto out;
 			}
-		} else if (cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
+		} else if ((size_t)len == limit || cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
 			if (strspn(line, "0123456789") == (size_t)len)     /* past 2^64 - 1 */
 				ret = cli_usage_error("'%s': line %zu: sample %.*s%s is out of range (the dataset has %llu samples)",
 						      name, at, SHOW(line, (size_t)len),
@@ -313,6 +370,8 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 		g[count++] = v;
 		errno = 0;
 	}
+	if (len == -2)
+		goto nomem;
 	if (ferror(in)) {
 		cli_error("'%s': %s", name, strerror(errno ? errno : EIO));
 		goto out;
