@@ -204,7 +204,8 @@ SLAB_API int slab_field_video(struct slab *s, uint64_t i, unsigned f,
 SLAB_API int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index);
 
 /* Is a key safe as the start of a member name on export: not absolute, no ".." component,
- * no NUL byte? pack refuses other keys, inspect --tar and prefetch --emit never write them. */
+ * no NUL byte? The writer (and so pack) refuses other keys, inspect --tar and prefetch --emit
+ * never write them. */
 SLAB_API int slab_key_safe(const char *key, size_t key_len);
 
 /* Sample i's key is safe (slab_key_safe): 0, or SLAB_ERR_CORRUPT with the reason, naming the
@@ -604,15 +605,17 @@ SLAB_API struct slab_writer *slab_writer_new(void);
 
 /* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages;
  * o may be NULL (the defaults). Writes the header. 0, SLAB_ERR_INVAL (page size, options
- * text), SLAB_ERR_NOMEM or SLAB_ERR_IO. */
+ * text; a writer opened before: a writer writes one file), SLAB_ERR_NOMEM or SLAB_ERR_IO.
+ * Samples are added and the file finished only after an open that succeeded. */
 SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		     const struct slab_writer_options *o);
 
 /* Append one sample. Its fields are laid back to back in the order given. Refused without
  * writing anything with SLAB_ERR_DUPKEY (key seen before) or SLAB_ERR_DUPFIELD (a name
  * twice), so the caller may skip the sample and go on; their text names the sample, not the
- * output. Other errors are final: SLAB_ERR_INVAL (an empty field name, or one longer than
- * 65535 bytes, more than 255 fields, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
+ * output. Other errors are final: SLAB_ERR_INVAL (an empty field name, one with a '/' or
+ * longer than 65535 bytes, more than 255 fields, a key that is not slab_key_safe(), the
+ * writer not open, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
 SLAB_API int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_writer_field *fields, size_t nfields);
 

@@ -120,6 +120,7 @@ struct slab_writer {
 	uint64_t data_bytes;
 
 	uint32_t table_crc;
+	int opened;             /* slab_writer_open() was called: a writer writes one file */
 	int finished;
 };
 
@@ -419,7 +420,11 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 	const char *opts;
 	size_t optlen;
 
-	free(w->name);
+	/* A second open would start a second header in the middle of the first file. */
+	if (w->opened)
+		return slab_fail(&w->err, SLAB_ERR_INVAL, w->name ? w->name : "(output)",
+				 "writer already open");
+	w->opened = 1;
 	w->name = strdup(name ? name : "(output)");
 	w->fd = fd;
 	if (!w->name)
@@ -479,6 +484,9 @@ static int field_id(struct slab_writer *w, const char *name, uint32_t *id)
 		return writer_fail(w, SLAB_ERR_INVAL, "more than %u distinct field names", UINT16_MAX);
 	if (!*name)
 		return writer_fail(w, SLAB_ERR_INVAL, "empty field name");
+	/* slab(5): KEY.FIELD on export must not name a path into a folder of its own. */
+	if (strchr(name, '/'))
+		return writer_fail(w, SLAB_ERR_INVAL, "field name '%.200s' has a '/' in it", name);
 	if (strlen(name) > UINT16_MAX)
 		return writer_fail(w, SLAB_ERR_INVAL, "field name longer than %u bytes", UINT16_MAX);
 	if (grow((void **)&w->names, &cap, (uint64_t)w->nnames + 1, sizeof(*w->names)) < 0 ||
@@ -531,10 +539,15 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 	uint64_t size = 0, used, hash, first, nv = 0;
 	struct wsample *s;
 
-	if (w->failed || w->finished)
+	if (!w->opened || w->failed || w->finished)
 		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
 	if (key_len > UINT32_MAX)
 		return writer_fail(w, SLAB_ERR_INVAL, "key longer than 4 GiB");
+	/* slab(5), and slab_verify(): a key is a safe member name once exported. */
+	if (!slab_key_safe(key, key_len))
+		return writer_fail(w, SLAB_ERR_INVAL,
+				   "key '%.*s' is not a safe member name (absolute, with a '..' component or a NUL byte)",
+				   (int)(key_len > 200 ? 200 : key_len), key);
 	if (nfields > 255)
 		return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
 			    (int)(key_len > 200 ? 200 : key_len), key);
@@ -690,7 +703,7 @@ int slab_writer_finish(struct slab_writer *w)
 	unsigned char *row = NULL;
 	int ret = SLAB_ERR_NOMEM;
 
-	if (w->failed || w->finished)
+	if (!w->opened || w->failed || w->finished)
 		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
 	while (B < 2 * N)
 		B *= 2;

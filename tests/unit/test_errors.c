@@ -160,6 +160,67 @@ static void test_writer_codes(void)
 	close(fd);
 }
 
+/* A writer used out of order, or given what the file could not hold: an error, never a crash,
+ * and never a file that its own reader refuses or slab_verify() calls corrupt. */
+static void test_writer_misuse(void)
+{
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_field f = { .name = "a", .data = "x", .size = 1 };
+	static const struct { const char *key; size_t len; } bad[] = {
+		{ "/abs", 4 }, { "d/../e", 6 }, { "..", 2 }, { "a\0b", 3 },
+	};
+	struct slab *s;
+	int fd;
+
+	/* before open: no page size to place a sample with (it divided by zero), no output */
+	CHECK(w && slab_writer_add(w, "k", 1, &f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
+	CHECK(slab_writer_finish(w) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
+	slab_writer_free(w);
+
+	/* opened twice: refused, and the first file goes on whole (it had a second header in
+	 * it, and the first one's buffers leaked) */
+	fd = open("twice.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	w = slab_writer_new();
+	CHECK(fd >= 0 && w && slab_writer_open(w, fd, "twice.slab", NULL) == 0);
+	CHECK(slab_writer_open(w, fd, "other.slab", NULL) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'twice.slab': writer already open");
+	CHECK(slab_writer_add(w, "k", 1, &f, 1) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	close(fd);
+	s = slab_new();
+	CHECK(s && slab_open(s, "twice.slab") == 0 && slab_verify(s, NULL, NULL) == 0);
+	CHECK(slab_count(s) == 1);
+	slab_close(s);
+	CHECK(unlink("twice.slab") == 0);
+
+	fd = open("/dev/null", O_WRONLY);
+	CHECK(fd >= 0);
+	/* a field name with a '/', which every reader refuses ("schema field 0 has a '/'") */
+	w = slab_writer_new();
+	CHECK(w && slab_writer_open(w, fd, mem_name, NULL) == 0);
+	f.name = "x/y";
+	CHECK(slab_writer_add(w, "k", 1, &f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'out.slab': field name 'x/y' has a '/' in it");
+	slab_writer_free(w);
+	f.name = "a";
+	/* keys that are not safe member names, which slab_verify() calls corrupt */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[200];
+
+		snprintf(want, sizeof(want), "'out.slab': key '%s' is not a safe member name "
+			 "(absolute, with a '..' component or a NUL byte)", bad[i].key);
+		w = slab_writer_new();
+		CHECK(w && slab_writer_open(w, fd, mem_name, NULL) == 0);
+		CHECK(slab_writer_add(w, bad[i].key, bad[i].len, &f, 1) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_writer_error(w), want);
+		slab_writer_free(w);
+	}
+	close(fd);
+}
+
 /* Two writers, each with many field names given in another order, finish at once: the
  * schemas must come out sorted and each sample's fields where they were put. */
 enum { NAMES = 400, ROUNDS = 8 };
@@ -269,6 +330,7 @@ int main(void)
 	test_tarin();
 	test_reader();
 	test_writer_codes();
+	test_writer_misuse();
 	test_writers_in_threads();
 	test_plan_handles();
 	CHECK(chdir("/") == 0 && rmdir(dir) == 0);
