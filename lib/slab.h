@@ -47,7 +47,9 @@ SLAB_API const char *slab_version_string(void);
  * Structs the caller allocates and the library reads or fills (options, statistics) may grow
  * in later versions: their first member is `size_t size`, to be set to sizeof the struct (0
  * stands for the first version's size, so `= { 0 }` with the fields wanted keeps working).
- * The library reads only the fields the caller's version has, and fills only those.
+ * The library reads only the fields the caller's version has, and fills only those. Where a
+ * call reads such a struct, NULL stands for one of zeros: the defaults, or SLAB_ERR_INVAL
+ * where zero is not a value (a plan's world size, a loader's batch).
  *
  * Threads. The library keeps no global mutable state (past a hash key drawn once, under
  * pthread_once), so different handles are independent. On one open reader (struct slab) every
@@ -552,7 +554,8 @@ SLAB_API size_t slab_follow_epoch(const struct slab_follow *f);
 
 /* The next sample: releases what the previous one used last, moves the look-ahead window,
  * reads the sample (direct) or hands out its place in the mapping. 1 and *it, 0 at the
- * end, or a negative error with the reason in slab_follow_error(). */
+ * end, or a negative error with the reason in slab_follow_error(): SLAB_ERR_INVAL ("plan
+ * walk not open") before an open that succeeded. */
 SLAB_API int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it);
 
 /* Make sure the sample's bytes are in memory: one byte per OS page is read through the

@@ -10,19 +10,22 @@
 #include "slab.h"
 
 /* Copy the caller's struct src into dst (this library's version, full bytes): fields the
- * caller's version lacks are 0, the defaults. first: the size of the first version. 0, or
- * SLAB_ERR_INVAL when src->size is smaller than any version. */
+ * caller's version lacks are 0, the defaults; a NULL src is a struct of zeros. first: the
+ * size of the first version. 0, or SLAB_ERR_INVAL when src->size is smaller than any
+ * version. */
 static inline int slab_sized_in(void *dst, size_t full, const void *src, size_t first)
 {
-	size_t n;
+	size_t n = 0;
 
-	memcpy(&n, src, sizeof(n));
+	if (src)
+		memcpy(&n, src, sizeof(n));
 	if (n == 0)
 		n = first;
 	if (n < first)
 		return SLAB_ERR_INVAL;
 	memset(dst, 0, full);
-	memcpy(dst, src, n < full ? n : full);
+	if (src)
+		memcpy(dst, src, n < full ? n : full);
 	memcpy(dst, &full, sizeof(full));
 	return 0;
 }

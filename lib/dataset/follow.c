@@ -1340,6 +1340,10 @@ int slab_follow_next(struct slab_follow *f, struct slab_follow_item *it)
 
 	if (f->faulted)
 		return f->faulted;
+	/* Not "the end": that would be taken for an empty plan, and moved the walk past its
+	 * first entry once it was opened. */
+	if (!f->plan)
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "plan walk not open");
 	if (sigsetjmp(g.jump, 0))
 		return follow_fault(f, g.addr);
 	slab_fault_begin(&g);

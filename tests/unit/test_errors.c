@@ -303,6 +303,66 @@ static void test_writers_in_threads(void)
 
 /* ---- plans and walks --------------------------------------------------------------------- */
 
+/* A walk used before it is open, and option structs not given (NULL): an error or the
+ * defaults, never a crash, and the walk opened afterwards starts at its first entry. */
+static void test_walk_misuse(void)
+{
+	struct slab_writer_field fl = { .name = "a", .data = "x", .size = 1 };
+	const char *paths[] = { "walk.slab" };
+	struct slab_plan_params prm = { .size = sizeof(prm), .world = 1 };
+	struct slab_follow_item it;
+	struct slab_plan *p = slab_plan_new();
+	struct slab_follow *f = slab_follow_new();
+	struct slab_writer *w = slab_writer_new();
+	struct slab_loader *l = slab_loader_new();
+	struct slab_dataset *d = slab_dataset_new();
+	struct slab *s = slab_new();
+	int fd = open("walk.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t n = 0, pos = 0;
+	int r;
+
+	CHECK(p && f && w && l && d && s && fd >= 0);
+	CHECK(slab_writer_open(w, fd, "walk.slab", NULL) == 0);
+	for (int i = 0; i < 5; i++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK(slab_writer_add(w, key, strlen(key), &fl, 1) == 0);
+	}
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	close(fd);
+	CHECK(slab_open(s, "walk.slab") == 0);
+
+	/* no parameters: all zero, a world of 0 ranks */
+	CHECK(slab_plan_make(p, &s, 1, NULL, 0) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(p), "mode 0, rank 0, world size 0, window 0: out of range");
+	CHECK(slab_plan_make(p, &s, 1, &prm, 0) == 0 && slab_plan_count(p) == 5);
+
+	/* next before open: not the end of an empty walk (it also moved the walk opened
+	 * afterwards past its first entry) */
+	CHECK(slab_follow_next(f, &it) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_follow_error(f), "plan walk not open");
+	/* no options: the defaults */
+	CHECK(slab_follow_open(f, &s, paths, 1, p, NULL) == 0);
+	while ((r = slab_follow_next(f, &it)) == 1) {
+		CHECK(it.pos == pos++);
+		n++;
+	}
+	CHECK(r == 0 && n == 5);
+	slab_follow_close(f);
+
+	/* a loader without options: a batch of 0 samples */
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	CHECK(slab_loader_open(l, d, p, NULL) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "batch size 0");
+	slab_loader_close(l);
+	slab_dataset_close(d);
+	slab_plan_free(p);
+	slab_close(s);
+	CHECK(unlink("walk.slab") == 0);
+}
+
 static void test_plan_handles(void)
 {
 	struct slab_plan *p = slab_plan_new();
@@ -333,6 +393,7 @@ int main(void)
 	test_writer_misuse();
 	test_writers_in_threads();
 	test_plan_handles();
+	test_walk_misuse();
 	CHECK(chdir("/") == 0 && rmdir(dir) == 0);
 	return UNIT_DONE();
 }
