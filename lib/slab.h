@@ -385,7 +385,8 @@ SLAB_API int slab_plan_make_subset(struct slab_plan *plan, struct slab *const *f
 SLAB_API int slab_plan_read(struct slab_plan *plan, const char *path);
 
 /* Write the plan file to fd (a file or a pipe: it never seeks). 0, or SLAB_ERR_IO (errno
- * is the write's, EPIPE when the reader went away) or SLAB_ERR_NOMEM. */
+ * is the write's, EPIPE when the reader went away), SLAB_ERR_NOMEM, or SLAB_ERR_INVAL for
+ * a handle no plan was made or read into (nothing is written). */
 SLAB_API int slab_plan_write(struct slab_plan *plan, int fd);
 
 /* Does the plan belong to these files (same count, same identities)? 0, or SLAB_ERR_INVAL

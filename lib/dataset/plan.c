@@ -1022,6 +1022,12 @@ int slab_plan_write(struct slab_plan *plan, int fd)
 	uint32_t crc = 0;
 	int ret = SLAB_ERR_IO;
 
+	/* A handle never made or read has a world of 0 ranks: its file would be refused. */
+	if (plan->p.world == 0) {
+		ret = slab_fail(&plan->err, SLAB_ERR_INVAL, NULL, "no plan to write: none was made or read");
+		errno = EINVAL;
+		goto out;
+	}
 	if (!h || !buf) {
 		ret = slab_fail(&plan->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		errno = ENOMEM;

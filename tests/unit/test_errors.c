@@ -368,12 +368,20 @@ static void test_plan_handles(void)
 	struct slab_plan *p = slab_plan_new();
 	struct slab_follow *f = slab_follow_new();
 	struct slab_follow_options o = { .size = 1 };
+	int fd;
 
 	CHECK(p && f);
 	CHECK_STR(slab_plan_error(p), "");
 	CHECK(slab_plan_count(p) == 0 && slab_plan_file_count(p) == 0);
 	CHECK(slab_plan_read(p, "/nonexistent/plan") == SLAB_ERR_IO);
 	CHECK_STR(slab_plan_error(p), "'/nonexistent/plan': No such file or directory");
+	/* nothing made or read: no file, rather than one slab_plan_read() refuses */
+	fd = open("empty.plan", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && slab_plan_write(p, fd) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_plan_error(p), "no plan to write: none was made or read");
+	CHECK(lseek(fd, 0, SEEK_END) == 0);
+	close(fd);
+	CHECK(unlink("empty.plan") == 0);
 	CHECK(slab_follow_open(f, NULL, NULL, 0, p, &o) == SLAB_ERR_INVAL);
 	CHECK_STR(slab_follow_error(f), "walk options of 1 bytes: no such version");
 	slab_follow_close(f);
