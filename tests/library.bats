@@ -396,6 +396,19 @@ ldconfig "
 	assert_output ""
 }
 
+@test "libslab(3) names every function slab.h declares, and no function slab.h lacks" {
+	not_twice
+	sed -n 's/^SLAB_API .*[ *]\(slab_[a-z0-9_]*\)(.*/\1/p' "$SLAB_ROOT/lib/slab.h" | sort -u > declared
+	[ "$(wc -l < declared)" -ge 40 ] || fail "only $(wc -l < declared) functions in slab.h"
+	# As the page writes a call: .BR name (), or name() in the example.
+	sed -n 's/.*\<\(slab_[a-z0-9_]*\) *\\\?(.*/\1/p; s/^\.BR* \(slab_[a-z0-9_]*\) ().*/\1/p' \
+		"$SLAB_ROOT/man/libslab.3" | sort -u > named
+	run comm -23 declared named
+	assert_output ""
+	run comm -13 declared named
+	assert_output ""
+}
+
 # Another libslab in the process's global scope (LD_PRELOAD here; a system copy beside a
 # wheel's, loaded RTLD_GLOBAL) does not take over the library's calls to its own functions:
 # the Loader's walk calls slab_page_size() inside libslab.so.
