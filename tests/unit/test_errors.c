@@ -324,7 +324,7 @@ static void test_walk_misuse(void)
 	CHECK(p && f && w && l && d && s && fd >= 0);
 	CHECK(slab_writer_open(w, fd, "walk.slab", NULL) == 0);
 	for (int i = 0; i < 5; i++) {
-		char key[8];
+		char key[16];
 
 		snprintf(key, sizeof(key), "k%d", i);
 		CHECK(slab_writer_add(w, key, strlen(key), &fl, 1) == 0);
