@@ -398,6 +398,24 @@ system_is() {
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["system"]["cpu_model"] == "AMD \x1b[31mEPYC\x1b]0;x\x07", d["system"]' "$output"
 }
 
+@test "--sysfs-root: cache files, CPU model and THP settings the kernel never writes: a warning naming the file and the text, left out" {
+	cp -a "$SYSFS/vm-1node" tree
+	local c=tree/sys/devices/system/cpu/cpu0/cache
+	echo x > $c/index0/level
+	echo 512Q > $c/index2/size
+	printf 'processor\t: 0\nmodel name\t:\n' > tree/proc/cpuinfo
+	echo 'always madvise never' > tree/sys/kernel/mm/transparent_hugepage/enabled
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k --json --sysfs-root tree
+	assert_equal "$stderr" "bench-tlb: 'tree/sys/devices/system/cpu/cpu0/cache/index0/level' holds 'x', not a cache level (1 to 9): ignored; the cache is left out
+bench-tlb: 'tree/sys/devices/system/cpu/cpu0/cache/index2/size' holds '512Q', not a cache size (such as 32K): ignored; the cache is left out
+bench-tlb: 'tree/proc/cpuinfo' holds 'model name\\t:', no CPU model after \"model name\": ignored; the CPU model is unknown
+bench-tlb: 'tree/sys/kernel/mm/transparent_hugepage/enabled' holds 'always madvise never', not a setting (one word, or one in brackets among others): ignored; the setting is unknown"
+	assert_equal "$(python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])["system"]))' "$output")" '{"cpu_model": "", "thp_enabled": "", "thp_defrag": "madvise", "caches": [{"name": "L3", "level": 3, "type": "Unified", "size": 33554432}]}'
+	# -q: quiet
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k -q --sysfs-root tree
+	assert_equal "$stderr" ""
+}
+
 @test "--sysfs-root that is missing, not a folder or not a sysfs tree: exit 1 before measuring" {
 	run -1 --separate-stderr bench-tlb "${MINI[@]}" --sysfs-root nowhere
 	assert_equal "$stderr" "bench-tlb: 'nowhere': No such file or directory"

@@ -309,6 +309,16 @@ static double mean_cpu_share(const struct tlb_run *r)
 	return cnt ? sum / (double)cnt : -1;
 }
 
+/* A file of the --sysfs-root tree that the kernel never writes so: said, then left out of
+ * the description. */
+static void sysfs_invalid(const char *path, const char *text, const char *why, void *arg)
+{
+	(void)arg;
+	if (cli_verbosity >= 1)
+		cli_warn("'%s' holds '%.64s%s', %s", path, text, strlen(text) > 64 ? "..." : "",
+			 why);
+}
+
 static int bench(const struct tlb_opts *o)
 {
 	struct tlb_run *r = calloc(1, sizeof(*r));
@@ -334,6 +344,7 @@ static int bench(const struct tlb_opts *o)
 			cli_error("%s", slab_sysfs_error(fs));
 			goto out;
 		}
+		slab_sysfs_set_invalid(fs, sysfs_invalid, NULL);
 	}
 	if (o->cpu >= 0 && pin_cpu(o->cpu) != 0)
 		goto out;

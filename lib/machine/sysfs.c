@@ -28,6 +28,8 @@ struct slab_sysfs {
 	char err[PATH_MAX + 128];
 	void (*missing)(const char *path, int err, void *arg);
 	void *missing_arg;
+	void (*invalid)(const char *path, const char *text, const char *why, void *arg);
+	void *invalid_arg;
 };
 
 struct slab_sysfs *slab_sysfs_new(void)
@@ -123,6 +125,13 @@ void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *, int, 
 	s->missing_arg = arg;
 }
 
+void slab_sysfs_set_invalid(struct slab_sysfs *s,
+			    void (*fn)(const char *, const char *, const char *, void *), void *arg)
+{
+	s->invalid = fn;
+	s->invalid_arg = arg;
+}
+
 int slab_sysfs_quiet(struct slab_sysfs *s, int quiet)
 {
 	int was = s->quiet;
@@ -147,6 +156,25 @@ static void report_missing(const struct slab_sysfs *s, const char *rel, int err)
 	if (s == NULL || s->missing == NULL || s->quiet)
 		return;
 	s->missing(slab_sysfs_path(s, rel, full, sizeof(full)), err, s->missing_arg);
+}
+
+/* rel holds text (its line at fault, up to its end or a newline) that the kernel never writes
+ * there: say so, then the caller fails. Returns SLAB_ERR_CORRUPT. */
+static int report_invalid(const struct slab_sysfs *s, const char *rel, const char *text,
+			  const char *why)
+{
+	char full[PATH_MAX * 2], line[512];
+	const char *e = text + strcspn(text, "\n");
+
+	while (*text == ' ' || *text == '\t')
+		text++;
+	while (e > text && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	if (s == NULL || s->invalid == NULL)
+		return SLAB_ERR_CORRUPT;
+	snprintf(line, sizeof(line), "%.*s", (int)(e - text), text);
+	s->invalid(slab_sysfs_path(s, rel, full, sizeof(full)), line, why, s->invalid_arg);
+	return SLAB_ERR_CORRUPT;
 }
 
 int slab_sysfs_openat(struct slab_sysfs *s, const char *rel, int flags)
@@ -327,15 +355,12 @@ int slab_sysfs_i64(struct slab_sysfs *s, const char *rel, int64_t *out)
 	return rc < 0 ? rc : slab_parse_i64(buf, out);
 }
 
-int slab_sysfs_hex(struct slab_sysfs *s, const char *rel, unsigned *out)
+int slab_parse_hex(const char *s, unsigned *out)
 {
-	char buf[64], *p;
+	const char *p = s;
 	unsigned long v = 0;
-	int digits = 0, rc = slab_sysfs_line(s, rel, buf, sizeof(buf));
+	int digits = 0;
 
-	if (rc < 0)
-		return rc;
-	p = buf;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	for (; *p; p++, digits++) {
@@ -357,6 +382,14 @@ int slab_sysfs_hex(struct slab_sysfs *s, const char *rel, unsigned *out)
 		return SLAB_ERR_CORRUPT;
 	*out = (unsigned)v;
 	return 0;
+}
+
+int slab_sysfs_hex(struct slab_sysfs *s, const char *rel, unsigned *out)
+{
+	char buf[64];
+	int rc = slab_sysfs_line(s, rel, buf, sizeof(buf));
+
+	return rc < 0 ? rc : slab_parse_hex(buf, out);
 }
 
 static int cmp_version(const void *a, const void *b)
@@ -444,11 +477,12 @@ int slab_sysfs_link_name(struct slab_sysfs *s, const char *rel, const char *link
 
 /* ---- what the machine says about itself ------------------------------------------------- */
 
-/* "32K", "1280K", "36864K", "1M": bytes, 0 if unreadable. */
+/* "32K" (the kernel's form), "1280K", "1M": bytes, 0 on anything else. */
 static uint64_t parse_cache_size(const char *s)
 {
 	uint64_t v = 0;
 	const char *p = s;
+	int shift = 0;
 
 	for (; *p >= '0' && *p <= '9'; p++)
 		if ((v = v * 10 + (uint64_t)(*p - '0')) > (UINT64_MAX >> 31))
@@ -456,40 +490,49 @@ static uint64_t parse_cache_size(const char *s)
 	if (p == s)
 		return 0;
 	switch (*p) {
-	case 'K': return v << 10;
-	case 'M': return v << 20;
-	case 'G': return v << 30;
-	case '\0': return v;
+	case 'K': shift = 10; p++; break;
+	case 'M': shift = 20; p++; break;
+	case 'G': shift = 30; p++; break;
 	}
-	return 0;
+	return *p == '\0' ? v << shift : 0;
 }
 
 int slab_sysfs_cache(struct slab_sysfs *s, unsigned cpu, const char *index,
 		     struct slab_sysfs_cache *c)
 {
-	char rel[PATH_MAX], line[64];
+	static const char left_out[] = "ignored; the cache is left out";
+	char rel[PATH_MAX], line[256], why[128];
 	int64_t level;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/level", cpu, index);
-	if ((rc = slab_sysfs_i64(s, rel, &level)) < 0)
+	if ((rc = slab_sysfs_line(s, rel, line, sizeof(line))) < 0)
 		return rc;
-	if (level < 1 || level > 9)
-		return SLAB_ERR_CORRUPT;
+	if (slab_parse_i64(line, &level) < 0 || level < 1 || level > 9) {
+		snprintf(why, sizeof(why), "not a cache level (1 to 9): %s", left_out);
+		return report_invalid(s, rel, line, why);
+	}
 	c->level = (unsigned)level;
 	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/type", cpu, index);
 	if ((rc = slab_sysfs_line(s, rel, line, sizeof(line))) < 0)
 		return rc;
 	if (strcmp(line, "Data") != 0 && strcmp(line, "Instruction") != 0 &&
-	    strcmp(line, "Unified") != 0)
-		return SLAB_ERR_CORRUPT;
+	    strcmp(line, "Unified") != 0) {
+		snprintf(why, sizeof(why), "not a cache type (Data, Instruction or Unified): %s",
+			 left_out);
+		return report_invalid(s, rel, line, why);
+	}
 	snprintf(c->type, sizeof(c->type), "%.15s", line);
 	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s/size", cpu, index);
 	if ((rc = slab_sysfs_line(s, rel, line, sizeof(line))) < 0)
 		return rc;
 	c->size = parse_cache_size(line);
-	return c->size ? 0 : SLAB_ERR_CORRUPT;
+	if (c->size == 0) {
+		snprintf(why, sizeof(why), "not a cache size (such as 32K): %s", left_out);
+		return report_invalid(s, rel, line, why);
+	}
+	return 0;
 }
 
 int slab_sysfs_thp(struct slab_sysfs *s, const char *which, char *buf, size_t len)
@@ -502,13 +545,20 @@ int slab_sysfs_thp(struct slab_sysfs *s, const char *which, char *buf, size_t le
 	snprintf(rel, sizeof(rel), "sys/kernel/mm/transparent_hugepage/%s", which);
 	if ((rc = slab_sysfs_line(s, rel, line, sizeof(line))) < 0)
 		return rc;
-	/* "always [madvise] never": the bracketed word is the setting. */
+	/* "always [madvise] never": the bracketed word is the setting; a file of one word is
+	 * that word. No word, several and none chosen, two chosen, a blank inside the brackets
+	 * or a word too long for any setting: not the kernel's. */
 	a = strchr(line, '[');
 	b = a ? strchr(a, ']') : NULL;
-	if (a != NULL && b != NULL)
-		snprintf(buf, len, "%.*s", (int)(b - a - 1 < 31 ? b - a - 1 : 31), a + 1);
-	else if (strchr(line, ' ') == NULL)
-		snprintf(buf, len, "%.31s", line);
+	if (a != NULL && b != NULL && b - a - 1 > 0 && b - a - 1 <= 31 &&
+	    strcspn(a + 1, " \t") >= (size_t)(b - a - 1) && strchr(b, '[') == NULL)
+		snprintf(buf, len, "%.*s", (int)(b - a - 1), a + 1);
+	else if (a == NULL && strchr(line, ']') == NULL && line[0] != '\0' &&
+		 strcspn(line, " \t") == strlen(line) && strlen(line) <= 31)
+		snprintf(buf, len, "%s", line);
+	else
+		return report_invalid(s, rel, line, "not a setting (one word, or one in brackets "
+				      "among others): ignored; the setting is unknown");
 	return 0;
 }
 
@@ -530,14 +580,17 @@ int slab_sysfs_cpu_model(struct slab_sysfs *s, char *buf, size_t len)
 		while (*v == ' ' || *v == '\t')
 			v++;
 		if (*v != ':')
-			continue;
+			return report_invalid(s, "proc/cpuinfo", p, "a \"model name\" line without "
+					      "its colon: ignored; the CPU model is unknown");
 		for (v++; *v == ' ' || *v == '\t'; v++)
 			;
 		e = v + strcspn(v, "\n");
-		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
 			e--;
+		/* x86 writes "unknown" for a CPU without a name, never nothing. */
 		if (e == v)
-			break;
+			return report_invalid(s, "proc/cpuinfo", p, "no CPU model after \"model "
+					      "name\": ignored; the CPU model is unknown");
 		snprintf(buf, len, "%.*s", (int)(e - v), v);
 		return 0;
 	}
@@ -546,7 +599,7 @@ int slab_sysfs_cpu_model(struct slab_sysfs *s, char *buf, size_t len)
 
 int slab_sysfs_meminfo(struct slab_sysfs *s, const char *rel, const char *key, int64_t *out)
 {
-	char text[8192];
+	char text[8192], why[160];
 	const char *p = text;
 	size_t kl = strlen(key);
 	int rc = slab_sysfs_read(s, rel, text, sizeof(text));
@@ -556,7 +609,7 @@ int slab_sysfs_meminfo(struct slab_sysfs *s, const char *rel, const char *key, i
 	while (p != NULL && *p != '\0') {
 		const char *line = p, *k = NULL, *nl = strchr(p, '\n');
 		int64_t v = 0;
-		int digits = 0;
+		int digits = 0, over = 0;
 
 		/* The key may follow "Node N ". */
 		for (const char *q = line; q < (nl ? nl : line + strlen(line)); q++)
@@ -567,21 +620,30 @@ int slab_sysfs_meminfo(struct slab_sysfs *s, const char *rel, const char *key, i
 		p = nl ? nl + 1 : NULL;
 		if (k == NULL)
 			continue;
+		/* "     16318860 kB", or a count without a unit (HugePages_Total). */
 		while (*k == ' ' || *k == '\t')
 			k++;
 		for (; *k >= '0' && *k <= '9'; k++, digits++) {
 			if (v > INT64_MAX / 10 - 10)
-				return SLAB_ERR_NOTFOUND;
-			v = v * 10 + (*k - '0');
+				over = 1;
+			else
+				v = v * 10 + (*k - '0');
 		}
-		if (!digits)
-			return SLAB_ERR_NOTFOUND;
-		while (*k == ' ')
+		while (*k == ' ' || *k == '\t')
 			k++;
 		if (strncmp(k, "kB", 2) == 0) {
+			k += 2;
 			if (v > INT64_MAX / 1024)
-				return SLAB_ERR_NOTFOUND;
-			v *= 1024;
+				over = 1;
+			else
+				v *= 1024;
+		}
+		while (*k == ' ' || *k == '\t' || *k == '\r')
+			k++;
+		if (!digits || over || (*k != '\n' && *k != '\0')) {
+			snprintf(why, sizeof(why), "not a number of kB for %s: ignored; %s is "
+				 "unknown", key, key);
+			return report_invalid(s, rel, line, why);
 		}
 		*out = v;
 		return 0;

@@ -33,6 +33,15 @@ void slab_sysfs_close(struct slab_sysfs *s);
 void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *path, int err, void *arg),
 			    void *arg);
 
+/* Called by the readers of values below (slab_sysfs_cache, _thp, _cpu_model, _meminfo) with
+ * the full path of a file that holds what the kernel never writes there, its line at fault
+ * (blanks trimmed) and why it is refused and what is done without it ("not a cache size:
+ * ignored; the cache is left out"); the reader then fails as for a missing value. NULL:
+ * nobody. */
+void slab_sysfs_set_invalid(struct slab_sysfs *s,
+			    void (*fn)(const char *path, const char *text, const char *why, void *arg),
+			    void *arg);
+
 /* REL as the user knows it: the root as given, then REL ("tree/sys/devices/system/cpu/online",
  * "/proc/cpuinfo" for NULL), into buf (len bytes, cut to fit). Returns buf. */
 const char *slab_sysfs_path(const struct slab_sysfs *s, const char *rel, char *buf, size_t len);
@@ -87,6 +96,9 @@ int slab_sysfs_link_name(struct slab_sysfs *s, const char *rel, const char *link
  * SLAB_ERR_CORRUPT. */
 int slab_parse_i64(const char *s, int64_t *out);
 
+/* At most 8 hexadecimal digits, "0x" optional, nothing else: 0, or SLAB_ERR_CORRUPT. */
+int slab_parse_hex(const char *s, unsigned *out);
+
 /* ---- what the machine says about itself ------------------------------------------------- */
 
 /* One cache of a CPU: sys/devices/system/cpu/cpuN/cache/indexK. */
@@ -97,22 +109,26 @@ struct slab_sysfs_cache {
 };
 
 /* Cache INDEX ("index0") of CPU cpu: level, type and size. 0; SLAB_ERR_IO when a file is
- * missing; SLAB_ERR_CORRUPT when one holds something else than sysfs writes. */
+ * missing; SLAB_ERR_CORRUPT when one holds something else than sysfs writes (said to the
+ * invalid-file function). */
 int slab_sysfs_cache(struct slab_sysfs *s, unsigned cpu, const char *index,
 		     struct slab_sysfs_cache *c);
 
 /* The bracketed choice of sys/kernel/mm/transparent_hugepage/WHICH ("enabled", "defrag"):
- * "madvise", ...; a file of one word is that word. At most 31 bytes into buf. 0, or
- * SLAB_ERR_IO (buf then ""). */
+ * "madvise", ...; a file of one word is that word. At most 31 bytes into buf. 0;
+ * SLAB_ERR_IO; SLAB_ERR_CORRUPT (said to the invalid-file function) for anything else. buf
+ * is "" on failure. */
 int slab_sysfs_thp(struct slab_sysfs *s, const char *which, char *buf, size_t len);
 
 /* The first "model name" of proc/cpuinfo ("AMD EPYC 7B13"), blanks trimmed. 0; SLAB_ERR_IO;
- * SLAB_ERR_NOTFOUND when there is none (buf then ""). */
+ * SLAB_ERR_NOTFOUND when there is none (buf then ""); SLAB_ERR_CORRUPT (said to the
+ * invalid-file function) when that line has no colon or no model. */
 int slab_sysfs_cpu_model(struct slab_sysfs *s, char *buf, size_t len);
 
 /* KEY's value in a meminfo file REL ("proc/meminfo", or a node's "Node 0 MemTotal: ... kB"),
- * in bytes when given in kB. 0; SLAB_ERR_IO; SLAB_ERR_NOTFOUND when KEY is not there or its
- * value is not a number. */
+ * in bytes when given in kB. 0; SLAB_ERR_IO; SLAB_ERR_NOTFOUND when KEY is not there;
+ * SLAB_ERR_CORRUPT (said to the invalid-file function) when its value is not a number, with
+ * "kB" or no unit, that fits in 63 bits. */
 int slab_sysfs_meminfo(struct slab_sysfs *s, const char *rel, const char *key, int64_t *out);
 
 #endif
