@@ -359,6 +359,137 @@ assert [len(n["distances"]) for n in d["nodes"]] == [4] * 4
 	assert_line "  cpus:     8"
 }
 
+@test "cache files the kernel never writes (level, type, size): a warning naming the file and the text, the cache left out" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local c=tree/sys/devices/system/cpu
+	echo x > $c/cpu0/cache/index0/level
+	echo 0 > $c/cpu4/cache/index0/level
+	echo Weird > $c/cpu1/cache/index1/type
+	echo 48Q > $c/cpu2/cache/index0/size
+	echo '48K 12' > $c/cpu3/cache/index0/size
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu0/cache/index0/level' holds 'x', not a cache level (1 to 9): ignored; the cache is left out"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu4/cache/index0/level' holds '0', not a cache level (1 to 9): ignored; the cache is left out"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu1/cache/index1/type' holds 'Weird', not a cache type (Data, Instruction or Unified): ignored; the cache is left out"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu2/cache/index0/size' holds '48Q', not a cache size (such as 32K): ignored; the cache is left out"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu3/cache/index0/size' holds '48K 12', not a cache size (such as 32K): ignored; the cache is left out"
+	assert_line "  L1d    48.0 KiB      4          1"
+	assert_line "  L1i    32.0 KiB      7          1"
+	jcheck tree '
+w = [x for x in d["warnings"] if x["code"] == "sysfs_invalid"]
+assert len(w) == 5 and all(x["level"] == "warning" for x in w), w
+'
+}
+
+@test "a PCI device's numa_node or class the kernel never writes: a warning naming the file and the text, the node unknown" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local p=tree/sys/bus/pci/devices
+	echo abc > $p/0000:38:00.0/numa_node
+	echo -7 > $p/0000:17:00.0/numa_node
+	echo 99999999999 > $p/0000:b8:00.0/numa_node
+	echo 0x12zz00 > $p/0000:6a:00.0/class
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:38:00.0/numa_node' holds 'abc', not a NUMA node (-1, or 0 to 1023): ignored; the device's node is unknown"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:17:00.0/numa_node' holds '-7', not a NUMA node (-1, or 0 to 1023): ignored; the device's node is unknown"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:b8:00.0/numa_node' holds '99999999999', not a NUMA node (-1, or 0 to 1023): ignored; the device's node is unknown"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:6a:00.0/class' holds '0x12zz00', not a PCI class (6 hexadecimal digits): ignored; the device is left out"
+	assert_line "  warning: accelerator 0000:38:00.0: the kernel does not know its NUMA node (numa_node not a node number): no binding to suggest; numactl --cpunodebind=all --interleave=all spreads the cost"
+	assert_line "  0000:38:00.0  accelerator  1da3:1020  habanalabs  -     Gen4x16  Gen4x16  31.5  -"
+	refute_line --partial "0000:6a:00.0  ethernet"
+	jcheck tree '
+p = d["pci_devices"]
+assert [x["address"] for x in p] == ["0000:17:00.0", "0000:38:00.0", "0000:b8:00.0"], p
+assert all(x["numa_node"] is None for x in p), p
+'
+	# a class past 24 bits, and a vendor id that is not one, likewise
+	echo 0 > $p/0000:38:00.0/numa_node
+	echo 0x1200000 > $p/0000:6a:00.0/class
+	echo 0x1da3f > $p/0000:38:00.0/vendor
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:6a:00.0/class' holds '0x1200000', not a PCI class (6 hexadecimal digits): ignored; the device is left out"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:38:00.0/vendor' holds '0x1da3f', not a PCI vendor id (4 hexadecimal digits): ignored; the vendor is unknown"
+	assert_line "  0000:38:00.0  accelerator  ffff:1020  habanalabs  0     Gen4x16  Gen4x16  31.5  -"
+}
+
+@test "a node's distance row is read whole; one of the wrong length or with junk is a warning, the distances unknown" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local n=tree/sys/devices/system/node
+	echo '14 24' > $n/node2/distance
+	echo '24 14 x 10' > $n/node3/distance
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/devices/system/node/node2/distance' holds '14 24', 2 distances for 4 nodes: ignored; node 2's distances are unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node3/distance' holds '24 14 x 10', not a row of distances (0 to 255): ignored; node 3's distances are unknown"
+	assert_line "  2      -   -   -   -"
+	assert_line "  3      -   -   -   -"
+	# a row running on past a page: read whole, not cut to the four it starts with
+	{ printf '10 21 14 24'; printf ' %.0s' {1..5000}; printf '30\n'; } > $n/node0/distance
+	echo '21 10 24 256' > $n/node1/distance
+	echo '14 24 10 26 12' > $n/node2/distance
+	echo ' 24 14 26 10' > $n/node3/distance
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  warning: 'tree/sys/devices/system/node/node0/distance' holds '10 21 14 24$(printf ' %.0s' {1..53})...', 5 distances for 4 nodes: ignored; node 0's distances are unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node1/distance' holds '21 10 24 256', not a row of distances (0 to 255): ignored; node 1's distances are unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node2/distance' holds '14 24 10 26 12', 5 distances for 4 nodes: ignored; node 2's distances are unknown"
+	assert_line "  3     24  14  26  10"
+	refute_line --partial "node3/distance"
+}
+
+@test "meminfo, huge page counts, CPU model, THP settings, package ids, link files the kernel never writes: one warning per file" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local s=tree/sys/devices/system
+	printf 'Node 0 MemTotal:       abc kB\nNode 0 MemFree:        12 MB\n' > $s/node/node0/meminfo
+	printf 'Node 1 MemTotal:       134217728 kB\nNode 1 MemFree:        99999999999999999999 kB\n' > $s/node/node1/meminfo
+	echo -3 > $s/node/node1/hugepages/hugepages-1048576kB/nr_hugepages
+	echo 16x > $s/node/node0/hugepages/hugepages-1048576kB/free_hugepages
+	printf 'processor\t: 0\nmodel name\t:\n' > tree/proc/cpuinfo
+	echo 'always madvise never' > tree/sys/kernel/mm/transparent_hugepage/enabled
+	echo '[always] [never]' > tree/sys/kernel/mm/transparent_hugepage/defrag
+	echo zz > $s/cpu/cpu3/topology/physical_package_id
+	local p=tree/sys/bus/pci/devices/0000:38:00.0
+	echo fast > $p/current_link_speed
+	echo 99 > $p/max_link_width
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/sys/devices/system/node/node0/meminfo' holds 'Node 0 MemTotal:       abc kB', not a number of kB for MemTotal: ignored; MemTotal is unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node1/meminfo' holds 'Node 1 MemFree:        99999999999999999999 kB', not a number of kB for MemFree: ignored; MemFree is unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages' holds '-3', not a count of pages: ignored; the count is unknown"
+	assert_line "  warning: 'tree/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/free_hugepages' holds '16x', not a count of pages: ignored; the count is unknown"
+	assert_line "  warning: 'tree/proc/cpuinfo' holds 'model name\\t:', no CPU model after \"model name\": ignored; the CPU model is unknown"
+	assert_line "  warning: 'tree/sys/kernel/mm/transparent_hugepage/enabled' holds 'always madvise never', not a setting (one word, or one in brackets among others): ignored; the setting is unknown"
+	assert_line "  warning: 'tree/sys/kernel/mm/transparent_hugepage/defrag' holds '[always] [never]', not a setting (one word, or one in brackets among others): ignored; the setting is unknown"
+	assert_line "  warning: 'tree/sys/devices/system/cpu/cpu3/topology/physical_package_id' holds 'zz', not a package id (-1, or 0 and up): ignored; sockets are counted without it"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:38:00.0/current_link_speed' holds 'fast', not a link speed (such as 16.0 GT/s PCIe): ignored; the speed is unknown"
+	assert_line "  warning: 'tree/sys/bus/pci/devices/0000:38:00.0/max_link_width' holds '99', not a link width (0 to 63): ignored; the width is unknown"
+	# node 0's meminfo is bad twice (MemTotal and MemFree): said once
+	[ "$(grep -c "node0/meminfo" <<< "$output")" = 1 ] || fail "node0/meminfo warned more than once"
+	assert_line "  0     0-3   -          -          cpus"
+	assert_line "  1     4-7   128.0 GiB  -          cpus+memory"
+	assert_line "  0               0        0           16        -"
+	assert_line "  1               0        0            -       12"
+	assert_line "  transparent huge pages: unknown (defrag: unknown)"
+	jcheck tree '
+assert d["cpu"]["model"] is None and d["transparent_hugepage"]["enabled"] is None
+w = [x for x in d["warnings"] if x["code"] == "sysfs_invalid"]
+assert len(w) == 10, w
+'
+	# what the kernel does write stays quiet: a link it cannot tell, a dead device's width,
+	# the old kernels' speeds, a THP file of one word, a package id of -1
+	echo Unknown > $p/current_link_speed
+	echo 63 > $p/max_link_width
+	echo '8 GT/s' > tree/sys/bus/pci/devices/0000:17:00.0/max_link_speed
+	echo madvise > tree/sys/kernel/mm/transparent_hugepage/defrag
+	echo -1 > $s/cpu/cpu3/topology/physical_package_id
+	run -0 numa-probe --sysfs-root tree
+	refute_line --partial "0000:38:00.0/"
+	refute_line --partial "0000:17:00.0/"
+	refute_line --partial "transparent_hugepage/defrag"
+	refute_line --partial "physical_package_id"
+	assert_line "  transparent huge pages: unknown (defrag: madvise)"
+}
+
 @test "control characters in names from the tree are escaped in the text, kept in the JSON" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	printf 'processor\t: 0\nmodel name\t: Xeon \033[31mred\033]0;title\a\n' > tree/proc/cpuinfo

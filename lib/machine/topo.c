@@ -28,6 +28,8 @@ struct slab_topo {
 	struct slab_sysfs *fs;
 	int done;
 	int nomem;
+	char **invalid;         /* files warned about as sysfs_invalid, NULL-terminated */
+	unsigned ninvalid;
 	char err[PATH_MAX + 128];
 	struct slab_topo_info info;
 };
@@ -118,14 +120,92 @@ static int read_line(struct slab_topo *t, const char *rel, char *buf, size_t len
 	return slab_sysfs_line(t->fs, rel, buf, len);
 }
 
-static int read_i64(struct slab_topo *t, const char *rel, int64_t *out)
+/* text's first line without surrounding blanks, in place. */
+static void first_line(char *text)
 {
-	return slab_sysfs_i64(t->fs, rel, out);
+	char *p, *e;
+
+	for (p = text; *p == ' ' || *p == '\t'; p++)
+		;
+	e = p + strcspn(p, "\n");
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	*e = '\0';
+	memmove(text, p, (size_t)(e - p) + 1);
 }
 
-static int read_hex(struct slab_topo *t, const char *rel, unsigned *out)
+/*
+ * File path (as the user knows it) holds text the kernel never writes there: a warning
+ * (sysfs_invalid) naming it, quoting the start of the text, saying why it is refused and what
+ * is done without it; once per file, however many of its values are read (MemTotal and
+ * MemFree of one meminfo).
+ */
+static void invalid_at(struct slab_topo *t, const char *path, const char *text, const char *why)
 {
-	return slab_sysfs_hex(t->fs, rel, out);
+	if (has_str(t->invalid, path))
+		return;
+	push_str(t, &t->invalid, &t->ninvalid, t_strdup(t, path));
+	warn(t, SLAB_TOPO_WARNING, "sysfs_invalid", "'%s' holds '%.*s%s', %s", path, MAX_QUOTE,
+	     text, strlen(text) > MAX_QUOTE ? "..." : "", why);
+}
+
+/* The same for file rel under the root, why given as printf's. */
+static void invalid(struct slab_topo *t, const char *rel, const char *text, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void invalid(struct slab_topo *t, const char *rel, const char *text, const char *fmt, ...)
+{
+	char full[PATH_MAX * 2], why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	invalid_at(t, slab_sysfs_path(t->fs, rel, full, sizeof(full)), text, why);
+}
+
+/* What the readers of sysfs.c find invalid (a cache's files, meminfo, cpuinfo, THP). */
+static void on_invalid(const char *path, const char *text, const char *why, void *arg)
+{
+	invalid_at(arg, path, text, why);
+}
+
+/*
+ * The decimal number in file rel, from min to max, into *out: 0; SLAB_ERR_IO when the file
+ * is missing; SLAB_ERR_CORRUPT, with a warning saying it is not what (as "not a count of
+ * pages") and then what is done without it, for anything else.
+ */
+static int read_num(struct slab_topo *t, const char *rel, int64_t min, int64_t max,
+		    const char *what, const char *then, int64_t *out)
+{
+	char line[256];
+	int64_t v;
+
+	if (read_line(t, rel, line, sizeof(line)) < 0)
+		return SLAB_ERR_IO;
+	if (slab_parse_i64(line, &v) < 0 || v < min || v > max) {
+		invalid(t, rel, line, "not %s: ignored; %s", what, then);
+		return SLAB_ERR_CORRUPT;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The same for a hexadecimal number ("0x030200") up to max. */
+static int read_hex(struct slab_topo *t, const char *rel, unsigned max, const char *what,
+		    const char *then, unsigned *out)
+{
+	char line[256];
+	unsigned v;
+
+	if (read_line(t, rel, line, sizeof(line)) < 0)
+		return SLAB_ERR_IO;
+	if (slab_parse_hex(line, &v) < 0 || v > max) {
+		invalid(t, rel, line, "not %s: ignored; %s", what, then);
+		return SLAB_ERR_CORRUPT;
+	}
+	*out = v;
+	return 0;
 }
 
 static int cmp_plain(const void *a, const void *b)
@@ -301,7 +381,7 @@ junk:
 static int read_idlist(struct slab_topo *t, const char *rel, struct slab_idlist *out,
 		       char **text, const char *then)
 {
-	char full[PATH_MAX * 2], why[64], *line = slurp(t, rel), *p, *e;
+	char why[64], *line = slurp(t, rel);
 	int rc;
 
 	out->n = 0;
@@ -309,13 +389,7 @@ static int read_idlist(struct slab_topo *t, const char *rel, struct slab_idlist 
 	*text = NULL;
 	if (line == NULL)
 		return SLAB_ERR_IO;
-	for (p = line; *p == ' ' || *p == '\t'; p++)
-		;
-	e = p + strcspn(p, "\n");
-	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	*e = '\0';
-	memmove(line, p, (size_t)(e - p) + 1);
+	first_line(line);
 	rc = slab_idlist_parse(line, out);
 	if (rc == SLAB_ERR_NOMEM) {
 		t->nomem = 1;
@@ -325,9 +399,7 @@ static int read_idlist(struct slab_topo *t, const char *rel, struct slab_idlist 
 				 SLAB_IDLIST_MAX_ID);
 		else
 			snprintf(why, sizeof(why), "not a CPU list");
-		warn(t, SLAB_TOPO_WARNING, "sysfs_invalid", "'%s' holds '%.*s%s', %s: ignored; %s",
-		     slab_sysfs_path(t->fs, rel, full, sizeof(full)), MAX_QUOTE, line,
-		     strlen(line) > MAX_QUOTE ? "..." : "", why, then);
+		invalid(t, rel, line, "%s: ignored; %s", why, then);
 	}
 	if (rc == 0)
 		*text = line;
@@ -433,22 +505,67 @@ static void read_meminfo(struct slab_topo *t, const char *rel, struct slab_topo_
 		nd->mem_free = -1;
 }
 
+/* Reserved and free pages of each size in a hugepages folder; -1 unknown. */
 static void read_hugepages(struct slab_topo *t, const char *dir, struct slab_topo_node *nd)
 {
+	static const char *const file[] = {
+		"hugepages-2048kB/nr_hugepages", "hugepages-2048kB/free_hugepages",
+		"hugepages-1048576kB/nr_hugepages", "hugepages-1048576kB/free_hugepages",
+	};
+	int64_t *v[] = { &nd->huge_2m_total, &nd->huge_2m_free, &nd->huge_1g_total,
+			 &nd->huge_1g_free };
 	char rel[PATH_MAX];
 
-	path_fmt(rel, sizeof(rel), "%s/hugepages-2048kB/nr_hugepages", dir);
-	if (read_i64(t, rel, &nd->huge_2m_total) < 0)
-		nd->huge_2m_total = -1;
-	path_fmt(rel, sizeof(rel), "%s/hugepages-2048kB/free_hugepages", dir);
-	if (read_i64(t, rel, &nd->huge_2m_free) < 0)
-		nd->huge_2m_free = -1;
-	path_fmt(rel, sizeof(rel), "%s/hugepages-1048576kB/nr_hugepages", dir);
-	if (read_i64(t, rel, &nd->huge_1g_total) < 0)
-		nd->huge_1g_total = -1;
-	path_fmt(rel, sizeof(rel), "%s/hugepages-1048576kB/free_hugepages", dir);
-	if (read_i64(t, rel, &nd->huge_1g_free) < 0)
-		nd->huge_1g_free = -1;
+	for (size_t i = 0; i < sizeof(file) / sizeof(file[0]); i++) {
+		path_fmt(rel, sizeof(rel), "%s/%s", dir, file[i]);
+		if (read_num(t, rel, 0, INT64_MAX, "a count of pages", "the count is unknown",
+			     v[i]) < 0)
+			*v[i] = -1;
+	}
+}
+
+/*
+ * Node nd's row of distance (one number from 0 to 255 per node, in node order, blanks
+ * between: "10 21\n") into nd->distance; read whole, as a thousand nodes take more than a
+ * page. A row of another length, or junk, is a warning, and the distances stay unknown.
+ */
+static void read_distance(struct slab_topo *t, const char *rel, struct slab_topo_node *nd)
+{
+	unsigned n = t->info.nnodes, k = 0;
+	char *text = slurp(t, rel), *p;
+
+	if (text == NULL || nd->distance == NULL) {
+		free(text);
+		return;
+	}
+	first_line(text);
+	for (p = text; *p != '\0'; k++) {
+		int64_t v = 0;
+
+		if (*p < '0' || *p > '9')
+			break;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((v = v * 10 + (*p - '0')) > 255)
+				break;
+		if (v > 255 || (*p != ' ' && *p != '\t' && *p != '\0'))
+			break;
+		if (k < n)
+			nd->distance[k] = (int)v;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	if (*p != '\0' || k != n) {
+		for (unsigned j = 0; j < n; j++)
+			nd->distance[j] = -1;
+		if (*p != '\0')
+			invalid(t, rel, text, "not a row of distances (0 to 255): ignored; node %d's "
+				"distances are unknown", nd->id);
+		else
+			invalid(t, rel, text, "%u distance%s for %u node%s: ignored; node %d's "
+				"distances are unknown", k, k == 1 ? "" : "s", n, n == 1 ? "" : "s",
+				nd->id);
+	}
+	free(text);
 }
 
 static void read_nodes(struct slab_topo *t)
@@ -481,7 +598,7 @@ static void read_nodes(struct slab_topo *t)
 	}
 	for (unsigned i = 0; i < ti->nnodes; i++) {
 		struct slab_topo_node *nd = &ti->nodes[i];
-		char dir[PATH_MAX], line[4096], then[64];
+		char dir[PATH_MAX], then[64];
 
 		nd->id = ids[i];
 		nd->mem_total = nd->mem_free = -1;
@@ -509,25 +626,9 @@ static void read_nodes(struct slab_topo *t)
 			nd->cpulist = t_strdup(t, "");
 		path_fmt(rel, sizeof(rel), "%s/meminfo", dir);
 		read_meminfo(t, rel, nd);
+		/* One number per online node, in node order: ours, as the folders are. */
 		path_fmt(rel, sizeof(rel), "%s/distance", dir);
-		if (nd->distance != NULL && read_line(t, rel, line, sizeof(line)) == 0) {
-			/* One number per online node, in node order: ours, as the folders are. */
-			char *p = line;
-			for (unsigned j = 0; j < ti->nnodes; j++) {
-				char *end;
-				long v;
-
-				while (*p == ' ')
-					p++;
-				if (*p < '0' || *p > '9')
-					break;
-				v = strtol(p, &end, 10);
-				if (v < 0 || v > 255)
-					break;
-				nd->distance[j] = (int)v;
-				p = end;
-			}
-		}
+		read_distance(t, rel, nd);
 		path_fmt(rel, sizeof(rel), "%s/hugepages", dir);
 		read_hugepages(t, rel, nd);
 	}
@@ -629,7 +730,8 @@ static void read_cpus(struct slab_topo *t)
 
 		path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/topology/physical_package_id",
 			 cpu);
-		if (read_i64(t, rel, &pkg) == 0)
+		if (read_num(t, rel, -1, INT_MAX, "a package id (-1, or 0 and up)",
+			     "sockets are counted without it", &pkg) == 0)
 			pkgs[npkg++] = pkg;
 		else
 			pkg = -1;
@@ -895,6 +997,25 @@ static void read_names(struct slab_topo *t, struct slab_topo_pci *d, const char 
 	slab_sysfs_free_names(sub);
 }
 
+/*
+ * A link speed file into l->gts (0 unknown): "16.0 GT/s PCIe", "8 GT/s" before Linux 5.4,
+ * "Unknown" or "Unknown speed" when the device does not say. 0; SLAB_ERR_IO when the file is
+ * missing; SLAB_ERR_CORRUPT, with a warning, for anything else.
+ */
+static int read_speed(struct slab_topo *t, const char *rel, struct slab_pci_link *l)
+{
+	char line[256];
+
+	if (read_line(t, rel, line, sizeof(line)) < 0)
+		return SLAB_ERR_IO;
+	l->gts = parse_gts(line);
+	if (l->gts > 0 || strncmp(line, "Unknown", 7) == 0)
+		return 0;
+	invalid(t, rel, line, "not a link speed (such as 16.0 GT/s PCIe): ignored; the speed is "
+		"unknown");
+	return SLAB_ERR_CORRUPT;
+}
+
 static void read_pci(struct slab_topo *t)
 {
 	struct slab_topo_info *ti = &t->info;
@@ -907,17 +1028,21 @@ static void read_pci(struct slab_topo *t)
 		char dev[PATH_MAX], rel[PATH_MAX], line[4096];
 		unsigned class_code, vendor = 0, device = 0;
 		enum slab_pci_kind kind;
+		struct slab_idlist cpus;
 		int64_t v;
-		int found = 0;
+		int found = 0, rc;
 
 		if (strlen(names[i]) >= sizeof(d->addr))
 			continue;
 		path_fmt(dev, sizeof(dev), "sys/bus/pci/devices/%s", names[i]);
+		/* The kernel writes "0x030200", "0x10de". */
 		path_fmt(rel, sizeof(rel), "%s/class", dev);
-		if (read_hex(t, rel, &class_code) < 0)
+		if (read_hex(t, rel, 0xffffff, "a PCI class (6 hexadecimal digits)",
+			     "the device is left out", &class_code) < 0)
 			continue;
 		path_fmt(rel, sizeof(rel), "%s/vendor", dev);
-		if (read_hex(t, rel, &vendor) < 0)
+		if (read_hex(t, rel, 0xffff, "a PCI vendor id (4 hexadecimal digits)",
+			     "the vendor is unknown", &vendor) < 0)
 			vendor = 0xffff;
 		if (classify(class_code, vendor, &kind) < 0)
 			continue;
@@ -927,43 +1052,43 @@ static void read_pci(struct slab_topo *t)
 		d->class_code = class_code;
 		d->vendor = vendor;
 		path_fmt(rel, sizeof(rel), "%s/device", dev);
-		d->device = read_hex(t, rel, &device) == 0 ? device : 0xffff;
+		d->device = read_hex(t, rel, 0xffff, "a PCI device id (4 hexadecimal digits)",
+				     "the device id is unknown", &device) == 0 ? device : 0xffff;
 
 		/* driver is a symlink into /sys/bus/pci/drivers: its last component is the name;
 		 * read, never followed. */
 		if (slab_sysfs_link_name(t->fs, dev, "driver", line, sizeof(line)) == 0)
 			d->driver = t_strdup(t, line);
 
+		/* -1 when the firmware does not say; a node is below MAX_NUMNODES. */
 		d->numa_node = -1;
 		path_fmt(rel, sizeof(rel), "%s/numa_node", dev);
-		if (read_i64(t, rel, &v) == 0) {
+		rc = read_num(t, rel, -1, MAX_NODE_ID, "a NUMA node (-1, or 0 to 1023)",
+			      "the device's node is unknown", &v);
+		if (rc == 0) {
 			d->numa_known = 1;
-			d->numa_node = v >= 0 && v <= INT_MAX ? (int)v : -1;
+			d->numa_node = (int)v;
 		}
+		d->numa_invalid = rc == SLAB_ERR_CORRUPT;
 		path_fmt(rel, sizeof(rel), "%s/local_cpulist", dev);
-		if (read_line(t, rel, line, sizeof(line)) == 0)
-			d->local_cpus = t_strdup(t, line);
+		read_idlist(t, rel, &cpus, &d->local_cpus, "its local CPUs are unknown");
+		slab_idlist_free(&cpus);
 
+		/* A link file there counts, whatever it holds. */
 		path_fmt(rel, sizeof(rel), "%s/current_link_speed", dev);
-		if (read_line(t, rel, line, sizeof(line)) == 0) {
-			d->cur.gts = parse_gts(line);
-			found = 1;
-		}
+		found |= read_speed(t, rel, &d->cur) != SLAB_ERR_IO;
 		path_fmt(rel, sizeof(rel), "%s/max_link_speed", dev);
-		if (read_line(t, rel, line, sizeof(line)) == 0) {
-			d->max.gts = parse_gts(line);
-			found = 1;
-		}
+		found |= read_speed(t, rel, &d->max) != SLAB_ERR_IO;
+		/* Six bits of the link registers: 0 when the link is down, 63 from a device
+		 * that no longer answers; a width is 1 to 32 lanes. */
 		path_fmt(rel, sizeof(rel), "%s/current_link_width", dev);
-		if (read_i64(t, rel, &v) == 0) {
-			d->cur.width = v > 0 && v <= 32 ? (unsigned)v : 0;
-			found = 1;
-		}
+		rc = read_num(t, rel, 0, 63, "a link width (0 to 63)", "the width is unknown", &v);
+		d->cur.width = rc == 0 && v > 0 && v <= 32 ? (unsigned)v : 0;
+		found |= rc != SLAB_ERR_IO;
 		path_fmt(rel, sizeof(rel), "%s/max_link_width", dev);
-		if (read_i64(t, rel, &v) == 0) {
-			d->max.width = v > 0 && v <= 32 ? (unsigned)v : 0;
-			found = 1;
-		}
+		rc = read_num(t, rel, 0, 63, "a link width (0 to 63)", "the width is unknown", &v);
+		d->max.width = rc == 0 && v > 0 && v <= 32 ? (unsigned)v : 0;
+		found |= rc != SLAB_ERR_IO;
 		d->has_link = found;
 		read_names(t, d, dev);
 		ti->npci++;
@@ -1219,7 +1344,9 @@ static void warnings(struct slab_topo *t)
 		memset(&b, 0, sizeof(b));
 		sb_dev(&b, a->dev);
 		/* Say what the tree says: -1, no file, or a node that has no folder. */
-		if (!a->dev->numa_known)
+		if (a->dev->numa_invalid)
+			snprintf(why, sizeof(why), "numa_node not a node number");
+		else if (!a->dev->numa_known)
 			snprintf(why, sizeof(why), "no numa_node file");
 		else if (a->node >= 0)
 			snprintf(why, sizeof(why), "numa_node %d, which is not a node", a->node);
@@ -1424,6 +1551,7 @@ struct slab_topo *slab_topo_new(void)
 		free(t);
 		return NULL;
 	}
+	slab_sysfs_set_invalid(t->fs, on_invalid, t);
 	return t;
 }
 
@@ -1502,6 +1630,7 @@ void slab_topo_close(struct slab_topo *t)
 	for (unsigned i = 0; i < ti->nwarnings; i++)
 		free(ti->warnings[i].message);
 	free(ti->warnings);
+	slab_sysfs_free_names(t->invalid);
 	slab_sysfs_close(t->fs);
 	free(t);
 }

@@ -57,7 +57,8 @@ struct slab_topo_pci {
 	unsigned vendor, device;
 	char *driver;           /* NULL when no driver is bound */
 	int numa_node;          /* -1: the kernel does not know (or says so) */
-	int numa_known;         /* 0: no numa_node file at all */
+	int numa_known;         /* 0: no numa_node file at all, or one of junk */
+	int numa_invalid;       /* its numa_node holds what the kernel never writes */
 	char *local_cpus;       /* local_cpulist, NULL unknown */
 	struct slab_pci_link cur, max;
 	int has_link;           /* any of the four link files was there */
