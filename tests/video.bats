@@ -188,8 +188,8 @@ PY
 @test "a last frame nothing refers to, and times that go back: the clip decoding every frame gives" {
 	need_video_tools libvpx libx264
 	# VP8 in two temporal layers: every other frame is not a reference, the last (49) too.
-	# A clip past the end is padded with the last frame, which the decoder, told it may
-	# leave out frames before the target, left out: decoded again without skipping.
+	# A clip past the end is padded with the last frame, which is never left out: the
+	# references and the clip's frames, each once, as for a clip inside the video.
 	make_video layers.webm 96x64 25 50 -c:v libvpx -b:v 300k \
 		-ts-parameters ts_layering_mode=2:ts_target_bitrate=150,300 ||
 		skip "ffmpeg could not make layers.webm"
@@ -210,10 +210,11 @@ PY
 	done
 	run -0 frame_numbers clip.raw 96 64 6
 	assert_output "0 10 20 30 40 49"
-	# decoded again: two seeks, the decoded frames of both passes, the clip's conversions
+	# the clip 0, 25, 49 (49 the pick of the target past the end): the references and 25
+	# and 49, one seek (to the start: the frames were counted when the video was opened)
 	run -0 vidclip --crop none --size 96x64 --frames 3 --stride 25 --start begin \
 		--on-short pad layers.webm clip.raw
-	assert_line --index 2 --regexp "^decoded [0-9]+ converted 3 seeks 2$"
+	assert_line --index 2 "decoded $(awk '{ for (i = 1; i <= NF; i++) n += $i != 25; print n + 2 }' <<<"$refs") converted 3 seeks 1"
 
 	# H.264 whose frames' times go back (times as a damaged mux leaves them): skipping
 	# counts on times in the order frames are shown, so it stops, and a clip is decoded
@@ -236,6 +237,36 @@ print(sum(b < a for a, b in zip(t, t[1:])))'
 			every.raw > /dev/null
 		cmp clip.raw every.raw || fail "$args: not the frames decoding every frame gives"
 	done
+}
+
+@test "a clip padded past the end decodes each frame once: its last frame repeats, the video is not decoded again" {
+	need_video_tools
+	local path=$(v w100.mp4) refs args want counts
+	refs=$(reference_frames "$path")
+	# 30 frames of H.264 with B-frames: the targets past frame 29 pick it, and the decode
+	# ends there. Decoded: the references (which 29 is) and the clip's frames, once each,
+	# converted: the clip's frames; before, a frame near the end asked to be left out had
+	# the whole clip decoded again (19 frames and 30 more).
+	for args in "--frames 4 --stride 10:0 10 20 29" "--frames 4 --stride 20:0 20 29 29" \
+		    "--fps 5 --frames 8:0 6 12 18 24 29 29 29"; do
+		want=${args#*:}
+		counts=$(python3 -c 'import sys; r = set(sys.argv[1].split()); c = set(sys.argv[2].split())
+print("decoded %d converted %d" % (len(r | c), len(c)))' "$refs" "$want")
+		run -0 vidclip --crop none --size 100x60 ${args%:*} --start begin --on-short pad \
+			"$path" clip.raw
+		assert_line --index 2 "$counts seeks 0"
+		run -0 frame_numbers clip.raw 100 60 $(wc -w <<<"$want")
+		assert_output "$want"
+		SLAB_VIDEO_SKIP=0 vidclip --crop none --size 100x60 ${args%:*} --start begin \
+			"$path" every.raw > /dev/null
+		cmp clip.raw every.raw || fail "$args: not the frames decoding every frame gives"
+	done
+	# MPEG-4 without B-frames, every frame a reference: the 40 frames once, not 80
+	run -0 vidclip --crop none --size 128x96 --frames 4 --stride 20 --start begin \
+		"$(v mpeg4.mp4)" clip.raw
+	assert_line --index 2 "decoded 40 converted 3 seeks 0"
+	run -0 frame_numbers clip.raw 128 96 4
+	assert_output "0 20 39 39"
 }
 
 @test "AVI with B-frames (frames numbered from a decode from the start, then keyframe seeks) and MPEG-TS (a seek to the start lands late): ffmpeg's frames" {

@@ -335,6 +335,10 @@ struct slab_video_decoder {
 	/* Frames shown before this time (seconds from the stream's start) will not be picked:
 	 * the decoder may leave out those no other frame refers to (skip_nonref()). */
 	double skip_before;
+	/* Frames shown at or after this time (seconds from the stream's start) are never left
+	 * out: the video's last frame, where the clip has targets past it (PAD), which pick it
+	 * (+inf for none). */
+	double keep_from;
 	int no_skip;                            /* SLAB_VIDEO_SKIP=0: decode every frame */
 	/* Skipping is off for the open video (unordered: a decoded frame's time went back, so
 	 * the order frames are shown in is not their times') or for the clip being decoded
@@ -1225,7 +1229,7 @@ static void skip_nonref(struct slab_video_decoder *d)
 		return;
 	}
 	t = (double)(k->pts - d->start) * av_q2d(d->tb);
-	if (d->skip_before > 0) {
+	if (d->skip_before > 0 && t < d->keep_from - m) {
 		skip = t < d->skip_before - m;
 		if (!skip && d->pick_n && (b = pick_bucket(d, t, m)) >= 0)
 			skip = first[b] < t - 2 * m;
@@ -1537,6 +1541,13 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	unsigned made_k = 0;
 
 	d->budget = d->stream_packets * PACKETS_TIMES + PACKETS_EXTRA;
+	/* Targets past the last frame (PAD) pick it: no frame shown from half a frame before its
+	 * time is left out, so that a decode that reaches the end has it (else the clip would be
+	 * decoded again, whole, for it). */
+	d->keep_from = HUGE_VAL;
+	if (spec->on_short != SLAB_VIDEO_SHORT_LOOP &&
+	    (p->t0 + (spec->frames - 1) * p->step) * d->fps + 0.5 >= n)
+		d->keep_from = (n - 1) / d->fps - half - TIE_EPS;
 	/* The targets' pick thresholds in order, for skip_nonref(): not where a LOOP wraps. */
 	d->pick_n = 0;
 	if (p->step > 0 && !(spec->on_short == SLAB_VIDEO_SHORT_LOOP &&
