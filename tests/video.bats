@@ -269,6 +269,46 @@ print("decoded %d converted %d" % (len(r | c), len(c)))' "$refs" "$want")
 	assert_output "0 20 39 39"
 }
 
+@test "a looped clip copies the frames of targets it wraps onto: each frame decoded and converted once" {
+	need_video_tools
+	local path=$(v w100.mp4) refs args want most distinct decoded
+	refs=$(reference_frames "$path")
+	# 30 frames of H.264 with B-frames. A target wrapped onto one of the clip's first pass
+	# over the video takes that target's frame, already made: no seek back to the start,
+	# each distinct frame converted once, and decoded: the clip's frames and references,
+	# once each, at most all the video's references (those shown after the clip's last
+	# frame are decoded before it); before, every target was decoded and converted again
+	# after a seek (80 of each for 80 targets).
+	for args in "--frames 80:$(seq -s ' ' 0 29) $(seq -s ' ' 0 29) $(seq -s ' ' 0 19)" \
+		    "--frames 16 --stride 3:0 3 6 9 12 15 18 21 24 27 0 3 6 9 12 15" \
+		    "--frames 12 --fps 5:0 6 12 18 24 0 6 12 18 24 0 6"; do
+		want=${args#*:}
+		read -r most distinct < <(python3 -c 'import sys; r = set(sys.argv[1].split())
+c = set(sys.argv[2].split()); print(len(r | c), len(c))' "$refs" "$want")
+		run -0 vidclip --crop none --size 100x60 ${args%:*} --start begin --on-short loop \
+			"$path" clip.raw
+		assert_line --index 2 --regexp "^decoded [0-9]+ converted $distinct seeks 0$"
+		decoded=$(sed -n 's/^decoded \([0-9]*\) .*/\1/p' <<<"$output")
+		[ "$decoded" -le "$most" ] || fail "$args: decoded $decoded frames, more than $most"
+		run -0 frame_numbers clip.raw 100 60 $(wc -w <<<"$want")
+		assert_output "$want"
+		SLAB_VIDEO_SKIP=0 vidclip --crop none --size 100x60 ${args%:*} --start begin \
+			--on-short loop "$path" every.raw > /dev/null
+		cmp clip.raw every.raw || fail "$args: not the frames decoding every frame gives"
+		# and as planes: the same frames copied
+		vidclip --crop none --size 100x60 ${args%:*} --start begin --on-short loop --chw \
+			"$path" chw.raw > /dev/null
+		run -0 $VPY -c '
+import sys
+import numpy as np
+t = int(sys.argv[1])
+a = np.fromfile("clip.raw", np.uint8).reshape(t, 60, 100, 3)
+c = np.fromfile("chw.raw", np.uint8).reshape(3, t, 60, 100)
+print((a.transpose(3, 0, 1, 2) == c).all())' $(wc -w <<<"$want")
+		assert_output "True"
+	done
+}
+
 @test "AVI with B-frames (frames numbered from a decode from the start, then keyframe seeks) and MPEG-TS (a seek to the start lands late): ffmpeg's frames" {
 	need_video_tools
 	local f path first

@@ -162,6 +162,10 @@ int slab_video_ready(struct slab_err *err)
 /* Times within this many seconds count as equal when a frame is picked (a target half a frame
  * after a frame takes that frame, whatever the rounding of the two times). */
 #define TIE_EPS 1e-6
+/* A LOOP's target wrapped past the end within this many seconds of a target of the clip's first
+ * pass over the video is that target (their times apart by the rounding of the wrap), and
+ * picks its frame. */
+#define SAME_TARGET 1e-9
 /* decode_clip(): the clip must be decoded again without skipping frames. */
 #define AGAIN 1
 /* next_frame(): the clip must be decoded again from the start (d->linear). */
@@ -372,6 +376,10 @@ struct slab_video_decoder {
 	double pick_t0, pick_step;
 	unsigned pick_n;
 	struct slab_scratch pick_first;
+	/* A LOOP clip that wraps: the targets of its first pass over the video, in order, and
+	 * the times of the frames they picked (doubles, two a target), so that a target wrapped
+	 * onto one of them has that frame copied instead of decoded again. */
+	struct slab_scratch lap;
 
 	AVPacket *pkt;
 	AVFrame *frame;                         /* the last frame decoded */
@@ -467,6 +475,7 @@ void slab_video_decoder_free(struct slab_video_decoder *d)
 	}
 	slab_scratch_free(&d->planes);
 	slab_scratch_free(&d->pick_first);
+	slab_scratch_free(&d->lap);
 	slab_image_decoder_free(d->img);
 	free(d);
 }
@@ -1479,6 +1488,21 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 	return 0;
 }
 
+/* Frame k of the clip as its frame j, already made (T x H x W x 3, or C x T x H x W). */
+static void copy_frame(const struct slab_video_spec *spec, unsigned char *out, unsigned j,
+		       unsigned k)
+{
+	size_t plane = (size_t)spec->image.out_w * spec->image.out_h, frame = plane * 3;
+
+	if (!spec->image.chw) {
+		memcpy(out + k * frame, out + j * frame, frame);
+		return;
+	}
+	for (unsigned c = 0; c < 3; c++)
+		memcpy(out + (c * (size_t)spec->frames + k) * plane,
+		       out + (c * (size_t)spec->frames + j) * plane, plane);
+}
+
 /* Frame k of the clip, made from the picked frame into out (T x H x W x 3), or into
  * d->planes and from there to each plane's place (C x T x H x W); again = the frame of
  * target k - 1, already made: copied. */
@@ -1489,23 +1513,37 @@ static int put_frame(struct slab_video_decoder *d, const AVFrame *f,
 	size_t plane = (size_t)spec->image.out_w * spec->image.out_h, frame = plane * 3;
 	int ret;
 
-	if (!spec->image.chw) {
-		if (again) {
-			memcpy(out + k * frame, out + (k - 1) * frame, frame);
-			return 0;
-		}
+	if (again) {
+		copy_frame(spec, out, k - 1, k);
+		return 0;
+	}
+	if (!spec->image.chw)
 		return emit(d, f, &spec->image, &p->crop, out + k * frame);
-	}
-	if (!again) {
-		if (slab_scratch_reserve(&d->planes, frame) < 0)
-			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a frame");
-		if ((ret = emit(d, f, &spec->image, &p->crop, d->planes.p)) < 0)
-			return ret;
-	}
+	if (slab_scratch_reserve(&d->planes, frame) < 0)
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a frame");
+	if ((ret = emit(d, f, &spec->image, &p->crop, d->planes.p)) < 0)
+		return ret;
 	for (unsigned c = 0; c < 3; c++)
 		memcpy(out + (c * (size_t)spec->frames + k) * plane,
 		       (unsigned char *)d->planes.p + c * plane, plane);
 	return 0;
+}
+
+/* The target of the first pass (lap: n of them, target and pick times in pairs, the targets
+ * increasing) that t is (within SAME_TARGET), or -1. */
+static long lap_target(const double *lap, unsigned n, double t)
+{
+	unsigned lo = 0, hi = n;
+
+	while (lo < hi) {               /* the first target at or past t - SAME_TARGET */
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (lap[2 * mid] < t - SAME_TARGET)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && lap[2 * lo] <= t + SAME_TARGET ? (long)lo : -1;
 }
 
 /* How far a frame's time may lie from its true one: TIE_EPS, and half a tick of a time base
@@ -1538,20 +1576,26 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	double half = 0.5 / d->fps, n = (double)d->info.frames, prev_t = -1, cur_t = 0;
 	double before_t = 0, made_t = NAN, slack = tie_slack(d);
 	int have = 0, have_before = 0, eof = 0, ret;
-	unsigned made_k = 0;
+	int past = (p->t0 + (spec->frames - 1) * p->step) * d->fps + 0.5 >= n;
+	int wraps = past && spec->on_short == SLAB_VIDEO_SHORT_LOOP;
+	unsigned made_k = 0, lap_n = 0;
+	double *lap = NULL;
 
 	d->budget = d->stream_packets * PACKETS_TIMES + PACKETS_EXTRA;
 	/* Targets past the last frame (PAD) pick it: no frame shown from half a frame before its
 	 * time is left out, so that a decode that reaches the end has it (else the clip would be
 	 * decoded again, whole, for it). */
-	d->keep_from = HUGE_VAL;
-	if (spec->on_short != SLAB_VIDEO_SHORT_LOOP &&
-	    (p->t0 + (spec->frames - 1) * p->step) * d->fps + 0.5 >= n)
-		d->keep_from = (n - 1) / d->fps - half - TIE_EPS;
+	d->keep_from = past && !wraps ? (n - 1) / d->fps - half - TIE_EPS : HUGE_VAL;
+	/* A LOOP that wraps: its first pass's targets, for the targets wrapped onto them. */
+	if (wraps) {
+		if (slab_scratch_reserve(&d->lap, (size_t)spec->frames * 2 * sizeof(double)) < 0)
+			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a clip's "
+					 "%u targets", spec->frames);
+		lap = d->lap.p;
+	}
 	/* The targets' pick thresholds in order, for skip_nonref(): not where a LOOP wraps. */
 	d->pick_n = 0;
-	if (p->step > 0 && !(spec->on_short == SLAB_VIDEO_SHORT_LOOP &&
-			     (p->t0 + (spec->frames - 1) * p->step) * d->fps + 0.5 >= n)) {
+	if (p->step > 0 && !wraps) {
 		if (slab_scratch_reserve(&d->pick_first, (size_t)spec->frames * sizeof(double)) < 0)
 			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a clip's "
 					 "%u targets", spec->frames);
@@ -1562,9 +1606,21 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	for (unsigned k = 0; k < spec->frames; k++) {
 		double t = p->t0 + k * p->step, x = t * d->fps, pick_t;
 		const AVFrame *pick;
+		long same;
 
-		if (spec->on_short == SLAB_VIDEO_SHORT_LOOP && x + 0.5 >= n)
+		if (spec->on_short == SLAB_VIDEO_SHORT_LOOP && x + 0.5 >= n) {
 			t = (x - n * floor((x + 0.5) / n)) / d->fps;
+			/* A target of the first pass again: its frame, made already. The decoder
+			 * stays where it is (prev_t): the next target decoded seeks if it must. */
+			if ((same = lap_target(lap, lap_n, t)) >= 0) {
+				copy_frame(spec, out, (unsigned)same, k);
+				made_t = lap[2 * same + 1];
+				made_k = k;
+				continue;
+			}
+		} else if (lap) {
+			lap_n = k + 1;          /* (filled below, before it is read) */
+		}
 		if (k == 0 || t < prev_t) {
 			/* The first target, or back to the start (LOOP): seek, then check that
 			 * the first frame decoded is not past the target (the demuxer may land
@@ -1704,6 +1760,10 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			return ret;
 		made_t = pick_t;
 		made_k = k;
+		if (lap && k < lap_n) {
+			lap[2 * k] = t;
+			lap[2 * k + 1] = pick_t;
+		}
 	}
 	return 0;
 }
