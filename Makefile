@@ -289,8 +289,11 @@ fuzz:
 # git): short names such as pack or inspect are anyone's. The build tree keeps the short names,
 # and so do the man pages' sources: install rewrites the installed copies (a tool's page's .TH
 # and NAME; in every page but slab(1), `.B pack`, `.BR pack:` and `.B "pack: ...`, the command
-# and its messages, and in examples (.EX to .EE) the command at a line's start, after `| ` or
-# a quote; in every page, `pack (1)`, the page).
+# and its messages, and in examples (.EX to .EE) the name as a word wherever a command or a
+# message can start: after a blank, `(`, `|`, `;`, `&` or a quote, and before a colon, the
+# line's end or one blank and an argument (in a loop, after `$ `, `&& `, `$(`, `VAR=value `,
+# xargs, parallel or cron's fields alike; `"tool": "pack 0.1.0"` and a table's column stay);
+# in every page, `pack (1)`, the page).
 INST_TOOLS := $(filter-out slab,$(notdir $(TOOLS)))
 TOOL_PAGES := $(filter $(INST_TOOLS:%=man/%.1),$(MANPAGES))
 OTHER_PAGES := $(filter-out $(TOOL_PAGES),$(MANPAGES))
@@ -305,7 +308,7 @@ close_paren := )
 MAN_NAME_SED = -e 's/^\.TH /.TH SLAB\\-/' -e '/^\.SH NAME/{n;s/^/slab\\-/;}'
 MAN_CMD_SED  = $(foreach t,$(INST_TOOLS),\
 	-e 's/^\(\.BR\? "\?\)$(call man_re,$(t))\([ :]\|$$\)/\1$(call man_slab,$(t))\2/' \
-	-e '/^\.EX/,/^\.EE/s/\(^\|| \|\\$(open_paren)aq\)$(call man_re,$(t))\([ :]\|$$\)/\1$(call man_slab,$(t))\2/g')
+	-e '/^\.EX/,/^\.EE/s/\(^\|[ $(open_paren)|;&]\|\\$(open_paren)aq\)$(call man_re,$(t))\(:\| [^ ]\|$$\)/\1$(call man_slab,$(t))\2/g')
 MAN_XREF_SED = $(foreach t,$(INST_TOOLS),\
 	-e 's/\(^\|[ $(open_paren)]\)$(call man_re,$(t))\( \?$(open_paren)1$(close_paren)\)/\1$(call man_slab,$(t))\2/g')
 # slab.pc gives libdir and includedir from ${prefix} when they are under PREFIX (as zstd's and

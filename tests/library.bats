@@ -121,6 +121,30 @@ installed_page() {
 	assert_output ""
 }
 
+@test "installed man pages' examples run the installed tools wherever a command starts: loops, \$ , &&, \$(, VAR=, parallel, cron" {
+	install_tree
+	# Every example (.EX to .EE) of every installed page, without roff's backslashes.
+	for p in root/usr/share/man/man*/*; do
+		case $p in */man1/slab.1*) continue ;; esac
+		case $p in *.gz) gzip -dc "$p" ;; *) cat "$p" ;; esac | awk '/^\.EX/,/^\.EE/'
+	done | tr -d '\\' > examples
+	grep -qxF '    slab-shuffle-plan --seed 7 --epoch "$epoch" --rank "$RANK" --world-size 8 e' examples
+	grep -qxF '    slab-prefetch --plan "/tmp/plan.$RANK" --emit /data/train/*.slab | train_step' examples
+	grep -qxF 'mkdir -p out && slab-inspect --tar train.slab | tar x -C out' examples
+	grep -qxF '17 3 * * *  slab-inspect -q --verify /data/train/*.slab' examples
+	grep -qxF 'AWS_PROFILE=minio slab-inspect --s3-endpoint http://127.0.0.1:9000 s3://bkt/a.slab' examples
+	grep -qxF '$(slab-numa-probe --json | jq -r (aq.advice[] |' examples
+	grep -qxF 'parallel -j4 slab-pack -q -o slabs/{/.}.slab {} ::: shards/*.tar' examples
+	grep -qxF 'n=$(slab-shuffle-plan -q --mode sequential --format text /data/train/*.slab | wc -l)' examples
+	grep -qxF '$ slab-pack -q --page-size 4K -o tiny.slab tiny.tar' examples
+	# No short name is left where a command or a message starts...
+	run grep -nE "(^|[ (|;&']|\(aq)(pack|inspect|shuffle-plan|prefetch|bench-tlb|numa-probe)(:| [^ ]|$)" examples
+	assert_output ""
+	# ... and what the tools write stays as they write it.
+	grep -qF '"options": { "tool": "pack 0.1.0"' examples
+	grep -qF '"tool": "bench-tlb", "version"' examples
+}
+
 @test "an installed tool names itself as installed: Usage: slab-pack, Try 'slab-pack --help', slab-pack (slab)" {
 	install_tree
 	run -0 root/usr/bin/slab-pack --help
