@@ -1020,7 +1020,8 @@ class Dataset:
         """paths: files and URLs (http://, https://, s3://bucket/key: read through libslab and
         a local cache; see slab(5) REMOTE FILES). remote: how URLs are reached, each
         optional: cache_dir (default $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab, else
-        ~/.cache/slab), endpoint (S3; default $AWS_ENDPOINT_URL), profile, region,
+        ~/.cache/slab), endpoint (S3; default $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL,
+        else the profile's endpoint_url, else AWS), profile, region,
         addressing ("path", "virtual" or "auto"), anonymous (unsigned requests),
         connections, retries, timeout (seconds)."""
         if isinstance(paths, (str, os.PathLike)):
