@@ -8,7 +8,7 @@ read-only mapping of the file: nothing is copied until you copy it.
     ds = slab.Dataset(["train-000.slab", "train-001.slab"])
     len(ds)                       # samples in all files, numbered in the order given
     s = ds[12]                    # a Sample: s.key, s.fields (name -> memoryview)
-    jpg = ds.by_key("train-000", "sample000003")["jpg"]
+    jpg = ds.by_key("sample000003")["jpg"]   # by key: the first file holding it (file=F: in F)
     order = slab.read_plan("epoch3.plan", ds)   # [(file, sample), ...] from shuffle-plan
 
     # Batches loaded (and images decoded, cropped, resized) by libslab's C threads:

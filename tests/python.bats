@@ -75,6 +75,30 @@ PY
 	done
 }
 
+@test "slab.py: the example its docstring (help(slab)) opens with runs as written" {
+	need_libslab
+	mkwds --count 20 --seed 1 -o a.tar
+	mkwds --count 20 --seed 2 --prefix other -o b.tar
+	pack -q -o train-000.slab a.tar
+	pack -q -o train-001.slab b.tar
+	shuffle-plan -q --epoch 3 -o epoch3.plan train-000.slab train-001.slab
+	SLAB_LIBRARY=$LIBSLAB pyslab - <<'PY'
+import textwrap, slab
+lines = slab.__doc__.splitlines()
+start = lines.index("    import slab")
+code = []
+for line in lines[start:]:
+    if line and not line.startswith("    "):
+        break
+    code.append(line)
+assert any("by_key" in line for line in code), code
+names = {"paths": ["train-000.slab", "train-001.slab"]}
+exec(textwrap.dedent("\n".join(code)), names)
+assert names["jpg"].tobytes()[:2] == b"\xff\xd8"
+assert len(names["order"]) == 40 and names["s"].key == "sample000012"
+PY
+}
+
 @test "slab.py --verify checks every CRC; damaged files raise SlabError" {
 	small_slab
 	for lib in $BACKENDS; do
