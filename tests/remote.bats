@@ -141,12 +141,12 @@ twice() {
 	[ "$(grep -c ' flip:-1 ' "$PROXY_LOG")" -eq 2 ]
 }
 
-@test "503, 500, 429, dropped connections, short bodies, a wrong Content-Range and an ignored Range are retried" {
+@test "503, 500, 429, dropped connections, short bodies and a wrong Content-Range are retried" {
 	start_nginx www
 	start_proxy "$HTTP_URL"
 	u=$PROXY_URL/d.slab
 	inspect --tar www/d.slab >tar.local
-	for action in status:503 status:500 status:429 drop truncate:100 bad-content-range ignore-range; do
+	for action in status:503 status:500 status:429 drop truncate:100 bad-content-range; do
 		rm -rf cache
 		proxy_rules "[{\"method\": \"GET\", \"range\": true, \"skip\": 2, \"times\": 2, \"action\": \"$action\"}]"
 		inspect -v --tar "$u" >tar.url 2>err
@@ -166,6 +166,19 @@ twice() {
 			false
 		}
 	done
+}
+
+# A server that never honours Range (nginx with max_ranges 0 answers 200 and the whole object)
+# will not start to: the first such answer fails the read, no retries. It was asked 9 times.
+@test "a server that ignores Range fails at its first answer, not after the retries" {
+	NGINX_SERVER_CONF='max_ranges 0;' start_nginx www
+	u=$HTTP_URL/d.slab
+	run -1 --separate-stderr inspect --list "$u"
+	assert_equal "$stderr" "inspect: '$u': server ignored the Range header (bytes 0-4095)"
+	wait_lines "$NGINX_LOG" 2 >/dev/null
+	run awk '{ print $1, $2, $3, $4 }' "$NGINX_LOG"
+	assert_output "HEAD /d.slab - 200
+GET /d.slab bytes=0-4095 200"
 }
 
 # A body that stops half way: the attempt has stalled once it moves less than a byte a second

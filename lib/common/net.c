@@ -1160,9 +1160,11 @@ static int check_head(struct xfer *x)
 				       "range asked for", x->crange);
 	} else if (x->status == 200) {
 		/* A 200 to a range that is the whole object is fine (RFC 9110 lets a server
-		 * send it); anything else is the whole object where part was asked for. */
+		 * send it); anything else is the whole object where part was asked for. A
+		 * server that does not do ranges will not start to: asking again only fetches
+		 * the whole object again. */
 		if (!x->stat_get && !(x->off == 0 && x->has_clen && x->clen == x->len))
-			return set_why(x, XF_RETRY, SLAB_ERR_IO, "server ignored the Range header");
+			return set_why(x, XF_FATAL, SLAB_ERR_IO, "server ignored the Range header");
 	} else if (!(x->stat_get && x->status == 416)) {
 		return set_why(x, XF_FATAL, SLAB_ERR_IO, "HTTP %ld to a ranged GET", x->status);
 	}
