@@ -396,6 +396,11 @@ def _inside(off, length, lo, hi):
     return lo <= off <= hi and length <= hi - off
 
 
+def _plural(n, one, many):
+    """The noun for a count: one for 1, else many ("1 entry", "2 entries")."""
+    return one if n == 1 else many
+
+
 def _show(key):
     """A key for a message: at most 200 bytes, undecodable bytes escaped."""
     return key[:200].decode("utf-8", "backslashreplace")
@@ -440,7 +445,7 @@ class SlabFile:
                 self._ident = (st.st_dev, st.st_ino)
             # 1: at least 8 bytes (the magic is checked below, once mapped)
             if size < 8:
-                raise self._error("not a slab file (%d bytes)", size)
+                raise self._error("not a slab file (%d %s)", size, _plural(size, "byte", "bytes"))
             try:
                 self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError) as e:
@@ -592,11 +597,13 @@ class SlabFile:
             raise self._error("schema outside the table")
         # 18: n is bounded first, so that n * 32 stays small
         if n > tsize // SAMPLE_RECORD or not _inside(samples_off, n * SAMPLE_RECORD, 0, tsize):
-            raise self._error("sample records outside the table (%d samples)", n)
+            raise self._error("sample records outside the table (%d %s)", n,
+                              _plural(n, "sample", "samples"))
         # 19
         if (nf and n > tsize // FIELD_RECORD // nf
                 or not _inside(fields_off, n * nf * FIELD_RECORD, 0, tsize)):
-            raise self._error("field records outside the table (%d samples, %d fields)", n, nf)
+            raise self._error("field records outside the table (%d %s, %d %s)", n,
+                              _plural(n, "sample", "samples"), nf, _plural(nf, "field", "fields"))
         # 20
         if not _inside(keys_off, keys_size, 0, tsize):
             raise self._error("keys outside the table")
@@ -609,14 +616,15 @@ class SlabFile:
         # 42: the video records (1.3; none before)
         videos_off, nvideos = struct.unpack_from("<QQ", m, tb + 96)
         if nvideos > tsize // VIDEO_RECORD or not _inside(videos_off, nvideos * VIDEO_RECORD, 0, tsize):
-            raise self._error("video records outside the table (%d records)", nvideos)
+            raise self._error("video records outside the table (%d %s)", nvideos,
+                              _plural(nvideos, "record", "records"))
         self._videos, self._nvideos = tb + videos_off, nvideos
         # 22
         if self.page_count > (size - d) // ps + 1:
             raise self._error("page count %d does not fit the file", self.page_count)
         # 23: F names, each a u16 length and the bytes, inside the schema
         if nf > schema_size // 2:
-            raise self._error("schema too short for %d fields", nf)
+            raise self._error("schema too short for %d %s", nf, _plural(nf, "field", "fields"))
         self.names = []
         p, left, prev = tb + schema_off, schema_size, None
         for f in range(nf):
@@ -694,8 +702,9 @@ class SlabFile:
             return None
         # 43
         if k >= self._nvideos:
-            raise self._error("sample %d field %s: video record %d, past the %d records",
-                              i, self.names[f], k, self._nvideos)
+            raise self._error("sample %d field %s: video record %d, past the %d %s",
+                              i, self.names[f], k, self._nvideos,
+                              _plural(self._nvideos, "record", "records"))
         us, frames, num, den, codec = struct.unpack_from("<QQII8s", self._mv,
                                                          self._videos + k * VIDEO_RECORD)
         return VideoInfo(w, h, frames, us / 1e6, num, den,
@@ -834,7 +843,8 @@ class SlabFile:
                 return None
             # 29
             if v > self.count:
-                raise self._error("key index slot %d holds %d, past the %d samples", h, v, self.count)
+                raise self._error("key index slot %d holds %d, past the %d %s", h, v, self.count,
+                                  _plural(self.count, "sample", "samples"))
             if self._record(v - 1)[2] == kb:
                 return v - 1
             h = (h + 1) & mask
@@ -997,20 +1007,24 @@ class SlabFile:
         self._check_zero(pos, self.table_offset, self.count)
         # 45
         if next_video != self._nvideos:
-            raise self._error("table has %d video records, the fields use %d",
-                              self._nvideos, next_video)
+            raise self._error("table has %d video %s, the fields use %d", self._nvideos,
+                              _plural(self._nvideos, "record", "records"), next_video)
         # 39
         if pages_used != self.page_count:
-            raise self._error("table says %d pages, the samples use %d", self.page_count, pages_used)
+            raise self._error("table says %d %s, the samples use %d", self.page_count,
+                              _plural(self.page_count, "page", "pages"), pages_used)
         found = 0
         for h, (v,) in enumerate(struct.iter_unpack("<Q", m[self._index:self._index + self._buckets * 8])):
             # 40
             if v > self.count:
-                raise self._error("key index slot %d holds %d, past the %d samples", h, v, self.count)
+                raise self._error("key index slot %d holds %d, past the %d %s", h, v, self.count,
+                                  _plural(self.count, "sample", "samples"))
             found += v != 0
         # 41
         if found != self.count:
-            raise self._error("key index has %d entries for %d samples", found, self.count)
+            raise self._error("key index has %d %s for %d %s", found,
+                              _plural(found, "entry", "entries"), self.count,
+                              _plural(self.count, "sample", "samples"))
 
 
 class Dataset:
@@ -1168,15 +1182,19 @@ def read_plan(path, dataset=None):
         # exactly H + 8 x n bytes (truncated plan, trailing bytes after the plan)
         want = n * PLAN_ENTRY_SIZE
         if remaining is not None and remaining - hsize > want:
-            raise bad("trailing bytes after the plan (%d entries announced)", n)
+            raise bad("trailing bytes after the plan (%d %s announced)", n,
+                      _plural(n, "entry", "entries"))
         if remaining is not None and remaining - hsize < want:
-            raise bad("truncated plan: %d entries announced, %d bytes of entries",
-                      n, remaining - hsize)
+            raise bad("truncated plan: %d %s announced, %d %s of entries",
+                      n, _plural(n, "entry", "entries"), remaining - hsize,
+                      _plural(remaining - hsize, "byte", "bytes"))
         body = _read_upto(fh, want)
         if len(body) < want:
-            raise bad("truncated plan: %d entries announced, %d bytes of entries", n, len(body))
+            raise bad("truncated plan: %d %s announced, %d %s of entries", n,
+                      _plural(n, "entry", "entries"), len(body), _plural(len(body), "byte", "bytes"))
         if fh.read(1):
-            raise bad("trailing bytes after the plan (%d entries announced)", n)
+            raise bad("trailing bytes after the plan (%d %s announced)", n,
+                      _plural(n, "entry", "entries"))
     # the entries CRC
     if crc32c(body) != entries_crc:
         raise bad("plan entries checksum mismatch")

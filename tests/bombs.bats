@@ -75,7 +75,7 @@ RSS_MAX_KB=$((200 * 1024))
 		assert_equal "${stderr_lines[0]}" "pack: 'bombs.tar': skipping: sample 'a' field 'jpg': $PIXELS_A"
 		assert_equal "${stderr_lines[1]}" "pack: 'bombs.tar': skipping: sample 'b' field 'jpg': $SCANS"
 		assert_equal "${stderr_lines[2]}" "pack: 'bombs.tar': skipping: sample 'c' field 'jpg': $PIXELS_C"
-		[[ "${stderr_lines[3]}" == "pack: 'x.slab': 1 samples, "*"; skipped 3 bad samples" ]]
+		[[ "${stderr_lines[3]}" == "pack: 'x.slab': 1 sample, "*"; skipped 3 bad samples" ]]
 		assert_equal "${#stderr_lines[@]}" 4
 		run -0 inspect --list x.slab
 		assert_equal "${#lines[@]}" 1

@@ -146,6 +146,16 @@ PY
 	assert_output ""
 }
 
+# Counts of one were plural: "ok, 1 samples", "1 field checksums", "(1 samples)".
+@test "inspect's counts of one are singular" {
+	one_slab
+	run -0 inspect -v --verify one.slab
+	assert_line --index 0 "one.slab: ok, 1 sample, 8.3 KiB checked"
+	assert_line --index 1 "one.slab: 1 field checksum over 3 B of data, 4.0 KiB of padding all zero, header, table and trailer checksums match"
+	run -1 --separate-stderr inspect --get '#1' one.slab
+	assert_equal "$stderr" "inspect: 'one.slab': no sample #1 (1 sample)"
+}
+
 # A dataset of a few pages to damage: offsets of its regions come from inspect itself.
 damaged_setup() {
 	mktar --seed 1 --samples 6 --max-size 6000 -o r.tar

@@ -60,7 +60,7 @@ PY
 	[ ! -e c.slab ]
 	run -0 --separate-stderr pack --jpeg-check --on-error=skip -j2 -o c.slab bad.tar
 	[[ "${stderr_lines[0]}" == "pack: 'bad.tar': skipping: sample 'sample000004' field 'jpg': "* ]]
-	[[ "${stderr_lines[1]}" == "pack: 'c.slab': 11 samples, "*"; skipped 1 bad samples" ]]
+	[[ "${stderr_lines[1]}" == "pack: 'c.slab': 11 samples, "*"; skipped 1 bad sample" ]]
 	run -1 inspect --get sample000004 --field jpg c.slab
 	run -0 inspect --get sample000005 --field cls c.slab
 }

@@ -50,13 +50,28 @@ Try 'pack --help' for more information." ]
 	run -0 --separate-stderr pack -o small.slab small.tar
 	[ -z "$output" ]
 	assert_equal "${#stderr_lines[@]}" 1
-	[[ "$stderr" == "pack: 'small.slab': 3 samples, 2 fields, 1 pages of 2.0 MiB, fill 0.0%, 7 B data, "* ]]
-	[[ "$stderr" == *"; skipped 1 non-file members" ]]
+	[[ "$stderr" == "pack: 'small.slab': 3 samples, 2 fields, 1 page of 2.0 MiB, fill 0.0%, 7 B data, "* ]]
+	[[ "$stderr" == *"; skipped 1 non-file member" ]]
 	run -0 inspect --list small.slab
 	assert_equal "${lines[0]}" "0	d/a	0	cls:4096:1	txt:4097:3"
 	assert_equal "${lines[1]}" "1	d/b	0	txt:4100:3"
 	assert_equal "${lines[2]}" "2	d/c	0	cls:4103:0"
 	assert_equal "${#lines[@]}" 3
+}
+
+# Counts of one were plural: "1 samples, 1 fields, 1 pages", "1 members", "1 bad samples".
+@test "pack's counts of one are singular: 1 sample, 1 field, 1 page, 1 member" {
+	mkdir -p src/d
+	printf 'one' > src/d/a.txt
+	printf 'x' > src/d/noext
+	(cd src && tar --format=gnu --sort=name -cf ../one.tar d)
+	run -0 --separate-stderr pack -v -o one.slab one.tar
+	assert_equal "${stderr_lines[1]}" "pack: 'one.tar': 3 members, 3 B of member data, 10.0 KiB read"
+	[[ "${stderr_lines[-1]}" == "pack: 'one.slab': 1 sample, 1 field, 1 page of 2.0 MiB, fill 0.0%, "*"; skipped 1 non-file member, 1 name without extension" ]] ||
+		fail "$stderr"
+	(cd src && tar --format=gnu -cf ../a.tar d/a.txt)
+	run -0 --separate-stderr pack -v -o a.slab a.tar
+	assert_equal "${stderr_lines[1]}" "pack: 'a.tar': 1 member, 3 B of member data, 10.0 KiB read"
 }
 
 @test "pack -q prints nothing" {
@@ -152,7 +167,7 @@ PY
 @test "--fields keeps only the named fields and counts the rest" {
 	small_tar
 	run -0 --separate-stderr pack -o f.slab --fields txt small.tar
-	[[ "$stderr" == *"skipped 1 non-file members, 2 members of other fields" ]]
+	[[ "$stderr" == *"skipped 1 non-file member, 2 members of other fields" ]]
 	run -0 inspect --list f.slab
 	assert_equal "${#lines[@]}" 2
 	assert_equal "${lines[0]}" "0	d/a	0	txt:4096:3"
@@ -172,7 +187,7 @@ PY
 	[ -z "$(ls -A | grep -v '^dup.tar$')" ]
 	run -0 --separate-stderr pack -o dup.slab --on-error=skip dup.tar
 	assert_equal "${stderr_lines[0]}" "pack: 'dup.tar': skipping: key 'a' appears again (first as sample 0)"
-	[[ "${stderr_lines[1]}" == *"2 samples"*"; skipped 1 bad samples" ]]
+	[[ "${stderr_lines[1]}" == *"2 samples"*"; skipped 1 bad sample" ]]
 }
 
 @test "keys that all share a key index home slot pack, verify and are found" {

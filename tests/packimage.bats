@@ -168,7 +168,7 @@ w jpg webp 300x200 0"
 	run -0 --separate-stderr pack --image-check --on-error=skip -j2 -o c.slab bad.tar
 	[[ "${stderr_lines[0]}" == "pack: 'bad.tar': skipping: sample 'p' field 'png': "*PNG* ]]
 	[[ "${stderr_lines[1]}" == "pack: 'bad.tar': skipping: sample 'w' field 'jpg': "*WebP* ]]
-	[[ "${stderr_lines[2]}" == "pack: 'c.slab': 1 samples, "*"; skipped 2 bad samples" ]]
+	[[ "${stderr_lines[2]}" == "pack: 'c.slab': 1 sample, "*"; skipped 2 bad samples" ]]
 	run -0 inspect c.slab
 	assert_line "  image-check=1"
 	# Checked, a field named as an image whose bytes are none is refused; unchecked, kept.

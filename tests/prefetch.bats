@@ -475,6 +475,22 @@ while data.read(65536):
 	done
 }
 
+# Counts of one were plural: "1 samples", "1 distinct pages, 1 WILLNEED calls", "1 entries".
+@test "prefetch's counts of one are singular" {
+	need_shuffle_plan
+	one_slab
+	shuffle-plan -q -o p.plan one.slab
+	run -0 --separate-stderr prefetch -v --plan p.plan one.slab
+	assert_regex "${stderr_lines[0]}" "^prefetch: 'p.plan': 1 sample, 3 B in [0-9.]+ s, [0-9.]+ MB/s$"
+	assert_equal "${stderr_lines[1]}" "prefetch: 'p.plan': 1 distinct page, 1 WILLNEED call, 0 pages released, window of at most 1 page"
+	head -c 4100 p.plan > t.plan
+	run -1 --separate-stderr prefetch --plan t.plan one.slab
+	assert_equal "$stderr" "prefetch: 't.plan': truncated plan: 1 entry announced, 4 bytes of entries"
+	{ cat p.plan; printf x; } > l.plan
+	run -1 --separate-stderr prefetch --plan l.plan one.slab
+	assert_equal "$stderr" "prefetch: 'l.plan': trailing bytes after the plan (1 entry announced)"
+}
+
 @test "the plan may come from standard input" {
 	need_shuffle_plan
 	dataset

@@ -209,6 +209,19 @@ stat_of() {
 	[[ "$stderr" == *": 20 samples from position 500 of 520 (dataset 520), "* ]]
 }
 
+# Counts of one were plural: "window 1 pages", "1 samples", "(1 entries)", "has 1 samples".
+@test "shuffle-plan's counts of one are singular" {
+	one_slab
+	run -0 --separate-stderr shuffle-plan --window 1 -o p.plan one.slab
+	[[ "$stderr" == "shuffle-plan: 'p.plan': quasi, window 1 page, seed 0, epoch 0, rank 0 of 1: 1 sample (dataset 1), drop-last: 0 dropped, "*" s" ]] ||
+		fail "$stderr"
+	run -1 --separate-stderr shuffle-plan --start 2 --format text one.slab
+	assert_equal "$stderr" "shuffle-plan: start 2 is past the end of the plan (1 entry)"
+	printf '1\n' > sub
+	run -2 --separate-stderr shuffle-plan --subset sub --format text one.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: 'sub': line 1: sample 1 is out of range (the dataset has 1 sample)"
+}
+
 @test "--start past the end of the plan is an error" {
 	datasets
 	run -1 --separate-stderr shuffle-plan --format text --start 401 a.slab

@@ -1,6 +1,7 @@
 /* inspect: read a .slab file: summary, list, extract a field, verify every checksum, or
  * turn it back into a tar. */
 #include "cli.h"
+#include "errfmt.h"
 #include "format.h"
 #include "io.h"
 #include "json.h"
@@ -421,8 +422,9 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 			return -1;
 		}
 		if (idx >= slab_count(s)) {
-			cli_error("'%s': no sample #%llu (%llu samples)", path, (unsigned long long)idx,
-				  (unsigned long long)slab_count(s));
+			cli_error("'%s': no sample #%llu (%llu %s)", path, (unsigned long long)idx,
+				  (unsigned long long)slab_count(s),
+				  slab_plural(slab_count(s), "sample", "samples"));
 			return -1;
 		}
 	} else if (slab_find(s, what, strlen(what), &idx) < 0) {
@@ -501,7 +503,8 @@ static int verify(struct slab *s, const char *path)
 	}
 	if (cli_verbosity >= 1) {
 		cli_fputs_escaped(path, stdout);
-		printf(": ok, %llu samples, %s checked\n", (unsigned long long)slab_count(s),
+		printf(": ok, %llu %s, %s checked\n", (unsigned long long)slab_count(s),
+		       slab_plural(slab_count(s), "sample", "samples"),
 		       cli_human_size(slab_file_size(s), a, sizeof(a)));
 	}
 	if (cli_verbosity >= 2) {
@@ -513,8 +516,9 @@ static int verify(struct slab *s, const char *path)
 		for (unsigned f = 0; f < slab_field_count(s); f++)
 			checksummed += st.f[f].count;
 		cli_fputs_escaped(path, stdout);
-		printf(": %llu field checksums over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
-		       (unsigned long long)checksummed, cli_human_size(st.data_bytes, a, sizeof(a)),
+		printf(": %llu field %s over %s of data, %s of padding all zero, header, table and trailer checksums match\n",
+		       (unsigned long long)checksummed, slab_plural(checksummed, "checksum", "checksums"),
+		       cli_human_size(st.data_bytes, a, sizeof(a)),
 		       cli_human_size(padding_bytes(s, st.data_bytes), b, sizeof(b)));
 		free(st.f);
 	}

@@ -4,6 +4,7 @@
  * --jobs threads, and writes them in input order so the output is the same whatever the
  * thread count. */
 #include "cli.h"
+#include "errfmt.h"
 #include "format.h"
 #include "imgpack.h"
 #include "slab.h"
@@ -308,8 +309,9 @@ static void show_progress(struct run *r, int force)
 	r->last_progress = now;
 	slab_writer_stats(r->w, &st);
 	secs = now - r->start;
-	fprintf(stderr, "\r%s: %llu samples, %s, %.1f MB/s   ", cli_progname(),
-		(unsigned long long)st.samples, cli_human_size(st.data_bytes, hs, sizeof(hs)),
+	fprintf(stderr, "\r%s: %llu %s, %s, %.1f MB/s   ", cli_progname(),
+		(unsigned long long)st.samples, slab_plural(st.samples, "sample", "samples"),
+		cli_human_size(st.data_bytes, hs, sizeof(hs)),
 		secs > 0 ? (double)st.data_bytes / 1e6 / secs : 0.0);
 }
 
@@ -512,8 +514,9 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		if (*slab_tarin_warning(t))
 			cli_warn("warning: %s", slab_tarin_warning(t));
 		slab_tarin_stats(t, &st);
-		cli_info("'%s': %llu members, %s of member data, %s read", label,
-			 (unsigned long long)st.members, cli_human_size(st.data_bytes, h1, sizeof(h1)),
+		cli_info("'%s': %llu %s, %s of member data, %s read", label,
+			 (unsigned long long)st.members, slab_plural(st.members, "member", "members"),
+			 cli_human_size(st.data_bytes, h1, sizeof(h1)),
 			 cli_human_size(st.raw_bytes, h2, sizeof(h2)));
 		tot->members += st.members;
 		tot->skipped_special += st.skipped_special;
@@ -614,20 +617,26 @@ static void summary(const struct run *r, const struct slab_tarin_stats *in, doub
 	slab_writer_stats(r->w, &st);
 	fill = st.pages ? 100.0 * (double)st.data_bytes / ((double)st.pages * (double)r->o->page_size) : 0;
 	if (in->skipped_special)
-		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu non-file members", n ? ", " : "",
-			      (unsigned long long)in->skipped_special);
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu non-file %s", n ? ", " : "",
+			      (unsigned long long)in->skipped_special,
+			      slab_plural(in->skipped_special, "member", "members"));
 	if (in->skipped_names)
-		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu names without extension", n ? ", " : "",
-			      (unsigned long long)in->skipped_names);
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu %s without extension", n ? ", " : "",
+			      (unsigned long long)in->skipped_names,
+			      slab_plural(in->skipped_names, "name", "names"));
 	if (in->skipped_fields)
-		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu members of other fields", n ? ", " : "",
-			      (unsigned long long)in->skipped_fields);
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu %s of other fields", n ? ", " : "",
+			      (unsigned long long)in->skipped_fields,
+			      slab_plural(in->skipped_fields, "member", "members"));
 	if (r->bad_samples)
-		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu bad samples", n ? ", " : "",
-			      (unsigned long long)r->bad_samples);
-	cli_error("'%s': %llu samples, %llu fields, %llu pages of %s, fill %.1f%%, %s data, %s file, %.1f MB/s%s%s",
-		  r->outname, (unsigned long long)st.samples, (unsigned long long)st.fields,
-		  (unsigned long long)st.pages, cli_human_size(r->o->page_size, hp, sizeof(hp)), fill,
+		n += snprintf(skip + n, sizeof(skip) - (size_t)n, "%s%llu bad %s", n ? ", " : "",
+			      (unsigned long long)r->bad_samples,
+			      slab_plural(r->bad_samples, "sample", "samples"));
+	cli_error("'%s': %llu %s, %llu %s, %llu %s of %s, fill %.1f%%, %s data, %s file, %.1f MB/s%s%s",
+		  r->outname, (unsigned long long)st.samples, slab_plural(st.samples, "sample", "samples"),
+		  (unsigned long long)st.fields, slab_plural(st.fields, "field", "fields"),
+		  (unsigned long long)st.pages, slab_plural(st.pages, "page", "pages"),
+		  cli_human_size(r->o->page_size, hp, sizeof(hp)), fill,
 		  cli_human_size(st.data_bytes, hd, sizeof(hd)),
 		  cli_human_size(st.file_bytes, hf, sizeof(hf)),
 		  secs > 0 ? (double)in->data_bytes / 1e6 / secs : 0.0, n ? "; skipped " : "", skip);

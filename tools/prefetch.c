@@ -2,6 +2,7 @@
  * resident, warm or evict them, or follow a plan: keep its next pages on their way into the
  * cache, drop those behind, and stream its samples in plan order to standard output. */
 #include "cli.h"
+#include "errfmt.h"
 #include "fault.h"
 #include "frameout.h"
 #include "io.h"
@@ -360,7 +361,8 @@ static int status(char **paths, int n, int json)
 				   cli_human_size(slab_pagecache_size(pc), b, sizeof(b)),
 				   percent(r.resident, r.pages), paths[i]);
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
-				cli_info("'%s': %llu dirty pages", paths[i], (unsigned long long)r.dirty);
+				cli_info("'%s': %llu dirty %s", paths[i], (unsigned long long)r.dirty,
+					 slab_plural(r.dirty, "page", "pages"));
 		}
 		slab_pagecache_close(pc);
 	}
@@ -517,12 +519,14 @@ static int evict(char **paths, int n)
 		} else if (cli_verbosity >= 2 &&
 			   slab_pagecache_residency(pc, 0, 0, SLAB_PAGECACHE_AUTO, &r) == 0) {
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
-				cli_info("'%s': evicted, %llu of %llu pages still resident (%llu dirty: written back first, drop them with a second --evict)",
+				cli_info("'%s': evicted, %llu of %llu %s still resident (%llu dirty: written back first, drop them with a second --evict)",
 					 paths[i], (unsigned long long)r.resident,
-					 (unsigned long long)r.pages, (unsigned long long)r.dirty);
+					 (unsigned long long)r.pages, slab_plural(r.pages, "page", "pages"),
+					 (unsigned long long)r.dirty);
 			else
-				cli_info("'%s': evicted, %llu of %llu pages still resident", paths[i],
-					 (unsigned long long)r.resident, (unsigned long long)r.pages);
+				cli_info("'%s': evicted, %llu of %llu %s still resident", paths[i],
+					 (unsigned long long)r.resident, (unsigned long long)r.pages,
+					 slab_plural(r.pages, "page", "pages"));
 		}
 		slab_pagecache_close(pc);
 	}
@@ -992,9 +996,9 @@ static void plan_progress(const struct slab_follow_stats *st, uint64_t n, double
 {
 	char a[32];
 
-	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu samples, %s, %.1f MB/s\033[K", cli_progname(),
+	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu %s, %s, %.1f MB/s\033[K", cli_progname(),
 		percent(st->samples, n), (unsigned long long)st->samples, (unsigned long long)n,
-		cli_human_size(st->bytes, a, sizeof(a)), rate(st->bytes, secs));
+		slab_plural(n, "sample", "samples"), cli_human_size(st->bytes, a, sizeof(a)), rate(st->bytes, secs));
 }
 
 /* Bytes this process has had read from storage so far (/proc/self/io read_bytes: its own
@@ -1058,9 +1062,9 @@ static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_
 			 dataset ? (double)(m1->read - m0->read) / (double)dataset : 0.0);
 	if (cli_verbosity < 1)
 		return;
-	cli_error("'%s': epoch %zu of %zu: %llu samples, %s in %.2f s, %.0f samples/s, read from storage %s%s",
+	cli_error("'%s': epoch %zu of %zu: %llu %s, %s in %.2f s, %.0f samples/s, read from storage %s%s",
 		 po->plan_paths[k], k + 1, po->nplans, (unsigned long long)(m1->samples - m0->samples),
-		 cli_human_size(m1->bytes - m0->bytes, a, sizeof(a)), secs,
+		 slab_plural(m1->samples - m0->samples, "sample", "samples"), cli_human_size(m1->bytes - m0->bytes, a, sizeof(a)), secs,
 		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b, c);
 }
 
@@ -1119,10 +1123,11 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	if (budget && po->fo.ahead * page > budget) {
 		char hb[32], hp[32];
 
-		cli_warn("--%s %s is less than the look-ahead window (--ahead %llu pages of %s): the "
+		cli_warn("--%s %s is less than the look-ahead window (--ahead %llu %s of %s): the "
 			 "cache holds the window whatever the budget, and keeps nothing for later",
 			 po->fo.disk ? "disk" : "memory", cli_human_size(budget, hb, sizeof(hb)),
-			 (unsigned long long)po->fo.ahead, cli_human_size(page, hp, sizeof(hp)));
+			 (unsigned long long)po->fo.ahead, slab_plural(po->fo.ahead, "page", "pages"),
+			 cli_human_size(page, hp, sizeof(hp)));
 	}
 	for (size_t k = 0; k < po->nplans; k++) {
 		if (slab_plan_match(plans[k], files, (uint32_t)n) < 0) {
@@ -1202,8 +1207,9 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	slab_follow_stats(f, &st);
 	if (w == 1)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", name,
-			 (unsigned long long)written, (unsigned long long)count);
+		cli_info("'%s': the reader closed the pipe after %llu of %llu %s", name,
+			 (unsigned long long)written, (unsigned long long)count,
+			 slab_plural(count, "sample", "samples"));
 	if (po->emit != EMIT_NONE) {
 		/* What reached the reader: not the sample being written when it went away, nor
 		 * what the walk had read ahead. */
@@ -1212,28 +1218,33 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - start;
-		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s", name,
-			  (unsigned long long)st.samples, cli_human_size(st.bytes, a, sizeof(a)), secs,
+		cli_error("'%s': %llu %s, %s in %.2f s, %.1f MB/s", name,
+			  (unsigned long long)st.samples, slab_plural(st.samples, "sample", "samples"),
+			  cli_human_size(st.bytes, a, sizeof(a)), secs,
 			  rate(st.bytes, secs));
 	}
-	cli_info("'%s': %llu distinct pages, %llu WILLNEED calls, %llu pages released, window of at most %llu pages",
-		 name, (unsigned long long)st.distinct_pages, (unsigned long long)st.advised,
-		 (unsigned long long)st.released, (unsigned long long)st.max_window);
+	cli_info("'%s': %llu distinct %s, %llu WILLNEED %s, %llu %s released, window of at most %llu %s",
+		 name, (unsigned long long)st.distinct_pages,
+		 slab_plural(st.distinct_pages, "page", "pages"), (unsigned long long)st.advised,
+		 slab_plural(st.advised, "call", "calls"), (unsigned long long)st.released,
+		 slab_plural(st.released, "page", "pages"), (unsigned long long)st.max_window,
+		 slab_plural(st.max_window, "page", "pages"));
 	if (po->fo.memory) {
 		char b[32];
-		cli_info("'%s': cache budget %s (%s): %llu pages cached at the start, %llu kept, %llu evicted, %llu hits, %llu misses, at most %s cached",
+		cli_info("'%s': cache budget %s (%s): %llu %s cached at the start, %llu kept, %llu evicted, %llu %s, %llu %s, at most %s cached",
 			 name, cli_human_size(po->fo.memory, a, sizeof(a)),
 			 po->fo.policy == SLAB_CACHE_FIXED ? "fixed" : "belady",
-			 (unsigned long long)st.adopted, (unsigned long long)st.kept,
-			 (unsigned long long)st.evicted,
-			 (unsigned long long)st.hits, (unsigned long long)st.misses,
+			 (unsigned long long)st.adopted, slab_plural(st.adopted, "page", "pages"),
+			 (unsigned long long)st.kept, (unsigned long long)st.evicted,
+			 (unsigned long long)st.hits, slab_plural(st.hits, "hit", "hits"),
+			 (unsigned long long)st.misses, slab_plural(st.misses, "miss", "misses"),
 			 cli_human_size(st.max_cached, b, sizeof(b)));
 	}
 	if (po->fo.direct) {
 		char b[32];
-		cli_info("'%s': %s read with O_DIRECT in %llu reads (%s), at most %s in buffers",
+		cli_info("'%s': %s read with O_DIRECT in %llu %s (%s), at most %s in buffers",
 			 name, cli_human_size(st.direct_bytes, a, sizeof(a)),
-			 (unsigned long long)st.direct_reads,
+			 (unsigned long long)st.direct_reads, slab_plural(st.direct_reads, "read", "reads"),
 			 st.async ? "asynchronous" : "one at a time",
 			 cli_human_size(st.max_buffered, b, sizeof(b)));
 	}
@@ -1256,9 +1267,9 @@ static void frames_progress(uint64_t done, uint64_t n, uint64_t bytes, double se
 {
 	char a[32];
 
-	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu samples, %s, %.1f MB/s\033[K", cli_progname(),
+	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu %s, %s, %.1f MB/s\033[K", cli_progname(),
 		percent(done, n), (unsigned long long)done, (unsigned long long)n,
-		cli_human_size(bytes, a, sizeof(a)), rate(bytes, secs));
+		slab_plural(n, "sample", "samples"), cli_human_size(bytes, a, sizeof(a)), rate(bytes, secs));
 }
 
 static int dataset_has_field(const struct slab_dataset *d, const char *name)
@@ -1514,8 +1525,9 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		goto out;
 	}
 	if (wr)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu samples", name,
-			 (unsigned long long)run.written, (unsigned long long)run.count);
+		cli_info("'%s': the reader closed the pipe after %llu of %llu %s", name,
+			 (unsigned long long)run.written, (unsigned long long)run.count,
+			 slab_plural(run.count, "sample", "samples"));
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - run.start;
 		char skipped[64] = "";
@@ -1523,13 +1535,14 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		if (fr->skip)
 			snprintf(skipped, sizeof(skipped), ", %llu skipped",
 				 (unsigned long long)run.skipped);
-		cli_error("'%s': %llu samples, %s in %.2f s, %.1f MB/s%s", name,
-			  (unsigned long long)run.written,
+		cli_error("'%s': %llu %s, %s in %.2f s, %.1f MB/s%s", name,
+			  (unsigned long long)run.written, slab_plural(run.written, "sample", "samples"),
 			  cli_human_size(slab_frameout_bytes(run.w), a, sizeof(a)), secs,
 			  rate(slab_frameout_bytes(run.w), secs), skipped);
 	}
-	cli_info("'%s': %u threads, %zu samples a batch, %s a frame, seed %llu, epoch %llu",
-		 name, fr->threads, lo.batch, cli_human_size(image_bytes, a, sizeof(a)),
+	cli_info("'%s': %u %s, %zu %s a batch, %s a frame, seed %llu, epoch %llu",
+		 name, fr->threads, slab_plural(fr->threads, "thread", "threads"), lo.batch,
+		 slab_plural(lo.batch, "sample", "samples"), cli_human_size(image_bytes, a, sizeof(a)),
 		 (unsigned long long)fp.seed, (unsigned long long)fp.epoch);
 	ret = SLAB_EXIT_OK;
 out:

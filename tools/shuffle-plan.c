@@ -3,6 +3,7 @@
  * as a binary plan (slab-plan(5)) or as text, with measures of how random and how local
  * it is. */
 #include "cli.h"
+#include "errfmt.h"
 #include "io.h"
 #include "slab.h"
 
@@ -169,7 +170,8 @@ static void summary(const struct slab_plan *plan, const char *target, double sec
 		if (p->flags & SLAB_PLAN_MEMORY)
 			snprintf(window, sizeof(window), " window %s,", cli_human_size(p->window, hs, sizeof(hs)));
 		else
-			snprintf(window, sizeof(window), " window %llu pages,", (unsigned long long)p->window);
+			snprintf(window, sizeof(window), " window %llu %s,", (unsigned long long)p->window,
+				 slab_plural(p->window, "page", "pages"));
 	}
 	if (slab_plan_start(plan))
 		snprintf(from, sizeof(from), " from position %llu of %llu",
@@ -179,10 +181,11 @@ static void summary(const struct slab_plan *plan, const char *target, double sec
 			 (unsigned long long)slab_plan_total(plan));
 	else
 		snprintf(of, sizeof(of), "dataset %llu", (unsigned long long)total);
-	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu samples%s (%s), %s %llu %s, %.3f s",
+	cli_error("%s%s%s%s,%s seed %llu, epoch %llu, rank %u of %u: %llu %s%s (%s), %s %llu %s, %.3f s",
 		  target ? "'" : "", target ? target : "", target ? "': " : "", mode_names[p->mode],
 		  window, (unsigned long long)p->seed, (unsigned long long)p->epoch, p->rank, p->world,
-		  (unsigned long long)slab_plan_count(plan), from, of,
+		  (unsigned long long)slab_plan_count(plan),
+		  slab_plural(slab_plan_count(plan), "sample", "samples"), from, of,
 		  p->flags & SLAB_PLAN_PAD ? "pad:" : "drop-last:",
 		  (unsigned long long)(p->flags & SLAB_PLAN_PAD ? all - total : total - all),
 		  p->flags & SLAB_PLAN_PAD ? "repeated" : "dropped", secs);
@@ -333,16 +336,18 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 			}
 		} else if ((size_t)len == limit || cli_parse_u64(line, 0, UINT64_MAX, &v) < 0) {
 			if (strspn(line, "0123456789") == (size_t)len)     /* past 2^64 - 1 */
-				ret = cli_usage_error("'%s': line %zu: sample %.*s%s is out of range (the dataset has %llu samples)",
+				ret = cli_usage_error("'%s': line %zu: sample %.*s%s is out of range (the dataset has %llu %s)",
 						      name, at, SHOW(line, (size_t)len),
-						      (unsigned long long)total);
+						      (unsigned long long)total,
+						      slab_plural(total, "sample", "samples"));
 			else
 				ret = cli_usage_error("'%s': line %zu: '%.*s%s' is neither a sample index nor key:KEY",
 						      name, at, SHOW(line, (size_t)len));
 			goto out;
 		} else if (v >= total) {
-			ret = cli_usage_error("'%s': line %zu: sample %llu is out of range (the dataset has %llu samples)",
-					      name, at, (unsigned long long)v, (unsigned long long)total);
+			ret = cli_usage_error("'%s': line %zu: sample %llu is out of range (the dataset has %llu %s)",
+					      name, at, (unsigned long long)v, (unsigned long long)total,
+					      slab_plural(total, "sample", "samples"));
 			goto out;
 		}
 		if (bits[v / 64] >> (v % 64) & 1) {
@@ -547,9 +552,11 @@ int main(int argc, char **argv)
 			failed = 1;
 			continue;
 		}
-		cli_info("file %d '%s': %llu samples, %llu pages of %s", i, argv[optind + i],
+		cli_info("file %d '%s': %llu %s, %llu %s of %s", i, argv[optind + i],
 			 (unsigned long long)slab_count(files[i]),
+			 slab_plural(slab_count(files[i]), "sample", "samples"),
 			 (unsigned long long)slab_page_count(files[i]),
+			 slab_plural(slab_page_count(files[i]), "page", "pages"),
 			 cli_human_size(slab_page_size(files[i]), hs, sizeof(hs)));
 	}
 	if (failed)

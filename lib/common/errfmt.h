@@ -1,9 +1,11 @@
-/* errfmt.h: the one wording of a library error about a file: "'SUBJECT': message". */
+/* errfmt.h: the one wording of a library error about a file: "'SUBJECT': message"; the noun
+ * that goes with a count, in the library's messages and the tools'. */
 #ifndef SLAB_ERRFMT_H
 #define SLAB_ERRFMT_H
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Format "'subject': message" into buf (len bytes, always NUL-terminated). A subject too long
  * to leave the message room (a path near PATH_MAX in a 1 KiB buffer) is shortened in its
@@ -11,5 +13,12 @@
  * out-of-memory path too. */
 void slab_verrf(char *buf, size_t len, const char *subject, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
+
+/* The noun for a count: one for 1, else many: "%llu %s", n, slab_plural(n, "entry", "entries") is
+ * "1 entry", "0 entries", "2 entries". */
+static inline const char *slab_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
 
 #endif

@@ -8,6 +8,7 @@
  * dropped once the consumer is past its last use, found in one pass over the plan beforehand
  * (a quasi-random plan comes back to a page several times). */
 #include "error.h"
+#include "errfmt.h"
 #include "fault.h"
 #include "follow.h"
 #include "pagecache.h"
@@ -1049,7 +1050,8 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 	f->pid = getpid();
 	if (slab_sized_in(&f->o, sizeof(f->o), opt, FOLLOW_OPTIONS_FIRST) < 0)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL,
-				 "walk options of %zu bytes: no such version", opt->size);
+				 "walk options of %zu %s: no such version", opt->size,
+				 slab_plural(opt->size, "byte", "bytes"));
 	if (nplans == 0)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "no plan to walk");
 	if (f->o.memory && f->o.disk)
@@ -1065,8 +1067,8 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 	if (f->o.policy != SLAB_CACHE_BELADY && f->o.policy != SLAB_CACHE_FIXED)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "no cache policy %d", f->o.policy);
 	if (f->o.walked > nplans)
-		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "%zu plans to walk of %zu",
-				 f->o.walked, nplans);
+		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "%zu %s to walk of %zu",
+				 f->o.walked, slab_plural(f->o.walked, "plan", "plans"), nplans);
 	if ((ret = slab_fault_setup(&f->err)) < 0)
 		return ret;
 	f->ends = calloc(nplans, sizeof(*f->ends));

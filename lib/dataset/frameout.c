@@ -3,6 +3,7 @@
  * from their bytes. */
 #include "frameout.h"
 #include "error.h"
+#include "errfmt.h"
 #include "fault.h"
 #include "format.h"
 #include "io.h"
@@ -69,8 +70,9 @@ int slab_frameout_open(struct slab_frameout *w, int fd, const struct slab_frameo
 	if (ch != 1 && ch != 3 && ch != 4)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "%u channels: 1, 3 or 4", ch);
 	if (p->frames > 65535 || (p->frames && ch != 3))
-		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "clips of %u frames of %u channels",
-				 p->frames, ch);
+		return slab_fail(&w->err, SLAB_ERR_INVAL, NULL, "clips of %u %s of %u %s",
+				 p->frames, slab_plural(p->frames, "frame", "frames"), ch,
+				 slab_plural(ch, "channel", "channels"));
 	for (unsigned f = 0; f < p->nfields; f++) {
 		size_t len = strlen(p->fields[f]);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "errfmt.h"
 #include "imgenc.h"
 #include "imgfmt.h"
 #include "imgpack.h"
@@ -240,8 +241,9 @@ static int check_video(struct slab_imgpack *ip, const void *data, size_t len,
 	spec.on_short = SLAB_VIDEO_SHORT_PAD;
 	if ((r = slab_video_params(&spec, info, 0, 0, 0, &p)) < 0)
 		return slab_fail(&ip->err, SLAB_ERR_CORRUPT, NULL,
-				 "corrupt video: no clip of its %llu frames",
-				 (unsigned long long)info->frames);
+				 "corrupt video: no clip of its %llu %s",
+				 (unsigned long long)info->frames,
+				 slab_plural(info->frames, "frame", "frames"));
 	if (slab_scratch_reserve(&ip->rgb, (size_t)spec.frames * 3) < 0)
 		return slab_fail(&ip->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 	r = slab_video_decode(ip->vdec, data, len, &spec, &p, ip->rgb.p, NULL);

@@ -7,6 +7,7 @@
 #include "crc32c.h"
 #include "deadline.h"
 #include "error.h"
+#include "errfmt.h"
 #include "fault.h"
 #include "follow.h"
 #include "keyset.h"
@@ -359,12 +360,14 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 		if (rc == 0 && (rc = slab_video_params(&l->video, &vi, l->o.seed, l->o.epoch, g, &vp)) < 0) {
 			/* The pipeline's pure function has no words of its own: slab_video_decode()'s. */
 			if (rc == SLAB_ERR_CORRUPT)
-				snprintf(why, sizeof(why), "field '%s': video of %llu frames: the clip needs %llu",
+				snprintf(why, sizeof(why), "field '%s': video of %llu %s: the clip needs %llu",
 					 l->names[l->tf], (unsigned long long)vi.frames,
+					 slab_plural(vi.frames, "frame", "frames"),
 					 (unsigned long long)slab_video_span(&l->video, &vi));
 			else
-				snprintf(why, sizeof(why), "field '%s': no clip of a %ux%u video of %llu frames",
-					 l->names[l->tf], vi.width, vi.height, (unsigned long long)vi.frames);
+				snprintf(why, sizeof(why), "field '%s': no clip of a %ux%u video of %llu %s",
+					 l->names[l->tf], vi.width, vi.height, (unsigned long long)vi.frames,
+					 slab_plural(vi.frames, "frame", "frames"));
 			return sample_fail(b, SLAB_ERR_CORRUPT, path, en->sample, &smp, why);
 		}
 		if (rc == 0)
@@ -1018,7 +1021,8 @@ static int open_video(struct slab_loader *l)
 				 "a video spec needs the video field (transform_field)");
 	if (slab_sized_in(v, sizeof(*v), l->o.video, VIDEO_SPEC_FIRST) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				 "video spec of %zu bytes: no such version", l->o.video->size);
+				 "video spec of %zu %s: no such version", l->o.video->size,
+				 slab_plural(l->o.video->size, "byte", "bytes"));
 	l->o.video = v;
 	if ((rc = slab_video_spec_check(v, &l->err)) < 0 ||
 	    (rc = check_spec(l, &v->image)) < 0)
@@ -1041,7 +1045,8 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 	l->err.text[0] = '\0';
 	if (slab_sized_in(&l->o, sizeof(l->o), opt, LOADER_OPTIONS_FIRST) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				 "loader options of %zu bytes: no such version", opt->size);
+				 "loader options of %zu %s: no such version", opt->size,
+				 slab_plural(opt->size, "byte", "bytes"));
 	if (l->o.batch == 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch size 0");
 	if (l->o.threads == 0)
@@ -1339,9 +1344,13 @@ static int next_until(struct slab_loader *l, struct slab_loader_batch **out,
 		}
 		/* Not taken by a worker and no slot free: the consumer holds them all. */
 		if (!pending && l->nfree == 0) {
-			rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
-				       "all %u batches of the ring are held: release one first",
-				       l->o.ring);
+			if (l->o.ring == 1)
+				rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					       "the ring's one batch is held: release it first");
+			else
+				rc = slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					       "all %u batches of the ring are held: release one first",
+					       l->o.ring);
 			break;
 		}
 		if (!deadline) {

@@ -6,6 +6,7 @@
 #include "reader.h"
 #include "crc32c.h"
 #include "error.h"
+#include "errfmt.h"
 #include "format.h"
 #include "io.h"
 #include "sized.h"
@@ -785,8 +786,9 @@ static int subset_members(const struct dataset *d, const uint64_t *subset, size_
 		uint64_t g = subset[i];
 		if (g >= d->all) {
 			ret = slab_fail(e, SLAB_ERR_RANGE, NULL,
-					"subset entry %zu: sample %llu is out of range (the dataset has %llu samples)",
-					i, (unsigned long long)g, (unsigned long long)d->all);
+					"subset entry %zu: sample %llu is out of range (the dataset has %llu %s)",
+					i, (unsigned long long)g, (unsigned long long)d->all,
+					slab_plural(d->all, "sample", "samples"));
 			goto out;
 		}
 		if (bits[g / 64] >> (g % 64) & 1) {
@@ -860,8 +862,8 @@ static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_
 	memset(&d, 0, sizeof(d));
 	memset(&made, 0, sizeof(made));
 	if (slab_sized_in(&prm, sizeof(prm), in, SLAB_PLAN_PARAMS_FIRST) < 0)
-		return slab_fail(e, SLAB_ERR_INVAL, NULL, "plan parameters of %zu bytes: no such version",
-				 in->size);
+		return slab_fail(e, SLAB_ERR_INVAL, NULL, "plan parameters of %zu %s: no such version",
+				 in->size, slab_plural(in->size, "byte", "bytes"));
 	if (p->mode > SLAB_PLAN_QUASI || p->world < 1 || p->rank >= p->world ||
 	    (p->mode == SLAB_PLAN_QUASI && p->window < 1)) {
 		ret = slab_fail(e, SLAB_ERR_INVAL, NULL,
@@ -909,8 +911,9 @@ static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_
 	plan->length = per;
 	if (start > per) {
 		ret = slab_fail(e, SLAB_ERR_RANGE, NULL,
-				"start %llu is past the end of the plan (%llu entries)",
-				(unsigned long long)start, (unsigned long long)per);
+				"start %llu is past the end of the plan (%llu %s)",
+				(unsigned long long)start, (unsigned long long)per,
+				slab_plural(per, "entry", "entries"));
 		goto out;
 	}
 	plan->start = start;
@@ -1266,8 +1269,10 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		if (remaining - hsize > bytes)
 			goto trailing;
 		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
-				"truncated plan: %llu entries announced, %llu bytes of entries",
-				(unsigned long long)n, (unsigned long long)(remaining - hsize));
+				"truncated plan: %llu %s announced, %llu %s of entries",
+				(unsigned long long)n, slab_plural(n, "entry", "entries"),
+				(unsigned long long)(remaining - hsize),
+				slab_plural(remaining - hsize, "byte", "bytes"));
 		goto out;
 	}
 	raw = NULL;
@@ -1279,8 +1284,9 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		goto nomem;
 	if (have < bytes) {
 		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
-				"truncated plan: %llu entries announced, %llu bytes of entries",
-				(unsigned long long)n, (unsigned long long)have);
+				"truncated plan: %llu %s announced, %llu %s of entries",
+				(unsigned long long)n, slab_plural(n, "entry", "entries"),
+				(unsigned long long)have, slab_plural(have, "byte", "bytes"));
 		goto out;
 	}
 	if (read_upto(fd, &probe, 1, &have) < 0)
@@ -1313,8 +1319,8 @@ bad_header:
 	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
 	goto out;
 trailing:
-	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "trailing bytes after the plan (%llu entries announced)",
-			(unsigned long long)n);
+	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "trailing bytes after the plan (%llu %s announced)",
+			(unsigned long long)n, slab_plural(n, "entry", "entries"));
 	goto out;
 read_error:
 	ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));

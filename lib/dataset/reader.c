@@ -6,6 +6,7 @@
 #include "fault.h"
 #include "io.h"
 #include "error.h"
+#include "errfmt.h"
 #include "keyset.h"
 #include "reader.h"
 #include "remote.h"
@@ -223,7 +224,8 @@ static int parse(struct slab *s)
 
 	/* The schema: F names, each a u16 length and the bytes. */
 	if (s->nfields > schema_size / 2)
-		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema too short for %u fields", s->nfields);
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema too short for %u %s", s->nfields,
+				 slab_plural(s->nfields, "field", "fields"));
 	s->names = calloc(s->nfields ? s->nfields : 1, sizeof(*s->names));
 	if (!s->names)
 		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
@@ -298,7 +300,8 @@ static int map_open(struct slab *s, const char *path)
 	}
 	if (st.st_size < 8) {
 		close(fd);
-		return slab_fail(&s->err, SLAB_ERR_FORMAT, who(s), "not a slab file (%lld bytes)", (long long)st.st_size);
+		return slab_fail(&s->err, SLAB_ERR_FORMAT, who(s), "not a slab file (%lld %s)", (long long)st.st_size,
+				 slab_plural((uint64_t)st.st_size, "byte", "bytes"));
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);
@@ -366,7 +369,8 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	memset(&opt, 0, sizeof(opt));
 	if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
 		return slab_fail(&s->err, SLAB_ERR_INVAL, name,
-				 "remote options of %zu bytes: no such version", o->size);
+				 "remote options of %zu %s: no such version", o->size,
+				 slab_plural(o->size, "byte", "bytes"));
 	ret = slab_remote_open(&s->remote, name, &opt, &local, &e);
 	if (ret < 0)
 		return slab_fail_from(&s->err, ret, e.text);
@@ -521,8 +525,9 @@ static int sample_at(struct slab *s, uint64_t i, struct slab_sample *out)
 	uint64_t key_off, key_len;
 
 	if (i >= s->nsamples)
-		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu samples)",
-			    (unsigned long long)i, (unsigned long long)s->nsamples);
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu %s)",
+			    (unsigned long long)i, (unsigned long long)s->nsamples,
+			    slab_plural(s->nsamples, "sample", "samples"));
 	r = s->samples + i * SLAB_SAMPLE_RECORD;
 	out->offset = slab_le64(r);
 	out->size = slab_le64(r + 8);
@@ -592,10 +597,12 @@ static int get_record(struct slab *s, uint64_t i, unsigned f, struct slab_field 
 	const unsigned char *r;
 
 	if (i >= s->nsamples)
-		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu samples)",
-			    (unsigned long long)i, (unsigned long long)s->nsamples);
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu out of range (%llu %s)",
+			    (unsigned long long)i, (unsigned long long)s->nsamples,
+			    slab_plural(s->nsamples, "sample", "samples"));
 	if (f >= s->nfields)
-		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "field %u out of range (%u fields)", f, s->nfields);
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "field %u out of range (%u %s)", f, s->nfields,
+				 slab_plural(s->nfields, "field", "fields"));
 	r = s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD;
 	if (!(r[24] & SLAB_FIELD_PRESENT))
 		return 0;
@@ -646,8 +653,9 @@ static int field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video
 		return 0;
 	k = slab_le32(s->fields + (i * s->nfields + f) * SLAB_FIELD_RECORD + 28);
 	if (k >= s->nvideos)
-		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu field '%s': video record %u, past the %llu records",
-				 (unsigned long long)i, s->names[f], k, (unsigned long long)s->nvideos);
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu field '%s': video record %u, past the %llu %s",
+				 (unsigned long long)i, s->names[f], k, (unsigned long long)s->nvideos,
+				 slab_plural(s->nvideos, "record", "records"));
 	v = s->videos + (uint64_t)k * SLAB_VIDEO_RECORD;
 	memset(info, 0, sizeof(*info));
 	info->width = fl.width;
@@ -902,8 +910,9 @@ static int verify_key_index(struct slab *s, unsigned char *seen, struct slab_key
 			goto out;
 		}
 	if (used != N) {
-		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index has %llu entries for %llu samples",
-		     (unsigned long long)used, (unsigned long long)N);
+		slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "key index has %llu %s for %llu %s",
+		     (unsigned long long)used, slab_plural(used, "entry", "entries"),
+		     (unsigned long long)N, slab_plural(N, "sample", "samples"));
 		goto out;
 	}
 
@@ -1074,11 +1083,11 @@ static int verify_end(struct slab *s, struct verify *v)
 	if (check_zero(s, v->pos, s->table_offset, s->nsamples) < 0)
 		return SLAB_ERR_CORRUPT;
 	if (v->next_video != s->nvideos)
-		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table has %llu video records, the fields use %llu",
-				 (unsigned long long)s->nvideos, (unsigned long long)v->next_video);
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table has %llu video %s, the fields use %llu",
+				 (unsigned long long)s->nvideos, slab_plural(s->nvideos, "record", "records"), (unsigned long long)v->next_video);
 	if (v->pages_used != s->npages)
-		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu pages, the samples use %llu",
-				 (unsigned long long)s->npages, (unsigned long long)v->pages_used);
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "table says %llu %s, the samples use %llu",
+				 (unsigned long long)s->npages, slab_plural(s->npages, "page", "pages"), (unsigned long long)v->pages_used);
 	v->seen = calloc((size_t)(s->nsamples / 8 + 1), 1);
 	if (!v->seen || slab_keyset_init(&v->ks, s->nsamples, record_key, s) < 0)
 		return slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");

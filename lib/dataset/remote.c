@@ -5,6 +5,7 @@
 #include "format.h"
 #include "net.h"
 #include "reader.h"
+#include "errfmt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,8 +336,8 @@ static int fetch_meta(struct slab_remote *r, struct slab_err *err)
 	int rc;
 
 	if (r->size < SLAB_HEADER_SIZE + SLAB_TRAILER_SIZE)
-		return slab_fail(err, SLAB_ERR_FORMAT, url, "not a slab file (%llu bytes)",
-				 (unsigned long long)r->size);
+		return slab_fail(err, SLAB_ERR_FORMAT, url, "not a slab file (%llu %s)",
+				 (unsigned long long)r->size, slab_plural(r->size, "byte", "bytes"));
 	buf = malloc(tail > SLAB_HEADER_SIZE ? tail : SLAB_HEADER_SIZE);
 	if (!buf)
 		return slab_fail(err, SLAB_ERR_NOMEM, url, "out of memory");
@@ -859,8 +860,8 @@ static int fetch_taken(struct slab_remote *r, uint64_t g, struct slab_err *err)
 			char why[SLAB_ERR_TEXT];
 
 			snprintf(why, sizeof(why), "%s", err->text);
-			rc = slab_fail(err, SLAB_ERR_CORRUPT, NULL, "%s (in %d fetches: damaged on the server?)",
-				       why, a + 1);
+			rc = slab_fail(err, SLAB_ERR_CORRUPT, NULL, "%s (in %d %s: damaged on the server?)",
+				       why, a + 1, slab_plural((uint64_t)a + 1, "fetch", "fetches"));
 			goto unlock;
 		}
 	}

@@ -26,6 +26,7 @@
 #include <libswscale/swscale.h>
 
 #include "error.h"
+#include "errfmt.h"
 #include "imgfmt.h"
 #include "scratch.h"
 #include "slab.h"
@@ -1023,7 +1024,8 @@ int slab_video_spec_check(const struct slab_video_spec *s, struct slab_err *err)
 	if (!s) {
 		snprintf(text, sizeof(text), "no video spec");
 	} else if (s->size != 0 && s->size != sizeof(*s)) {
-		snprintf(text, sizeof(text), "video spec of %zu bytes: no such version", s->size);
+		snprintf(text, sizeof(text), "video spec of %zu %s: no such version", s->size,
+			 slab_plural(s->size, "byte", "bytes"));
 	} else if (s->image.out_w == 0 || s->image.out_h == 0 || s->image.out_w > 65535 ||
 		   s->image.out_h > 65535) {
 		snprintf(text, sizeof(text), "video frame size %ux%u", s->image.out_w, s->image.out_h);
@@ -1304,9 +1306,10 @@ static int next_frame(struct slab_video_decoder *d)
 		}
 		if (++d->packets > d->budget) {
 			ff.av_packet_unref(d->pkt);
-			return corrupt(d, "more than %llu packets for a clip of a video of %llu frames",
+			return corrupt(d, "more than %llu packets for a clip of a video of %llu %s",
 				       (unsigned long long)d->budget,
-				       (unsigned long long)d->info.frames);
+				       (unsigned long long)d->info.frames,
+				       slab_plural(d->info.frames, "frame", "frames"));
 		}
 		if (d->want_key) {
 			if (!(d->pkt->flags & AV_PKT_FLAG_KEY)) {
@@ -1598,7 +1601,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 	if (p->step > 0 && !wraps) {
 		if (slab_scratch_reserve(&d->pick_first, (size_t)spec->frames * sizeof(double)) < 0)
 			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a clip's "
-					 "%u targets", spec->frames);
+					 "%u %s", spec->frames,
+					 slab_plural(spec->frames, "target", "targets"));
 		d->pick_n = spec->frames;
 		d->pick_t0 = p->t0 - half - TIE_EPS;
 		d->pick_step = p->step;
@@ -1790,8 +1794,9 @@ int slab_video_decode(struct slab_video_decoder *d, const void *data, size_t len
 	ret = slab_image_crop_check(&p->crop, d->info.width, d->info.height, &d->err);
 	if (ret == 0 && spec->on_short == SLAB_VIDEO_SHORT_ERROR &&
 	    span(spec, d->fps) > d->info.frames)
-		ret = slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "video of %llu frames: the clip "
+		ret = slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "video of %llu %s: the clip "
 				"needs %llu", (unsigned long long)d->info.frames,
+				slab_plural(d->info.frames, "frame", "frames"),
 				(unsigned long long)span(spec, d->fps));
 	if (ret == 0)
 		ret = open_codec(d, spec->codec_threads);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "errfmt.h"
 #include "json.h"
 #include "membench.h"
 #include "numareport.h"
@@ -458,8 +459,9 @@ static unsigned measure_notes(const struct slab_topo_info *ti, const struct slab
 		const struct slab_topo_node *nd = slab_topo_node(ti, r->row_node[row]);
 
 		if (cell->threads > nd->cpus.n)
-			snprintf(notes[n++], 256, "%u threads share the %u CPUs of node %d",
-				 cell->threads, nd->cpus.n, r->row_node[row]);
+			snprintf(notes[n++], 256, "%u threads share the %u %s of node %d",
+				 cell->threads, nd->cpus.n, slab_plural(nd->cpus.n, "CPU", "CPUs"),
+				 r->row_node[row]);
 	}
 	return n;
 }

@@ -90,6 +90,14 @@ small_slab() {
 	pack -q -o small.slab small.tar
 }
 
+# one.slab: one sample (key d/a) of one field (txt, 3 bytes), from one.tar.
+one_slab() {
+	mkdir -p src1/d
+	printf 'one' > src1/d/a.txt
+	(cd src1 && tar --format=gnu -cf ../one.tar d/a.txt)
+	pack -q -o one.slab one.tar
+}
+
 # mktar.py ARGS...: a random WebDataset tar (see its --help).
 mktar() {
 	python3 "$HELPERS/mktar.py" "$@"

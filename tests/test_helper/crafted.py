@@ -332,7 +332,7 @@ def cases(base):
     # 42 to 45: format 1.3's video records (small.slab has none)
     tsize = t - tb
     case("videos-outside", 42, new().table(96, "QQ", tsize, 1).fix(),
-         "video records outside the table (1 records)", "video records outside the table")
+         "video records outside the table (1 record)", "video records outside the table")
     case("video-past", 43, new().field(0, 0, 24, "B", 0x41).field(0, 0, 28, "I", 9).fix(),
          "sample 0 field cls: video record 9, past the 0 records",
          "sample #0 field 'cls': video record 9, past the 0 records")
@@ -340,7 +340,7 @@ def cases(base):
          "sample 0 'd/a' field txt: reserved record bytes are not zero",
          "sample #0 'd/a' field 'txt': reserved record bytes are not zero")
     case("videos-unused", 45, new().table(96, "QQ", 0, 1).fix(),
-         "table has 1 video records, the fields use 0", "table has 1 video records, the fields use 0")
+         "table has 1 video record, the fields use 0", "table has 1 video record, the fields use 0")
     return out
 
 

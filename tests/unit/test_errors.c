@@ -383,7 +383,7 @@ static void test_plan_handles(void)
 	close(fd);
 	CHECK(unlink("empty.plan") == 0);
 	CHECK(slab_follow_open(f, NULL, NULL, 0, p, &o) == SLAB_ERR_INVAL);
-	CHECK_STR(slab_follow_error(f), "walk options of 1 bytes: no such version");
+	CHECK_STR(slab_follow_error(f), "walk options of 1 byte: no such version");
 	slab_follow_close(f);
 	slab_plan_free(p);
 	slab_plan_free(NULL);

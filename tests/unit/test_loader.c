@@ -276,7 +276,7 @@ static void test_ring(void)
 	}
 	CHECK(slab_loader_next(l, &b[0]) == 1);
 	CHECK(slab_loader_next(l, &x) == SLAB_ERR_INVAL);
-	CHECK_STR(slab_loader_error(l), "all 1 batches of the ring are held: release one first");
+	CHECK_STR(slab_loader_error(l), "the ring's one batch is held: release it first");
 	slab_loader_release(l, b[0]);
 	CHECK(slab_loader_next(l, &b[1]) == 1 && slab_loader_batch_number(b[1]) == 1);
 	check_batch(d, plan, l, b[1], 1, 3, &t, SIZE_MAX, 0);
