@@ -65,8 +65,9 @@ PY
 	[[ ${stderr_lines[0]} =~ ^"prefetch: 'e0.plan': epoch 1 of 3: 400 samples, "[0-9.]+" "[KM]"iB in "[0-9.]+" s, "[0-9]+" samples/s, read from storage " ]]
 	[[ ${stderr_lines[1]} == "prefetch: 'e1.plan': epoch 2 of 3: 400 samples, "* ]]
 	[[ ${stderr_lines[2]} == "prefetch: 'e2.plan': epoch 3 of 3: 400 samples, "* ]]
-	[[ ${stderr_lines[3]} == "prefetch: 'e0.plan': 1200 samples, "* ]]
-	[[ ${stderr_lines[5]} =~ ^"prefetch: 'e0.plan': cache budget 400.0 KiB (belady): "[0-9]+" pages cached at the start, "[0-9]+" kept, "[0-9]+" evicted, "[0-9]+" hits, "[0-9]+" misses, at most "[0-9.]+" KiB cached"$ ]]
+	[[ ${stderr_lines[3]} == "prefetch: 3 plans: 1200 samples, "* ]]
+	[[ ${stderr_lines[4]} == "prefetch: 3 plans: "*" distinct pages, "* ]]
+	[[ ${stderr_lines[5]} =~ ^"prefetch: 3 plans: cache budget 400.0 KiB (belady): "[0-9]+" pages cached at the start, "[0-9]+" kept, "[0-9]+" evicted, "[0-9]+" hits, "[0-9]+" misses, at most "[0-9.]+" KiB cached"$ ]]
 	# -q: none of it
 	run -0 --separate-stderr sh -c 'prefetch -q --plan e0.plan --plan e1.plan --memory 400K --emit d.slab > out'
 	assert_equal "$stderr" ""

@@ -374,7 +374,7 @@ PY
 	assert_equal "${#stderr_lines[@]}" 3
 	assert_regex "${stderr_lines[0]}" "^prefetch: 'q.plan': epoch 1 of 2: 11 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ samples/s, read from storage "
 	assert_regex "${stderr_lines[1]}" "^prefetch: 'r.plan': epoch 2 of 2: 11 samples, "
-	assert_regex "${stderr_lines[2]}" "^prefetch: 'q.plan': 22 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ MB/s$"
+	assert_regex "${stderr_lines[2]}" "^prefetch: 2 plans: 22 samples, [0-9.]+ KiB in [0-9.]+ s, [0-9.]+ MB/s$"
 }
 
 @test "frames: several plans with skipped samples: one warning, the end record counts them all" {

@@ -491,6 +491,22 @@ while data.read(65536):
 	assert_equal "$stderr" "prefetch: 'l.plan': trailing bytes after the plan (1 entry announced)"
 }
 
+# The summary of several plans was labelled with the first plan's name alone, as if it were
+# that plan's: it counts them all, and says how many.
+@test "several --plans: the summary lines name how many plans they count" {
+	need_shuffle_plan
+	one_slab
+	shuffle-plan -q -o p.plan one.slab
+	shuffle-plan -q --seed 1 -o q.plan one.slab
+	run -0 --separate-stderr prefetch -v --plan p.plan --plan q.plan --plan p.plan one.slab
+	assert_equal "${#stderr_lines[@]}" 5
+	assert_regex "${stderr_lines[0]}" "^prefetch: 'p.plan': epoch 1 of 3: 1 sample, "
+	assert_regex "${stderr_lines[1]}" "^prefetch: 'q.plan': epoch 2 of 3: 1 sample, "
+	assert_regex "${stderr_lines[2]}" "^prefetch: 'p.plan': epoch 3 of 3: 1 sample, "
+	assert_regex "${stderr_lines[3]}" "^prefetch: 3 plans: 3 samples, 9 B in [0-9.]+ s, [0-9.]+ MB/s$"
+	assert_equal "${stderr_lines[4]}" "prefetch: 3 plans: 1 distinct page, 1 WILLNEED call, 0 pages released, window of at most 1 page"
+}
+
 @test "the plan may come from standard input" {
 	need_shuffle_plan
 	dataset

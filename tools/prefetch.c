@@ -1068,6 +1068,17 @@ static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_
 		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b, c);
 }
 
+/* What the summary lines of a walk name: its plan, or how many plans it walked (each has
+ * its own epoch line). */
+static const char *walk_label(const struct plan_opts *po, char *buf, size_t len)
+{
+	if (po->nplans == 1)
+		snprintf(buf, len, "'%s'", po->plan_paths[0]);
+	else
+		snprintf(buf, len, "%zu plans", po->nplans);
+	return buf;
+}
+
 static int follow_plan(char **paths, int n, const struct plan_opts *po)
 {
 	struct slab_plan **plans = calloc(po->nplans, sizeof(*plans));
@@ -1082,7 +1093,8 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	struct epoch_mark mark, now;
 	size_t epoch = 0;
 	double start, last = 0;
-	const char *name = po->plan_paths[0];
+	char label[PATH_MAX + 8];
+	const char *name = walk_label(po, label, sizeof(label));
 	char a[32];
 
 	if (!files || !plans || !(f = slab_follow_new())) {
@@ -1207,7 +1219,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	slab_follow_stats(f, &st);
 	if (w == 1)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu %s", name,
+		cli_info("%s: the reader closed the pipe after %llu of %llu %s", name,
 			 (unsigned long long)written, (unsigned long long)count,
 			 slab_plural(count, "sample", "samples"));
 	if (po->emit != EMIT_NONE) {
@@ -1218,12 +1230,12 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	if (cli_verbosity >= 1) {
 		double secs = cli_now() - start;
-		cli_error("'%s': %llu %s, %s in %.2f s, %.1f MB/s", name,
+		cli_error("%s: %llu %s, %s in %.2f s, %.1f MB/s", name,
 			  (unsigned long long)st.samples, slab_plural(st.samples, "sample", "samples"),
 			  cli_human_size(st.bytes, a, sizeof(a)), secs,
 			  rate(st.bytes, secs));
 	}
-	cli_info("'%s': %llu distinct %s, %llu WILLNEED %s, %llu %s released, window of at most %llu %s",
+	cli_info("%s: %llu distinct %s, %llu WILLNEED %s, %llu %s released, window of at most %llu %s",
 		 name, (unsigned long long)st.distinct_pages,
 		 slab_plural(st.distinct_pages, "page", "pages"), (unsigned long long)st.advised,
 		 slab_plural(st.advised, "call", "calls"), (unsigned long long)st.released,
@@ -1231,7 +1243,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		 slab_plural(st.max_window, "page", "pages"));
 	if (po->fo.memory) {
 		char b[32];
-		cli_info("'%s': cache budget %s (%s): %llu %s cached at the start, %llu kept, %llu evicted, %llu %s, %llu %s, at most %s cached",
+		cli_info("%s: cache budget %s (%s): %llu %s cached at the start, %llu kept, %llu evicted, %llu %s, %llu %s, at most %s cached",
 			 name, cli_human_size(po->fo.memory, a, sizeof(a)),
 			 po->fo.policy == SLAB_CACHE_FIXED ? "fixed" : "belady",
 			 (unsigned long long)st.adopted, slab_plural(st.adopted, "page", "pages"),
@@ -1242,7 +1254,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	if (po->fo.direct) {
 		char b[32];
-		cli_info("'%s': %s read with O_DIRECT in %llu %s (%s), at most %s in buffers",
+		cli_info("%s: %s read with O_DIRECT in %llu %s (%s), at most %s in buffers",
 			 name, cli_human_size(st.direct_bytes, a, sizeof(a)),
 			 (unsigned long long)st.direct_reads, slab_plural(st.direct_reads, "read", "reads"),
 			 st.async ? "asynchronous" : "one at a time",
@@ -1372,7 +1384,8 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 	int progress = cli_progress_wanted(), ret = SLAB_EXIT_FAIL, wr = 0;
 	int per_epoch = po->nplans > 1 || po->fo.memory || po->fo.disk;
 	struct epoch_mark mark, now;
-	const char *name = po->plan_paths[0];
+	char label[PATH_MAX + 8];
+	const char *name = walk_label(po, label, sizeof(label));
 	size_t k;
 	char a[32];
 
@@ -1525,7 +1538,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		goto out;
 	}
 	if (wr)
-		cli_info("'%s': the reader closed the pipe after %llu of %llu %s", name,
+		cli_info("%s: the reader closed the pipe after %llu of %llu %s", name,
 			 (unsigned long long)run.written, (unsigned long long)run.count,
 			 slab_plural(run.count, "sample", "samples"));
 	if (cli_verbosity >= 1) {
@@ -1535,12 +1548,12 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		if (fr->skip)
 			snprintf(skipped, sizeof(skipped), ", %llu skipped",
 				 (unsigned long long)run.skipped);
-		cli_error("'%s': %llu %s, %s in %.2f s, %.1f MB/s%s", name,
+		cli_error("%s: %llu %s, %s in %.2f s, %.1f MB/s%s", name,
 			  (unsigned long long)run.written, slab_plural(run.written, "sample", "samples"),
 			  cli_human_size(slab_frameout_bytes(run.w), a, sizeof(a)), secs,
 			  rate(slab_frameout_bytes(run.w), secs), skipped);
 	}
-	cli_info("'%s': %u %s, %zu %s a batch, %s a frame, seed %llu, epoch %llu",
+	cli_info("%s: %u %s, %zu %s a batch, %s a frame, seed %llu, epoch %llu",
 		 name, fr->threads, slab_plural(fr->threads, "thread", "threads"), lo.batch,
 		 slab_plural(lo.batch, "sample", "samples"), cli_human_size(image_bytes, a, sizeof(a)),
 		 (unsigned long long)fp.seed, (unsigned long long)fp.epoch);
