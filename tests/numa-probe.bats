@@ -51,7 +51,7 @@ Try 'numa-probe --help' for more information."
 	run -2 --separate-stderr numa-probe --measure --threads -3
 	assert_equal "${stderr_lines[0]}" "numa-probe: invalid --threads '-3' (1 to 4096)"
 	run -2 --separate-stderr numa-probe --measure --size 64K --threads 64
-	assert_equal "${stderr_lines[0]}" "numa-probe: --size 65536 is too small for 64 threads (4K each)"
+	assert_equal "${stderr_lines[0]}" "numa-probe: --size 64K is too small for 64 threads: 4K each, 256.0 KiB in all"
 	run -2 --separate-stderr numa-probe --measure --sysfs-root "$SYSFS/vm-1node"
 	assert_equal "${stderr_lines[0]}" "numa-probe: --measure measures this machine: it does not go with --sysfs-root"
 	run -2 --separate-stderr numa-probe --frobnicate

@@ -38,6 +38,9 @@ Try 'pack --help' for more information." ]
 	run -2 --separate-stderr pack -o x.slab --on-error=ignore small.tar
 	assert_equal "${stderr_lines[0]}" "pack: invalid --on-error 'ignore' (fail or skip)"
 	run -2 --separate-stderr pack -o x.slab --max-sample-size 1Q small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --max-sample-size '1Q' (a size such as 64M, more than 0)"
+	run -2 --separate-stderr pack -o x.slab --max-sample-size 0 small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --max-sample-size '0' (a size such as 64M, more than 0)"
 	run -2 --separate-stderr pack -o x.slab --fields , small.tar
 	run -2 --separate-stderr pack -o x.slab --no-such-option small.tar
 	assert_equal "${stderr_lines[0]}" "pack: unrecognized option '--no-such-option'"

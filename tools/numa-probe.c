@@ -93,7 +93,7 @@ static void progress(int cpu_node, int mem_node, const char *step, void *arg)
 
 int main(int argc, char **argv)
 {
-	const char *root = "/";
+	const char *root = "/", *size_arg = NULL;
 	int json = 0, measure = 0, root_given = 0, c, ret = SLAB_EXIT_OK;
 	uint64_t size = 0, repeat = 5, threads = 0;
 	int size_given = 0, repeat_given = 0, threads_given = 0;
@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 			    size > (UINT64_C(256) << 30))
 				return cli_usage_error("invalid --size '%s' (64K to 256G)", optarg);
 			size_given = 1;
+			size_arg = optarg;
 			break;
 		case OPT_SYSFS_ROOT:
 			root = optarg;
@@ -161,9 +162,13 @@ int main(int argc, char **argv)
 			return cli_usage_error("--measure measures this machine: it does not go with "
 					       "--sysfs-root");
 	}
-	if (size_given && threads_given && size < threads * 4096)
-		return cli_usage_error("--size %llu is too small for %llu threads (4K each)",
-				       (unsigned long long)size, (unsigned long long)threads);
+	if (size_given && threads_given && size < threads * 4096) {
+		char need[32];
+
+		return cli_usage_error("--size %s is too small for %llu threads: 4K each, %s in all",
+				       size_arg, (unsigned long long)threads,
+				       cli_human_size(threads * 4096, need, sizeof(need)));
+	}
 
 	t = slab_topo_new();
 	if (t == NULL) {

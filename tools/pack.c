@@ -717,7 +717,8 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MAX_SAMPLE:
 			if (cli_parse_size(optarg, &o.max_sample) < 0 || o.max_sample == 0)
-				return cli_usage_error("invalid --max-sample-size '%s'", optarg);
+				return cli_usage_error("invalid --max-sample-size '%s' (a size such as 64M, more than 0)",
+						       optarg);
 			break;
 		case OPT_ON_ERROR:
 			if (strcmp(optarg, "skip") == 0)
