@@ -812,3 +812,14 @@ EOF
 	assert_success
 	assert_output "8 batches"
 }
+
+@test "inspect --get without --field on a sample of several fields fetches none of its bytes" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	inspect "$u" >/dev/null        # the header, the table and the trailer, in the cache
+	key=$(inspect --list www/d.slab | awk '$5 != "" { print $2; exit }')
+	run -2 --separate-stderr inspect -v --get "$key" "$u"
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_equal "${stderr_lines[0]%%: 200, *}" "inspect: HEAD $u"
+	assert_equal "${stderr_lines[1]}" "inspect: '$u': sample '$key' has several fields: choose one with --field"
+}

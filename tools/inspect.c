@@ -442,9 +442,10 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 			return -1;
 		}
 	} else {
-		/* Without --field, a sample with one field gives that one. */
+		/* Without --field, a sample with one field gives that one. Its records say which
+		 * fields it has: no field's bytes are read (or fetched, for a URL) to count them. */
 		for (unsigned k = 0; k < slab_field_count(s); k++) {
-			r = slab_get(s, idx, k, &fl);
+			r = slab_get_record(s, idx, k, &fl);
 			if (r < 0) {
 				cli_error("%s", slab_error(s));
 				return -1;
