@@ -92,6 +92,17 @@ PY
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["file"] for x in d] == ["small.slab","two.slab"]' "$output"
 }
 
+@test "several files: an empty line between two summaries, none before the first shown" {
+	small_slab
+	cp small.slab two.slab
+	echo "this is not a slab file" > bad.slab
+	run -1 --separate-stderr inspect bad.slab small.slab bad.slab two.slab bad.slab
+	assert_line --index 0 "file:         small.slab"
+	assert_equal "$(grep -c '^$' <<<"$output")" 1
+	assert_equal "$(grep -A1 '^$' <<<"$output" | tail -1)" "file:         two.slab"
+	assert_equal "${#stderr_lines[@]}" 3
+}
+
 @test "--list gives index, key, page and name:offset:size per field" {
 	small_slab
 	run -0 inspect --list small.slab

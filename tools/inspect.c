@@ -183,7 +183,8 @@ static uint64_t padding_bytes(const struct slab *s, uint64_t data)
 	return slab_table_offset(s) - slab_data_offset(s) - data;
 }
 
-static int summary_text(struct slab *s, const char *path)
+/* sep: summaries were printed before this one: an empty line first. */
+static int summary_text(struct slab *s, const char *path, int sep)
 {
 	struct stats st;
 	char a[32], b[32], c[32];
@@ -192,6 +193,8 @@ static int summary_text(struct slab *s, const char *path)
 
 	if (gather(s, &st) < 0)
 		return -1;
+	if (sep)
+		putchar('\n');
 	fputs("file:         ", stdout);
 	cli_fputs_escaped(path, stdout);
 	putchar('\n');
@@ -585,6 +588,7 @@ int main(int argc, char **argv)
 	enum mode mode = MODE_SUMMARY;
 	const char *get_what = NULL, *field = NULL;
 	int json = 0, json_done = 0, clash = 0, c, ret = SLAB_EXIT_OK;  /* clash: two modes */
+	int shown = 0;          /* text summaries printed */
 	struct json j;
 
 	cli_init(argv[0]);
@@ -673,10 +677,9 @@ int main(int argc, char **argv)
 		}
 		switch (mode) {
 		case MODE_SUMMARY:
-			if (!json && i > optind)
-				putchar('\n');
-			r = json ? summary_json(s, path, &j) : summary_text(s, path);
+			r = json ? summary_json(s, path, &j) : summary_text(s, path, shown);
 			json_done |= json && r == 0;
+			shown += !json && r == 0;
 			break;
 		case MODE_LIST:
 			if (json)
