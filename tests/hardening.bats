@@ -78,6 +78,20 @@ truncate_emit() {
 	done
 }
 
+@test "inspect --get of a field whose file is truncated mid-stream: exit 1 naming the input, not the output" {
+	head -c 3000000 /dev/urandom > big.bin
+	tar -cf big.tar big.bin
+	pack -q -o one.slab big.tar
+	size=$(stat -c %s one.slab)
+	cp one.slab cut.slab
+	run -0 bash -c 'inspect --get big cut.slab 2>err |
+		{ head -c 200000 >/dev/null; truncate -s 100000 cut.slab; cat >/dev/null; }
+		echo "status ${PIPESTATUS[0]}"; cat err'
+	assert_line --index 0 "status 1"
+	assert_line --index 1 --regexp "^inspect: 'cut.slab': cannot read offset [0-9]+: the file is 100000 bytes now, $size when it was opened \(truncated while in use\)$"
+	assert_equal "${#lines[@]}" 2
+}
+
 # setup_cut: setup_data, and for the truncation tests: shim (the preloaded shim; the test
 # skips without it), size (one.slab's) and want (the message naming cut.slab cut to 4096).
 setup_cut() {

@@ -2,6 +2,7 @@
  * turn it back into a tar. */
 #include "cli.h"
 #include "errfmt.h"
+#include "fault.h"
 #include "format.h"
 #include "io.h"
 #include "json.h"
@@ -413,7 +414,7 @@ static int list(struct slab *s, struct json *j)
 
 static int get(struct slab *s, const char *path, const char *what, const char *field)
 {
-	uint64_t idx;
+	uint64_t idx, done;
 	struct slab_sample smp;
 	struct slab_field fl;
 	int f = -1, r;
@@ -478,8 +479,20 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 		return -1;
 	}
 	cli_flush_stdout();
-	if (slab_write_full(STDOUT_FILENO, fl.data, fl.size) < 0 && errno != EPIPE) {
-		cli_error("write error: %s", strerror(errno));
+	/* At most 1 GiB a call, as slab_write_full() writes. */
+	if (slab_write_chunked(STDOUT_FILENO, fl.data, fl.size, 1u << 30, &done) != 0 &&
+	    errno != EPIPE) {
+		/* EFAULT: the field's bytes could not be read from the mapping (the file was
+		 * truncated under it), which is the input's failure, not the output's. */
+		if (errno == EFAULT) {
+			struct slab_err e = { "" };
+
+			slab_fault_fail(&e, slab_path(s), slab_base(s), slab_file_size(s),
+					fl.data + done);
+			cli_error("%s", e.text);
+		} else {
+			cli_error("write error: %s", strerror(errno));
+		}
 		return -1;
 	}
 	return 0;
