@@ -119,6 +119,18 @@ assert len(d[0]["fields"][1]["crc32c"]) == 8
 PY
 }
 
+@test "--list of a file whose field record fails part way: whole lines, valid JSON, exit 1" {
+	small_slab
+	cp small.slab c.slab; slabedit c.slab field-offset 1 1 64   # d/b's txt, in the header
+	run -1 --separate-stderr inspect --list c.slab
+	assert_equal "$output" "0	d/a	0	cls:4096:1	txt:4097:3"
+	assert_equal "$stderr" "inspect: 'c.slab': sample #1 field 'txt': offset 64, size 3 outside the data area"
+	inspect --list c.slab 2>/dev/null | tail -c 1 | cmp - <(printf '\n')   # no half line
+	run -1 --separate-stderr inspect --list --json c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': sample #1 field 'txt': offset 64, size 3 outside the data area"
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["key"] for x in d] == ["d/a"], d' "$output"
+}
+
 @test "--get writes a field's exact bytes, by key or by #index" {
 	small_slab
 	run -0 inspect --get d/a --field txt small.slab

@@ -319,17 +319,52 @@ static void fps_text(char *buf, size_t len, const struct slab_video_info *v)
 		snprintf(buf, len, "%.2f", (double)v->fps_num / v->fps_den);
 }
 
-static int list(struct slab *s, struct json *j)
+/* A sample's field as --list shows it. */
+struct list_field {
+	struct slab_field fl;
+	struct slab_video_info vi;
+	int present, video;
+};
+
+/* Sample i's records, all of its fields', into lf[]: 0, or -1 said. */
+static int list_records(struct slab *s, uint64_t i, struct list_field *lf)
 {
-	unsigned nf = slab_field_count(s);
+	for (unsigned f = 0; f < slab_field_count(s); f++) {
+		int r = slab_get_record(s, i, f, &lf[f].fl);
 
-	for (uint64_t i = 0; i < slab_count(s); i++) {
-		struct slab_sample smp;
-
-		if (slab_sample(s, i, &smp) < 0) {
+		lf[f].video = 0;
+		if (r > 0 && (lf[f].fl.flags & SLAB_FIELD_VIDEO))
+			r = lf[f].video = slab_field_video(s, i, f, &lf[f].vi);
+		if (r < 0) {
 			cli_error("%s", slab_error(s));
 			return -1;
 		}
+		lf[f].present = r;
+	}
+	return 0;
+}
+
+static int list(struct slab *s, struct json *j)
+{
+	unsigned nf = slab_field_count(s);
+	struct list_field *lf = calloc(nf ? nf : 1, sizeof(*lf));
+	int ret = -1;
+
+	if (!lf) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (uint64_t i = 0; i < slab_count(s); i++) {
+		struct slab_sample smp;
+
+		/* A sample's records are all read before anything of it is written: one that
+		 * fails leaves no half line, and no JSON object left open. */
+		if (slab_sample(s, i, &smp) < 0) {
+			cli_error("%s", slab_error(s));
+			goto out;
+		}
+		if (list_records(s, i, lf) < 0)
+			goto out;
 		if (j) {
 			json_object_begin(j, NULL);
 			json_u64(j, "index", i);
@@ -345,60 +380,55 @@ static int list(struct slab *s, struct json *j)
 			printf("\t%llu", (unsigned long long)smp.page);
 		}
 		for (unsigned f = 0; f < nf; f++) {
-			struct slab_field fl;
-			struct slab_video_info vi;
+			const struct slab_field *fl = &lf[f].fl;
+			const struct slab_video_info *vi = &lf[f].vi;
 			const struct image_kind *kind;
+			int video = lf[f].video;
 			char crc[16], fps[32];
-			int r = slab_get_record(s, i, f, &fl), video = 0;
-			if (r > 0 && (fl.flags & SLAB_FIELD_VIDEO))
-				r = video = slab_field_video(s, i, f, &vi);
-			if (r < 0) {
-				cli_error("%s", slab_error(s));
-				return -1;
-			}
-			if (!r)
+
+			if (!lf[f].present)
 				continue;
-			kind = image_kind(fl.flags);
+			kind = image_kind(fl->flags);
 			if (video)
-				fps_text(fps, sizeof(fps), &vi);
+				fps_text(fps, sizeof(fps), vi);
 			if (j) {
 				json_object_begin(j, NULL);
 				json_string(j, "name", slab_field_name(s, f));
-				json_u64(j, "offset", fl.offset);
-				json_u64(j, "size", fl.size);
-				snprintf(crc, sizeof(crc), "%08x", fl.crc);
+				json_u64(j, "offset", fl->offset);
+				json_u64(j, "size", fl->size);
+				snprintf(crc, sizeof(crc), "%08x", fl->crc);
 				json_string(j, "crc32c", crc);
 				if (kind) {
 					json_string(j, "format", kind->key);
-					json_u64(j, "width", fl.width);
-					json_u64(j, "height", fl.height);
+					json_u64(j, "width", fl->width);
+					json_u64(j, "height", fl->height);
 				}
-				if (fl.flags & SLAB_FIELD_JPEG) {
-					json_string(j, "subsampling", samp_name(fl.subsamp));
-					json_string(j, "colorspace", cs_name(fl.colorspace));
+				if (fl->flags & SLAB_FIELD_JPEG) {
+					json_string(j, "subsampling", samp_name(fl->subsamp));
+					json_string(j, "colorspace", cs_name(fl->colorspace));
 				}
 				if (video) {
-					json_string(j, "codec", vi.codec);
-					json_u64(j, "frames", vi.frames);
-					json_double(j, "duration", vi.duration);
-					json_u64(j, "fps_num", vi.fps_num);
-					json_u64(j, "fps_den", vi.fps_den);
+					json_string(j, "codec", vi->codec);
+					json_u64(j, "frames", vi->frames);
+					json_double(j, "duration", vi->duration);
+					json_u64(j, "fps_num", vi->fps_num);
+					json_u64(j, "fps_den", vi->fps_den);
 				}
 				if (kind && !video)
-					json_bool(j, "transcoded", !!(fl.flags & SLAB_FIELD_TRANSCODED));
+					json_bool(j, "transcoded", !!(fl->flags & SLAB_FIELD_TRANSCODED));
 				json_object_end(j);
 			} else {
 				putchar('\t');
 				cli_fputs_escaped(slab_field_name(s, f), stdout);
 				printf(":%llu:%llu",
-				       (unsigned long long)fl.offset, (unsigned long long)fl.size);
+				       (unsigned long long)fl->offset, (unsigned long long)fl->size);
 				if (video) {
-					printf(":%ux%u:", fl.width, fl.height);
-					cli_fputs_escaped(vi.codec, stdout);
-					printf(":%lluf:%.2fs:%sfps", (unsigned long long)vi.frames,
-					       vi.duration, fps);
+					printf(":%ux%u:", fl->width, fl->height);
+					cli_fputs_escaped(vi->codec, stdout);
+					printf(":%lluf:%.2fs:%sfps", (unsigned long long)vi->frames,
+					       vi->duration, fps);
 				} else if (kind) {
-					printf(":%ux%u:%s", fl.width, fl.height, kind->key);
+					printf(":%ux%u:%s", fl->width, fl->height, kind->key);
 				}
 			}
 		}
@@ -409,7 +439,10 @@ static int list(struct slab *s, struct json *j)
 			putchar('\n');
 		}
 	}
-	return 0;
+	ret = 0;
+out:
+	free(lf);
+	return ret;
 }
 
 static int get(struct slab *s, const char *path, const char *what, const char *field)
