@@ -137,7 +137,9 @@ SLAB_API struct slab *slab_new(void);
 
 /* Map and check a file: header, trailer, table checksum and table layout. Per-sample bounds
  * are checked on each access, and fully by slab_verify(). On failure slab_error() says why,
- * naming the file and the offset where it helps. A reader opens one file, once. */
+ * naming the file and the offset where it helps, and the reader is left as slab_new() made
+ * it (no samples, no fields, nothing mapped; slab_verify() is SLAB_ERR_INVAL), to be opened
+ * again or closed. A reader opens one file, once. */
 SLAB_API int slab_open(struct slab *s, const char *path);
 /* The same over a buffer the caller keeps alive (fuzzing, embedded use). */
 SLAB_API int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name);

@@ -268,8 +268,40 @@ static int parse_guarded(struct slab *s)
 	return ret;
 }
 
+/* What an open reader holds: its remote, its mapping, its field names. */
+static void release(struct slab *s)
+{
+	/* The remote first: its background fetchers check what they fetch against the
+	 * table in this mapping, and must be done before it goes. */
+	if (s->remote_owned)
+		slab_remote_close(s->remote);
+	if (s->mapped)
+		munmap((void *)s->base, s->size);
+	if (s->names)
+		for (uint32_t f = 0; f < s->nfields; f++)
+			free(s->names[f]);
+	free(s->names);
+}
+
+/* A failed open leaves the reader as slab_new() made it but for its name and its error:
+ * no later call reads what the checks stopped at (a count, a table, field names half
+ * made), and it may be opened again. Returns ret. */
+static int unopen(struct slab *s, int ret)
+{
+	struct slab_err err = s->err;
+	char *name = s->name;
+
+	release(s);
+	memset(s, 0, sizeof(*s));
+	s->err = err;
+	s->name = name;
+	return ret;
+}
+
 int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 {
+	int ret;
+
 	if (s->base)
 		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "already open");
 	free(s->name);
@@ -281,7 +313,8 @@ int slab_open_mem(struct slab *s, const void *buf, size_t len, const char *name)
 	s->size = len;
 	/* The memory may be a file's mapping (Python's SlabFile maps the file it names): its
 	 * reads are guarded as a mapped file's are. */
-	return parse_guarded(s);
+	ret = parse_guarded(s);
+	return ret < 0 ? unopen(s, ret) : 0;
 }
 
 /* Map the local file path and check it; messages name s->name. */
@@ -352,7 +385,10 @@ int slab_open_named(struct slab *s, const char *path, const char *name)
 {
 	int ret = set_name(s, name);
 
-	return ret < 0 ? ret : map_open(s, path);
+	if (ret < 0)
+		return ret;
+	ret = map_open(s, path);
+	return ret < 0 ? unopen(s, ret) : 0;
 }
 
 int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o)
@@ -364,8 +400,10 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 
 	if ((ret = set_name(s, name)) < 0)
 		return ret;
-	if (!slab_net_is_url(name))
-		return map_open(s, name);
+	if (!slab_net_is_url(name)) {
+		ret = map_open(s, name);
+		return ret < 0 ? unopen(s, ret) : 0;
+	}
 	memset(&opt, 0, sizeof(opt));
 	if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
 		return slab_fail(&s->err, SLAB_ERR_INVAL, name,
@@ -375,11 +413,10 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	if (ret < 0)
 		return slab_fail_from(&s->err, ret, e.text);
 	s->remote_owned = 1;
-	if ((ret = map_open(s, local)) < 0 || (ret = slab_remote_bind(s->remote, s, &e)) < 0) {
-		if (!s->err.text[0] || ret == SLAB_ERR_NOMEM)
-			slab_fail_from(&s->err, ret, e.text);
-		return ret;
-	}
+	if ((ret = map_open(s, local)) < 0)
+		return unopen(s, ret);
+	if ((ret = slab_remote_bind(s->remote, s, &e)) < 0)
+		return unopen(s, slab_fail_from(&s->err, ret, e.text));
 	return 0;
 }
 
@@ -472,16 +509,7 @@ void slab_close(struct slab *s)
 {
 	if (!s)
 		return;
-	/* The remote first: its background fetchers check what they fetch against the
-	 * table in this mapping, and must be done before it goes. */
-	if (s->remote_owned)
-		slab_remote_close(s->remote);
-	if (s->mapped)
-		munmap((void *)s->base, s->size);
-	if (s->names)
-		for (uint32_t f = 0; f < s->nfields; f++)
-			free(s->names[f]);
-	free(s->names);
+	release(s);
 	free(s->name);
 	free(s);
 }
@@ -1120,9 +1148,13 @@ int slab_verify(struct slab *s, void (*progress)(uint64_t done, uint64_t total, 
 		void *arg)
 {
 	uint64_t total = s->table_offset - s->data_offset, last_report = 0, now;
-	struct verify *v = calloc(1, sizeof(*v));
+	struct verify *v = NULL;
 	int ret = SLAB_ERR_NOMEM;
 
+	/* Never opened, or its open failed (unopen()): nothing to call sound or corrupt. */
+	if (!s->base)
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "reader not open");
+	v = calloc(1, sizeof(*v));
 	if (!v || !(v->spans = malloc((s->nfields ? s->nfields : 1) * sizeof(*v->spans)))) {
 		ret = slab_fail(&s->err, SLAB_ERR_NOMEM, who(s), "out of memory");
 		goto out;

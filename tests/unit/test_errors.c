@@ -2,6 +2,8 @@
  * a bad argument SLAB_ERR_INVAL), the texts the *_error() accessors give, the sized structs,
  * and two writers finishing at once in two threads. */
 #include "slab.h"
+#include "crc32c.h"
+#include "format.h"
 #include "tarin.h"
 #include "unit.h"
 
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The out-of-memory test asks for more than any machine has: under AddressSanitizer that must
@@ -113,6 +116,118 @@ static void test_reader(void)
 	CHECK(slab_sample(s, 0, &smp) == SLAB_ERR_RANGE);
 	CHECK_STR(slab_error(s), "'mem.slab': sample #0 out of range (0 samples)");
 	slab_close(s);
+}
+
+/* A file of two samples with fields "a" and "b", read into memory: *len bytes. */
+static unsigned char *two_fields(size_t *len)
+{
+	struct slab_writer_field f[2] = {
+		{ .name = "a", .data = "x", .size = 1 },
+		{ .name = "b", .data = "yz", .size = 2 },
+	};
+	struct slab_writer *w = slab_writer_new();
+	int fd = open("two.slab", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	unsigned char *buf = NULL;
+	struct stat st;
+
+	CHECK(w && fd >= 0 && slab_writer_open(w, fd, "two.slab", NULL) == 0);
+	CHECK(slab_writer_add(w, "k0", 2, f, 2) == 0 && slab_writer_add(w, "k1", 2, f, 2) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	CHECK(fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size)) != NULL);
+	CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	close(fd);
+	CHECK(unlink("two.slab") == 0);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* The table's and the trailer's checksums of a changed file made right again, so that the
+ * check under test is the one that fails. */
+static void fix_crcs(unsigned char *b, size_t len)
+{
+	unsigned char *tr = b + len - SLAB_TRAILER_SIZE;
+
+	slab_put32(tr + 40, slab_crc32c(0, b + slab_le64(tr + 8), (size_t)slab_le64(tr + 16)));
+	slab_put32(tr + 60, slab_crc32c(0, tr, 60));
+}
+
+/* A reader whose open failed holds nothing of the file: no count, no schema, no table for a
+ * later call to read unchecked (a schema cut short left a field name NULL, and
+ * slab_field_lookup() crashed on it); and it may be opened again. */
+static void test_failed_open(void)
+{
+	size_t len;
+	unsigned char *good = two_fields(&len), *bad = malloc(len);
+	unsigned char *t = good + slab_le64(good + len - SLAB_TRAILER_SIZE + 8);
+	uint64_t schema = slab_le64(t + 32);
+	static const struct {
+		const char *what;
+		int code;
+		const char *text;
+	} cases[] = {
+		{ "order", SLAB_ERR_CORRUPT, "'bad.slab': schema field 1 is empty, out of order or repeated" },
+		{ "cut", SLAB_ERR_CORRUPT, "'bad.slab': schema truncated at field 1" },
+		{ "count", SLAB_ERR_CORRUPT, "'bad.slab': trailer and table disagree on the sample count" },
+		{ "table", SLAB_ERR_CORRUPT, "'bad.slab': table checksum mismatch (table at offset 8192)" },
+	};
+	struct slab_sample smp;
+	struct slab_field fl;
+	uint64_t idx;
+	struct slab *s;
+
+	CHECK(bad && slab_le32(t + 24) == 2 && slab_le16(t + schema + 3) == 1 && t[schema + 5] == 'b');
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		unsigned char *bt = bad + (t - good);
+
+		memcpy(bad, good, len);
+		if (c == 0)
+			bt[schema + 5] = 'A';           /* "a", "A": out of order */
+		else if (c == 1)
+			slab_put64(bt + 40, 4);         /* the schema ends inside field 1's length */
+		else if (c == 2)
+			slab_put64(bt + 8, 1);          /* the table says 1 sample, the trailer 2 */
+		if (c < 3)
+			fix_crcs(bad, len);
+		else
+			bt[schema + 5] = 'c';           /* the table's checksum left as it was */
+		s = slab_new();
+		CHECK(s && slab_open_mem(s, bad, len, "bad.slab") == cases[c].code);
+		CHECK_STR(slab_error(s), cases[c].text);
+		CHECK(slab_count(s) == 0 && slab_field_count(s) == 0 && slab_page_count(s) == 0);
+		CHECK(slab_file_size(s) == 0 && slab_base(s) == NULL && slab_field_name(s, 0) == NULL);
+		CHECK(slab_field_lookup(s, "a") == SLAB_ERR_NOTFOUND);
+		CHECK(slab_field_lookup(s, "b") == SLAB_ERR_NOTFOUND);
+		CHECK(slab_sample(s, 0, &smp) == SLAB_ERR_RANGE);
+		CHECK_STR(slab_error(s), "'bad.slab': sample #0 out of range (0 samples)");
+		CHECK(slab_get(s, 0, 0, &fl) == SLAB_ERR_RANGE);
+		CHECK(slab_find(s, "k0", 2, &idx) == SLAB_ERR_NOTFOUND);
+		CHECK(slab_verify(s, NULL, NULL) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_error(s), "'bad.slab': reader not open");
+		/* opened again, on the good bytes: the same as a new reader */
+		CHECK(slab_open_mem(s, good, len, "good.slab") == 0);
+		CHECK(slab_count(s) == 2 && slab_field_lookup(s, "b") == 1);
+		CHECK(slab_verify(s, NULL, NULL) == 0);
+		slab_close(s);
+	}
+	/* and a file that fails to open from a path: unmapped, the same */
+	{
+		int fd = open("bad.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		memcpy(bad, good, len);
+		bad[len - SLAB_TRAILER_SIZE + 8 + 16] ^= 1;     /* file size in the trailer */
+		fix_crcs(bad, len);
+		CHECK(fd >= 0 && write(fd, bad, len) == (ssize_t)len);
+		close(fd);
+		s = slab_new();
+		CHECK(s && slab_open(s, "bad.slab") == SLAB_ERR_CORRUPT);
+		CHECK(slab_count(s) == 0 && slab_base(s) == NULL && slab_field_count(s) == 0);
+		CHECK_STR(slab_path(s), "bad.slab");
+		slab_close(s);
+		CHECK(unlink("bad.slab") == 0);
+	}
+	free(bad);
+	free(good);
 }
 
 /* ---- writer ---------------------------------------------------------------------------- */
@@ -397,6 +512,7 @@ int main(void)
 	CHECK(mkdtemp(dir) != NULL && chdir(dir) == 0);
 	test_tarin();
 	test_reader();
+	test_failed_open();
 	test_writer_codes();
 	test_writer_misuse();
 	test_writers_in_threads();
