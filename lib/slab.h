@@ -924,7 +924,8 @@ struct slab_dataset;
 /* A new, empty dataset; NULL only when out of memory. Free with slab_dataset_close(). */
 SLAB_API struct slab_dataset *slab_dataset_new(void);
 /* Open paths[0 .. n) (n >= 1), each as slab_open() does. On failure nothing stays open and
- * slab_dataset_error() says why, naming the file. */
+ * slab_dataset_error() says why, naming the file. A dataset opens once: on one open already,
+ * SLAB_ERR_INVAL ("dataset already open") and its files stay as they were. */
 SLAB_API int slab_dataset_open(struct slab_dataset *d, const char *const *paths, size_t n);
 /* The same with URLs among the paths, reached with these options (NULL: the defaults); the
  * dataset's remote files share one pool of background fetchers. */

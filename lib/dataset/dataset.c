@@ -56,8 +56,9 @@ int slab_dataset_open_ex(struct slab_dataset *d, const char *const *paths, size_
 	size_t first_url = SIZE_MAX;
 	int rc;
 
-	dataset_clear(d);
-	d->err.text[0] = '\0';
+	/* Closing the files open would leave the readers taken from them dangling. */
+	if (d->n)
+		return slab_fail(&d->err, SLAB_ERR_INVAL, NULL, "dataset already open");
 	if (n == 0)
 		return slab_fail(&d->err, SLAB_ERR_INVAL, "(dataset)", "no files");
 	if (n > UINT32_MAX)

@@ -79,6 +79,24 @@ static void test_errors(void)
 	CHECK_STR(slab_dataset_error(d), "'missing.slab': No such file or directory");
 	/* Nothing stays open after a failure. */
 	CHECK(slab_dataset_files(d) == 0 && slab_dataset_count(d) == 0);
+	/* and it may be opened then: the error text stays, as after any call that succeeds */
+	CHECK(slab_dataset_open(d, paths, 1) == 0 && slab_dataset_count(d) == 5);
+	CHECK_STR(slab_dataset_error(d), "'missing.slab': No such file or directory");
+	{
+		/* Opened again while open: refused, the files open and the readers taken from
+		 * them untouched (they were closed, the readers left dangling) */
+		const char *others[] = { "b.slab" };
+		struct slab *s = slab_dataset_file(d, 0);
+		struct slab_sample smp;
+
+		CHECK(slab_dataset_open(d, others, 1) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_dataset_error(d), "dataset already open");
+		CHECK(slab_dataset_open_ex(d, others, 1, NULL) == SLAB_ERR_INVAL);
+		CHECK(slab_dataset_files(d) == 1 && slab_dataset_count(d) == 5);
+		CHECK(slab_dataset_file(d, 0) == s && slab_sample(s, 4, &smp) == 0);
+		CHECK(smp.key_len == 2 && memcmp(smp.key, "k4", 2) == 0);
+		CHECK_STR(slab_dataset_path(d, 0), "a.slab");
+	}
 	slab_dataset_close(d);
 	slab_dataset_close(NULL);
 }
