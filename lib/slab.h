@@ -218,9 +218,9 @@ SLAB_API int slab_check_key(struct slab *s, uint64_t i);
 /* The same for every sample: 0, or the error for the first one that is not. */
 SLAB_API int slab_check_keys(struct slab *s);
 
-/* Check everything: every field's CRC32C, that every byte between fields is zero, the page
- * rules (no straddling, large samples start a page), that records lie in the data area in
- * order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first
+/* Check everything: every field's CRC32C and flags, that every byte between fields is zero,
+ * the page rules (no straddling, large samples start a page), that records lie in the data
+ * area in order, and that the key index finds every key. 0, or SLAB_ERR_CORRUPT with the first
  * problem (sample index, key, offset) in slab_error(); SLAB_ERR_IO when the file was
  * truncated while it was checked (a cut inside its last OS page reads as zeros: the file's
  * size at the end is compared with its size at open). progress, when not NULL, is called
@@ -619,9 +619,10 @@ SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 /* Append one sample. Its fields are laid back to back in the order given. Refused without
  * writing anything with SLAB_ERR_DUPKEY (key seen before) or SLAB_ERR_DUPFIELD (a name
  * twice), so the caller may skip the sample and go on; their text names the sample, not the
- * output. Other errors are final: SLAB_ERR_INVAL (an empty field name, one with a '/' or
- * longer than 65535 bytes, more than 255 fields, a key that is not slab_key_safe(), the
- * writer not open, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
+ * output. Other errors are final: SLAB_ERR_INVAL (a NULL or empty field name, one with a '/'
+ * or longer than 65535 bytes, NULL data with a size above 0, more than one image flag on a
+ * field or one with SLAB_FIELD_VIDEO, more than 255 fields, a key that is not
+ * slab_key_safe(), the writer not open, ...), SLAB_ERR_NOMEM, SLAB_ERR_IO. */
 SLAB_API int slab_writer_add(struct slab_writer *w, const char *key, size_t key_len,
 		    const struct slab_writer_field *fields, size_t nfields);
 

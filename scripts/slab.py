@@ -963,6 +963,11 @@ class SlabFile:
                 if not flags & FIELD_VIDEO and vindex:
                     raise self._error("%s field %s: reserved record bytes are not zero",
                                       who, self.names[f])
+                # 46: at most one of the image flags, and none with VIDEO
+                kind = flags & (FIELD_JPEG | FIELD_PNG | FIELD_WEBP | FIELD_VIDEO)
+                if kind & (kind - 1):
+                    raise self._error("%s field %s: flags 0x%02x: more than one of JPEG, PNG, "
+                                      "WEBP and VIDEO", who, self.names[f], flags)
                 # 35: the field's CRC (unless libslab checked it)
                 if ((size == 0 or offset + size > checked_to)
                         and crc32c(m[foff:foff + fsize]) != crc):

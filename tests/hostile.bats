@@ -346,6 +346,17 @@ PY
 	assert_equal "$stderr" "inspect: 'o.slab': options text in the header has no NUL terminator"
 }
 
+@test "a field with two image flags (JPEG and PNG): --verify calls it corrupt" {
+	small_slab
+	run -0 inspect --verify -q small.slab
+	slabedit small.slab field-flags 0 1 0x0b
+	run -1 --separate-stderr inspect --verify -q small.slab
+	assert_equal "$stderr" "inspect: 'small.slab': sample #0 'd/a' field 'txt': flags 0x0b: more than one of JPEG, PNG, WEBP and VIDEO"
+	# what opening checks is not all of it: the other modes read it
+	run -0 inspect --get d/a --field txt small.slab
+	assert_output "one"
+}
+
 # ---- smaller things ---------------------------------------------------------------------------
 
 @test "prefetch counts only what reached the reader" {

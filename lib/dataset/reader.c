@@ -1065,6 +1065,14 @@ static int verify_sample(struct slab *s, uint64_t i, const struct slab_sample *s
 			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': reserved record bytes are not zero",
 					 (unsigned long long)i, kl, smp->key, s->names[f]);
 		}
+		/* At most one of the image flags, and none with VIDEO. */
+		{
+			unsigned kind = fl.flags & (SLAB_FIELD_IMAGE | SLAB_FIELD_VIDEO);
+
+			if (kind & (kind - 1))
+				return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': flags 0x%02x: more than one of JPEG, PNG, WEBP and VIDEO",
+						 (unsigned long long)i, kl, smp->key, s->names[f], fl.flags);
+		}
 		n++;
 	}
 	/* The fields tile the sample exactly, back to back. */

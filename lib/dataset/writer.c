@@ -552,6 +552,19 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 		return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
 			    (int)(key_len > 200 ? 200 : key_len), key);
 	for (size_t i = 0; i < nfields; i++) {
+		unsigned image = fields[i].flags & SLAB_FIELD_IMAGE;
+
+		if (!fields[i].name)
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field %zu: no name",
+					   (int)(key_len > 200 ? 200 : key_len), key, i);
+		if (!fields[i].data && fields[i].size)
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': no data for %llu bytes",
+					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name,
+					   (unsigned long long)fields[i].size);
+		/* slab(5): at most one image flag. */
+		if (image & (image - 1))
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': more than one image flag",
+					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(fields[i].name, fields[j].name) == 0)
 				return slab_fail(&w->err, SLAB_ERR_DUPFIELD, NULL, "sample '%.*s': field '%s' given twice",

@@ -341,6 +341,10 @@ def cases(base):
          "sample #0 'd/a' field 'txt': reserved record bytes are not zero")
     case("videos-unused", 45, new().table(96, "QQ", 0, 1).fix(),
          "table has 1 video record, the fields use 0", "table has 1 video record, the fields use 0")
+    # 46: two image flags on one field
+    case("image-flags", 46, new().field(0, 1, 24, "B", 0x0b).fix(),
+         "sample 0 'd/a' field txt: flags 0x0b: more than one of JPEG, PNG, WEBP and VIDEO",
+         "sample #0 'd/a' field 'txt': flags 0x0b: more than one of JPEG, PNG, WEBP and VIDEO")
     return out
 
 

@@ -8,6 +8,7 @@ under test is the one a reader trips on, not a CRC. Built on crafted.py's Craft.
   slabedit.py FILE field-name OLD NEW      replace a field name (same length) in the schema
   slabedit.py FILE options-fill            options text without a NUL: bytes 64..4095 = 'x'
   slabedit.py FILE field-offset I F OFF    field record (I, F): offset = OFF
+  slabedit.py FILE field-flags I F FLAGS   field record (I, F): flags byte = FLAGS (0x.. too)
   slabedit.py FILE index-move              the last sample of a run of the key index moves
                                            on, past an empty slot
 OLD and NEW are taken as Python bytes escapes ('a\\nb', '\\x1b').
@@ -54,6 +55,9 @@ def main(argv):
     elif op == "field-offset":
         i, f, off = (int(x) for x in rest)
         c.field(i, f, 0, "Q", off)
+    elif op == "field-flags":
+        i, f, flags = (int(x, 0) for x in rest)
+        c.field(i, f, 24, "B", flags)
     elif op == "index-move":
         slots, b = c.slots(), c.buckets
         h = next(h for h in range(b) if slots[h] and not slots[(h + 1) % b])

@@ -336,6 +336,89 @@ static void test_writer_misuse(void)
 	close(fd);
 }
 
+/* Fields the writer refuses before writing anything of the sample: a NULL name, NULL data
+ * of some bytes (it crashed on both), two image flags, which slab(5) forbids (it wrote them,
+ * for slab_verify() to call corrupt). An image flag with VIDEO is checked by slab_verify()
+ * too. */
+static void test_writer_fields(void)
+{
+	static const struct {
+		struct slab_writer_field f;
+		const char *text;
+	} bad[] = {
+		{ { .name = NULL, .data = "x", .size = 1 }, "'out.slab': sample 'k' field 1: no name" },
+		{ { .name = "b", .data = NULL, .size = 3 },
+		  "'out.slab': sample 'k' field 'b': no data for 3 bytes" },
+		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_JPEG | SLAB_FIELD_PNG },
+		  "'out.slab': sample 'k' field 'b': more than one image flag" },
+		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_PNG | SLAB_FIELD_WEBP },
+		  "'out.slab': sample 'k' field 'b': more than one image flag" },
+	};
+	struct slab_writer_field f[2] = { { .name = "a", .data = "x", .size = 1 } };
+	struct slab_video_info vi = { .width = 2, .height = 2, .frames = 1, .fps_num = 1,
+				      .fps_den = 1, .codec = "h264" };
+	const struct slab_video_info *vis[2] = { NULL, &vi };
+	struct slab_writer *w;
+	size_t len;
+	struct slab *s;
+	unsigned char *buf;
+	int fd = open("/dev/null", O_WRONLY);
+
+	CHECK(fd >= 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct slab_writer_stats st = { .size = sizeof(st) };
+
+		w = slab_writer_new();
+		CHECK(w && slab_writer_open(w, fd, mem_name, NULL) == 0);
+		f[1] = bad[i].f;
+		CHECK(slab_writer_add(w, "k", 1, f, 2) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_writer_error(w), bad[i].text);
+		slab_writer_stats(w, &st);
+		CHECK(st.samples == 0 && st.data_bytes == 0);
+		slab_writer_free(w);
+	}
+	close(fd);
+
+	/* NULL data of no bytes is an empty field; one image flag (and TRANSCODED) is fine */
+	fd = open("flags.slab", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	w = slab_writer_new();
+	CHECK(fd >= 0 && w && slab_writer_open(w, fd, "flags.slab", NULL) == 0);
+	f[1] = (struct slab_writer_field){ .name = "b", .data = NULL, .size = 0 };
+	CHECK(slab_writer_add(w, "k0", 2, f, 2) == 0);
+	f[1] = (struct slab_writer_field){ .name = "b", .data = "x", .size = 1,
+					   .flags = SLAB_FIELD_PNG | SLAB_FIELD_TRANSCODED };
+	CHECK(slab_writer_add(w, "k1", 2, f, 2) == 0);
+	f[1] = (struct slab_writer_field){ .name = "b", .data = "vid", .size = 3,
+					   .flags = SLAB_FIELD_VIDEO, .width = 2, .height = 2 };
+	CHECK(slab_writer_add_ex(w, "k2", 2, f, 2, vis) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	CHECK((buf = malloc(len)) != NULL && pread(fd, buf, len, 0) == (ssize_t)len);
+	close(fd);
+	CHECK(unlink("flags.slab") == 0);
+	s = slab_new();
+	CHECK(s && slab_open_mem(s, buf, len, "flags.slab") == 0);
+	CHECK(slab_verify(s, NULL, NULL) == 0);
+	slab_close(s);
+	/* the video field given a PNG flag too, as no writer writes it */
+	{
+		unsigned char *t = buf + slab_le64(buf + len - SLAB_TRAILER_SIZE + 8);
+		unsigned char *rec = t + slab_le64(t + 56) + (2 * 2 + 1) * SLAB_FIELD_RECORD;
+
+		CHECK(rec[24] == (SLAB_FIELD_PRESENT | SLAB_FIELD_VIDEO));
+		rec[24] |= SLAB_FIELD_PNG;
+		fix_crcs(buf, len);
+	}
+	s = slab_new();
+	CHECK(s && slab_open_mem(s, buf, len, "flags.slab") == 0);
+	CHECK(slab_verify(s, NULL, NULL) == SLAB_ERR_CORRUPT);
+	CHECK_STR(slab_error(s), "'flags.slab': sample #2 'k2' field 'b': flags 0x49: more than one "
+		  "of JPEG, PNG, WEBP and VIDEO");
+	slab_close(s);
+	free(buf);
+}
+
 /* Two writers, each with many field names given in another order, finish at once: the
  * schemas must come out sorted and each sample's fields where they were put. */
 enum { NAMES = 400, ROUNDS = 8 };
@@ -515,6 +598,7 @@ int main(void)
 	test_failed_open();
 	test_writer_codes();
 	test_writer_misuse();
+	test_writer_fields();
 	test_writers_in_threads();
 	test_plan_handles();
 	test_walk_misuse();
