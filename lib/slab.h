@@ -537,9 +537,11 @@ struct slab_follow_stats {
 SLAB_API struct slab_follow *slab_follow_new(void);
 
 /* Prepare a walk of plan over files[0..nfiles) (paths[] are their names, opened again for
- * advice and O_DIRECT). The plan must match the files (slab_plan_match); the files, paths
- * and plan must outlive the walk. One pass over the plan finds each page's last use. 0, or
- * a negative error with the reason (naming the file where it helps) in slab_follow_error(). */
+ * advice and O_DIRECT). The plan must match the files: one that does not is SLAB_ERR_INVAL
+ * with slab_plan_match()'s message in slab_follow_error() (the plan's error untouched). The
+ * files, paths and plan must outlive the walk. One pass over the plan finds each page's last
+ * use. 0, or a negative error with the reason (naming the file where it helps) in
+ * slab_follow_error(). */
 SLAB_API int slab_follow_open(struct slab_follow *f, struct slab *const *files,
 			      const char *const *paths, uint32_t nfiles,
 			      const struct slab_plan *plan, const struct slab_follow_options *o);

@@ -1069,6 +1069,10 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 	if (f->o.walked > nplans)
 		return slab_fail(&f->err, SLAB_ERR_INVAL, NULL, "%zu %s to walk of %zu",
 				 f->o.walked, slab_plural(f->o.walked, "plan", "plans"), nplans);
+	/* A plan of other files would fail part way, at an entry past its file's samples; the
+	 * plans after the first are checked against it (slab_plan_concat()). */
+	if ((ret = slab_plan_match_err(plans[0], files, nfiles, &f->err)) < 0)
+		return ret;
 	if ((ret = slab_fault_setup(&f->err)) < 0)
 		return ret;
 	f->ends = calloc(nplans, sizeof(*f->ends));

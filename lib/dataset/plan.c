@@ -1337,15 +1337,21 @@ out:
 
 int slab_plan_match(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles)
 {
+	return slab_plan_match_err(plan, files, nfiles, &plan->err);
+}
+
+int slab_plan_match_err(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
+			struct slab_err *e)
+{
 	if (plan->nfiles != nfiles)
-		return slab_fail(&plan->err, SLAB_ERR_INVAL, NULL, "the plan is for %u file%s, %u given",
+		return slab_fail(e, SLAB_ERR_INVAL, NULL, "the plan is for %u file%s, %u given",
 				 plan->nfiles, plan->nfiles == 1 ? "" : "s", nfiles);
 	for (uint32_t f = 0; f < nfiles; f++) {
 		struct slab_file_id id;
 		slab_file_identity(files[f], &id);
 		if (id.file_size != plan->ids[f].file_size || id.samples != plan->ids[f].samples ||
 		    id.header_crc != plan->ids[f].header_crc || id.table_crc != plan->ids[f].table_crc) {
-			return slab_fail(&plan->err, SLAB_ERR_INVAL, NULL,
+			return slab_fail(e, SLAB_ERR_INVAL, NULL,
 					 "file %u is not the one the plan was made for (content differs)", f);
 		}
 	}

@@ -42,4 +42,9 @@ struct slab_plan {
 	struct slab_err err;
 };
 
+/* slab_plan_match() with the difference in *e, not the plan's error: for a plan walked by
+ * many walks at once, which its read-only calls leave untouched. */
+int slab_plan_match_err(const struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
+			struct slab_err *e);
+
 #endif

@@ -550,6 +550,38 @@ static void test_walk_misuse(void)
 	CHECK(r == 0 && n == 5);
 	slab_follow_close(f);
 
+	/* a plan of other files: refused at open, as slab_plan_match() refuses it (the walk
+	 * failed part way, "sample #3 out of range"), the plan's own error untouched */
+	{
+		struct slab *two[2] = { NULL, s };
+		const char *opaths[] = { "other.slab", "walk.slab" };
+
+		fd = open("other.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		w = slab_writer_new();
+		CHECK(fd >= 0 && w && slab_writer_open(w, fd, "other.slab", NULL) == 0);
+		CHECK(slab_writer_add(w, "k0", 2, &fl, 1) == 0);
+		CHECK(slab_writer_finish(w) == 0);
+		slab_writer_free(w);
+		close(fd);
+		CHECK((two[0] = slab_new()) && slab_open(two[0], "other.slab") == 0);
+		f = slab_follow_new();
+		CHECK(f && slab_follow_open(f, two, opaths, 1, p, NULL) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f), "file 0 is not the one the plan was made for (content differs)");
+		CHECK(slab_follow_open(f, two, opaths, 2, p, NULL) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_follow_error(f), "the plan is for 1 file, 2 given");
+		CHECK(slab_follow_next(f, &it) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(p), "mode 0, rank 0, world size 0, window 0: out of range");
+		slab_follow_close(f);
+		/* and through a dataset of other files */
+		CHECK(slab_dataset_open(d, opaths, 1) == 0);
+		CHECK(slab_dataset_follow(d, p, NULL, &f) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_dataset_error(d), "file 0 is not the one the plan was made for (content differs)");
+		slab_dataset_close(d);
+		CHECK((d = slab_dataset_new()) != NULL);
+		slab_close(two[0]);
+		CHECK(unlink("other.slab") == 0);
+	}
+
 	/* a loader without options: a batch of 0 samples */
 	CHECK(slab_dataset_open(d, paths, 1) == 0);
 	CHECK(slab_loader_open(l, d, p, NULL) == SLAB_ERR_INVAL);

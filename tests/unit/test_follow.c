@@ -346,8 +346,12 @@ int main(void)
 			{ 0, 5 }, { 1, 1 }, { 0, 1 }, { 0, 2 }, { 0, 3 }, { 1, 0 },
 		};
 		struct slab_plan plan;
+		struct slab_file_id ids[NFILES];
 
 		memset(&plan, 0, sizeof(plan));
+		for (int i = 0; i < NFILES; i++)
+			slab_file_identity(files[i], &ids[i]);
+		plan.ids = ids;
 		plan.nfiles = NFILES;
 		plan.n = plan.length = sizeof(e) / sizeof(e[0]);
 		plan.entries = e;
