@@ -9,6 +9,12 @@
 
 #include "slab.h"
 
+/* The size of a version of struct `type` whose last member is `member`: where that member
+ * ends, tail padding left out. A version's size is pinned so (or by the offsetof of the
+ * first member the next version added), never by sizeof: the first member added would
+ * change that. */
+#define SLAB_SIZED_END(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+
 /* Copy the caller's struct src into dst (this library's version, full bytes): fields the
  * caller's version lacks are 0, the defaults; a NULL src is a struct of zeros. first: the
  * size of the first version. 0, or SLAB_ERR_INVAL when src->size is smaller than any

@@ -136,7 +136,7 @@ struct slab_follow {
 
 /* The sizes of the first versions of the caller's structs (sized.h). */
 #define FOLLOW_OPTIONS_FIRST offsetof(struct slab_follow_options, disk)
-#define FOLLOW_STATS_FIRST sizeof(struct slab_follow_stats)
+#define FOLLOW_STATS_FIRST SLAB_SIZED_END(struct slab_follow_stats, adopted)
 
 /* Where entry e is: its sample, and the global pages [*g, *g + *k) its bytes lie in (none
  * for an empty sample). */

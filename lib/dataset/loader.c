@@ -131,8 +131,6 @@ struct slab_loader {
  * and max_frames came after it. Its stats ended with decoded_pixels. */
 #define LOADER_OPTIONS_FIRST offsetof(struct slab_loader_options, max_pixels)
 #define LOADER_STATS_FIRST offsetof(struct slab_loader_stats, clips)
-/* The video spec's first version: all of it so far. */
-#define VIDEO_SPEC_FIRST sizeof(struct slab_video_spec)
 
 struct slab_loader *slab_loader_new(void)
 {
@@ -1019,7 +1017,7 @@ static int open_video(struct slab_loader *l)
 	if (!l->o.transform_field)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 				 "a video spec needs the video field (transform_field)");
-	if (slab_sized_in(v, sizeof(*v), l->o.video, VIDEO_SPEC_FIRST) < 0)
+	if (slab_sized_in(v, sizeof(*v), l->o.video, SLAB_VIDEO_SPEC_FIRST) < 0)
 		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
 				 "video spec of %zu %s: no such version", l->o.video->size,
 				 slab_plural(l->o.video->size, "byte", "bytes"));

@@ -16,9 +16,9 @@
 #define SLAB_PLAN_ID_SIZE      32u
 #define SLAB_PLAN_ENTRY_SIZE   8u
 
-/* The sizes of the first versions of the caller's structs (sized.h). */
-#define SLAB_PLAN_PARAMS_FIRST sizeof(struct slab_plan_params)
-#define SLAB_PLAN_STATS_FIRST sizeof(struct slab_plan_stats)
+/* The sizes of the first versions of the caller's structs (sized.h): all of them so far. */
+#define SLAB_PLAN_PARAMS_FIRST SLAB_SIZED_END(struct slab_plan_params, flags)
+#define SLAB_PLAN_STATS_FIRST SLAB_SIZED_END(struct slab_plan_stats, same_page_neighbours)
 
 struct slab_plan {
 	struct slab_plan_params p;

@@ -361,8 +361,10 @@ static int map_open(struct slab *s, const char *path)
 
 static int fetch(struct slab *s, uint64_t off, uint64_t len);
 
-/* The first version of struct slab_remote_options: all of it so far. */
-#define REMOTE_OPTIONS_FIRST sizeof(struct slab_remote_options)
+/* The first versions of struct slab_remote_options and slab_remote_stats: all of them so
+ * far. */
+#define REMOTE_OPTIONS_FIRST SLAB_SIZED_END(struct slab_remote_options, log_arg)
+#define REMOTE_STATS_FIRST SLAB_SIZED_END(struct slab_remote_stats, retries)
 
 int slab_is_url(const char *name)
 {
@@ -464,7 +466,7 @@ int slab_remote_stats(const struct slab *s, struct slab_remote_stats *st)
 	if (!s->remote)
 		return 0;
 	slab_remote_stats_of(s->remote, &full);
-	slab_sized_out(st, &full, sizeof(full), sizeof(full));
+	slab_sized_out(st, &full, sizeof(full), REMOTE_STATS_FIRST);
 	return 1;
 }
 

@@ -1023,7 +1023,7 @@ int slab_video_spec_check(const struct slab_video_spec *s, struct slab_err *err)
 
 	if (!s) {
 		snprintf(text, sizeof(text), "no video spec");
-	} else if (s->size != 0 && s->size != sizeof(*s)) {
+	} else if (s->size != 0 && s->size < SLAB_VIDEO_SPEC_FIRST) {
 		snprintf(text, sizeof(text), "video spec of %zu %s: no such version", s->size,
 			 slab_plural(s->size, "byte", "bytes"));
 	} else if (s->image.out_w == 0 || s->image.out_h == 0 || s->image.out_w > 65535 ||

@@ -5,12 +5,16 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "sized.h"
 #include "slab.h"
 
 /* 0 when FFmpeg's libraries are loaded (video.c loads them at first use), else
  * SLAB_ERR_INVAL with "video needs FFmpeg's libraries: <the loader's reason>" in *err (err may
  * be NULL). */
 int slab_video_ready(struct slab_err *err);
+
+/* The size of struct slab_video_spec's first version (sized.h): all of it so far. */
+#define SLAB_VIDEO_SPEC_FIRST SLAB_SIZED_END(struct slab_video_spec, codec_threads)
 
 /* 0 when the video pipeline takes what spec adds to its image spec (its size, the frame size,
  * frames, stride or fps, start, short-video policy, 3 channels), else SLAB_ERR_INVAL with the

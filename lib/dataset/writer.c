@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The sizes of the first versions of the caller's structs (sized.h). */
-#define WRITER_OPTIONS_FIRST sizeof(struct slab_writer_options)
-#define WRITER_STATS_FIRST sizeof(struct slab_writer_stats)
+/* The sizes of the first versions of the caller's structs (sized.h): all of them so far. */
+#define WRITER_OPTIONS_FIRST SLAB_SIZED_END(struct slab_writer_options, writeback)
+#define WRITER_STATS_FIRST SLAB_SIZED_END(struct slab_writer_stats, file_bytes)
 
 /*
  * Output goes out a whole buffer at a time (but for the last), each at a file offset it

@@ -499,6 +499,120 @@ static void test_writers_in_threads(void)
 	}
 }
 
+/* ---- sized structs ----------------------------------------------------------------------- */
+
+/* Where a struct's last member ends: the first version's size of the structs that have not
+ * grown yet, tail padding left out (a version's size is the end of its last member, or the
+ * offset of the member the next one added). */
+#define END(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* Every sized struct taken at its first version's size and at today's, and refused smaller:
+ * the first version's size was sizeof of today's struct, which refused the first of these
+ * where tail padding follows the last member (plan parameters, the video spec), and would
+ * have changed with the first member added. */
+static void test_sized_first(void)
+{
+	size_t wo[] = { sizeof(struct slab_writer_options),
+			END(struct slab_writer_options, writeback) };
+	size_t pp[] = { sizeof(struct slab_plan_params), END(struct slab_plan_params, flags) };
+	size_t vs[] = { sizeof(struct slab_video_spec),
+			END(struct slab_video_spec, codec_threads) };
+	struct slab_writer_field fl = { .name = "a", .data = "x", .size = 1 };
+	struct slab_plan *p = slab_plan_new();
+	struct slab *s = slab_new();
+	int fd;
+
+	CHECK(p && s);
+	for (int k = 0; k < 3; k++) {
+		struct slab_writer_options o = { .size = k < 2 ? wo[k] : wo[1] - 1, .page_size = 4096 };
+		struct slab_writer_stats st;
+		struct slab_writer *w = slab_writer_new();
+
+		fd = k < 2 ? open("sized.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644)
+			   : open("/dev/null", O_WRONLY);
+		CHECK(w && fd >= 0);
+		if (k == 2) {
+			CHECK(slab_writer_open(w, fd, "sized.slab", &o) == SLAB_ERR_INVAL);
+			CHECK_STR(slab_writer_error(w), "'sized.slab': options size 31 is that of no version");
+			slab_writer_free(w);
+			close(fd);
+			continue;
+		}
+		CHECK(slab_writer_open(w, fd, "sized.slab", &o) == 0);
+		for (int i = 0; i < 3; i++) {
+			char key[4] = { 'k', (char)('0' + i) };
+
+			CHECK(slab_writer_add(w, key, 2, &fl, 1) == 0);
+		}
+		memset(&st, 0xee, sizeof(st));
+		st.size = k == 0 ? sizeof(st) : END(struct slab_writer_stats, file_bytes);
+		slab_writer_stats(w, &st);
+		CHECK(st.samples == 3 && st.fields == 1 && st.data_bytes == 3);
+		CHECK(slab_writer_finish(w) == 0);
+		slab_writer_free(w);
+		close(fd);
+	}
+	CHECK(slab_open(s, "sized.slab") == 0 && slab_count(s) == 3);
+	for (int k = 0; k < 3; k++) {
+		struct slab_plan_params prm = { .size = k < 2 ? pp[k] : pp[1] - 1, .world = 1,
+						.mode = SLAB_PLAN_QUASI, .window = 1 };
+		int rc = slab_plan_make(p, &s, 1, &prm, 0);
+
+		CHECK(rc == (k < 2 ? 0 : SLAB_ERR_INVAL));
+		if (k < 2)
+			CHECK(slab_plan_count(p) == 3 && slab_plan_params(p)->mode == SLAB_PLAN_QUASI);
+	}
+	CHECK_STR(slab_plan_error(p), "plan parameters of 51 bytes: no such version");
+	for (int k = 0; k < 2; k++) {
+		struct slab_plan_stats ps;
+		struct slab_follow_stats fs;
+		struct slab_follow_item it;
+		struct slab_follow *f = slab_follow_new();
+		const char *paths[] = { "sized.slab" };
+
+		memset(&ps, 0xee, sizeof(ps));
+		ps.size = k == 0 ? sizeof(ps) : END(struct slab_plan_stats, same_page_neighbours);
+		CHECK(slab_plan_stats(p, &s, 1, &ps) == 0 && ps.samples == 3 && ps.distinct_pages == 1);
+		CHECK(f && slab_follow_open(f, &s, paths, 1, p, NULL) == 0);
+		while (slab_follow_next(f, &it) == 1)
+			;
+		memset(&fs, 0xee, sizeof(fs));
+		fs.size = k == 0 ? sizeof(fs) : END(struct slab_follow_stats, adopted);
+		slab_follow_stats(f, &fs);
+		CHECK(fs.samples == 3 && fs.bytes == 3 && fs.released == 0);
+		slab_follow_close(f);
+	}
+	for (int k = 0; k < 3; k++) {
+		struct slab_video_spec v;
+		struct slab_video_info info = { .width = 64, .height = 48, .frames = 30, .duration = 1,
+						.fps_num = 30, .fps_den = 1 };
+		struct slab_video_params vp;
+
+		slab_video_spec_init(&v, 32, 32, 4);
+		v.size = k < 2 ? vs[k] : vs[1] - 1;
+		CHECK(slab_video_params(&v, &info, 1, 0, 0, &vp) == (k < 2 ? 0 : SLAB_ERR_INVAL));
+	}
+	/* remote options: the options are read for a URL only; nothing answers at port 1 */
+	for (int k = 0; k < 3; k++) {
+		struct slab_remote_options ro = { .cache_dir = ".", .retries = -1, .timeout = 10 };
+		struct slab *r = slab_new();
+		int rc;
+
+		ro.size = k == 0 ? sizeof(ro) : END(struct slab_remote_options, log_arg) - (k == 2);
+		rc = slab_open_ex(r, "http://127.0.0.1:1/sized.slab", &ro);
+		if (k < 2) {
+			CHECK(rc == SLAB_ERR_IO);
+		} else {
+			CHECK(rc == SLAB_ERR_INVAL);
+			CHECK_STR(slab_error(r), "'http://127.0.0.1:1/sized.slab': remote options of 79 bytes: no such version");
+		}
+		slab_close(r);
+	}
+	slab_plan_free(p);
+	slab_close(s);
+	CHECK(unlink("sized.slab") == 0);
+}
+
 /* ---- plans and walks --------------------------------------------------------------------- */
 
 /* A walk used before it is open, and option structs not given (NULL): an error or the
@@ -634,6 +748,7 @@ int main(void)
 	test_writers_in_threads();
 	test_plan_handles();
 	test_walk_misuse();
+	test_sized_first();
 	CHECK(chdir("/") == 0 && rmdir(dir) == 0);
 	return UNIT_DONE();
 }
