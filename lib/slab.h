@@ -42,7 +42,12 @@ SLAB_API const char *slab_version_string(void);
  * key, the system's reason) is kept on the handle the call was made on and read with that
  * handle's *_error() accessor: slab_error(), slab_writer_error(), slab_plan_error(),
  * slab_follow_error(). The text is "" until a call fails; a call that succeeds leaves it
- * as it was. Messages name their subject first, "'shard-007.slab': ...".
+ * as it was. Messages name their subject first, "'shard-007.slab': ...". The exceptions
+ * are the lookups on a const dataset or plan, which write nothing in it (so that many
+ * threads may make them at once): slab_dataset_locate(), slab_dataset_global() and
+ * slab_plan_get() fail with SLAB_ERR_RANGE alone, slab_dataset_find() with
+ * SLAB_ERR_NOTFOUND alone, or with the error of a file's reader, whose slab_error() has
+ * its text (*file names the file).
  *
  * Structs the caller allocates and the library reads or fills (options, statistics) may grow
  * in later versions: their first member is `size_t size`, to be set to sizeof the struct (0
@@ -946,13 +951,16 @@ SLAB_API struct slab *slab_dataset_file(const struct slab_dataset *d, size_t fil
 SLAB_API const char *slab_dataset_path(const struct slab_dataset *d, size_t file);
 /* Samples in all files. */
 SLAB_API uint64_t slab_dataset_count(const struct slab_dataset *d);
-/* Global index -> (file, index), and back: 0, or SLAB_ERR_RANGE. */
+/* Global index -> (file, index), and back: 0, or SLAB_ERR_RANGE (no text: the dataset is
+ * not written). */
 SLAB_API int slab_dataset_locate(const struct slab_dataset *d, uint64_t global, size_t *file,
 				 uint64_t *index);
 SLAB_API int slab_dataset_global(const struct slab_dataset *d, size_t file, uint64_t index,
 				 uint64_t *global);
 /* The sample with this key, through each file's hash index in file order (the first file
- * holding it wins): 0 and (*file, *index), or SLAB_ERR_NOTFOUND. */
+ * holding it wins): 0 and (*file, *index), or SLAB_ERR_NOTFOUND; or the error of file
+ * *file's slab_find() (SLAB_ERR_CORRUPT: its key index is damaged; SLAB_ERR_IO), its text
+ * in that reader's slab_error(). The dataset's error text is not written. */
 SLAB_API int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_len,
 			       size_t *file, uint64_t *index);
 
@@ -969,7 +977,7 @@ SLAB_API int slab_dataset_plan_make_subset(struct slab_dataset *d, const struct 
 SLAB_API int slab_dataset_plan_read(struct slab_dataset *d, const char *path,
 				    struct slab_plan **out);
 /* Entry i of those the plan holds (i < slab_plan_count()) as (file, index): 0, or
- * SLAB_ERR_RANGE. */
+ * SLAB_ERR_RANGE (no text: the plan is not written). */
 SLAB_API int slab_plan_get(const struct slab_plan *plan, uint64_t i, size_t *file,
 			   uint64_t *index);
 /* A new walk of a plan of this dataset in *out (slab_follow_new() and slab_follow_open() over

@@ -171,8 +171,12 @@ int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_
 			*file = f;
 			return 0;
 		}
-		if (rc != SLAB_ERR_NOTFOUND)
+		/* The text is on that file's reader: d is the caller's to read from many threads,
+		 * and keeps no text of this call. */
+		if (rc != SLAB_ERR_NOTFOUND) {
+			*file = f;
 			return rc;
+		}
 	}
 	return SLAB_ERR_NOTFOUND;
 }

@@ -230,6 +230,45 @@ static void test_failed_open(void)
 	free(good);
 }
 
+/* The lookups on a const dataset or plan keep no text (many threads may make them at once):
+ * slab_dataset_find()'s failure in a file says which file, whose reader has the text (it
+ * was "" everywhere). */
+static void test_const_lookups(void)
+{
+	size_t len, file = 99;
+	unsigned char *b = two_fields(&len);
+	unsigned char *t = b + slab_le64(b + len - SLAB_TRAILER_SIZE + 8);
+	uint64_t buckets = slab_le64(t + 88), index = 99;
+	const char *paths[] = { "good.slab", "bad.slab" };
+	struct slab_dataset *d = slab_dataset_new();
+	char want[128];
+	int fd;
+
+	fd = open("good.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, b, len) == (ssize_t)len);
+	close(fd);
+	/* every slot of the key index points past the 2 samples */
+	for (uint64_t h = 0; h < buckets; h++)
+		slab_put64(t + slab_le64(t + 80) + h * 8, 3);
+	fix_crcs(b, len);
+	fd = open("bad.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, b, len) == (ssize_t)len);
+	close(fd);
+	CHECK(d && slab_dataset_open(d, paths, 2) == 0);
+	CHECK(slab_dataset_find(d, "k1", 2, &file, &index) == 0 && file == 0 && index == 1);
+	CHECK(slab_dataset_find(d, "zz", 2, &file, &index) == SLAB_ERR_CORRUPT);
+	CHECK(file == 1);
+	snprintf(want, sizeof(want), "'bad.slab': key index slot %llu points past the samples",
+		 (unsigned long long)(slab_key_hash("zz", 2) & (buckets - 1)));
+	CHECK_STR(slab_error(slab_dataset_file(d, 1)), want);
+	CHECK_STR(slab_dataset_error(d), "");
+	CHECK(slab_dataset_locate(d, 4, &file, &index) == SLAB_ERR_RANGE);
+	CHECK_STR(slab_dataset_error(d), "");
+	slab_dataset_close(d);
+	CHECK(unlink("good.slab") == 0 && unlink("bad.slab") == 0);
+	free(b);
+}
+
 /* ---- writer ---------------------------------------------------------------------------- */
 
 static const char *mem_name = "out.slab";
@@ -742,6 +781,7 @@ int main(void)
 	test_tarin();
 	test_reader();
 	test_failed_open();
+	test_const_lookups();
 	test_writer_codes();
 	test_writer_misuse();
 	test_writer_fields();
