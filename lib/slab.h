@@ -366,7 +366,8 @@ SLAB_API struct slab_plan *slab_plan_new(void);
 /* Compute the plan of rank p->rank over the files, from position start on (start may equal
  * the plan's length: no entries), into plan, replacing what it held (kept on failure). A
  * pure function of the files' identities and the parameters. The dataset may hold at most
- * 2^32 - 1 samples. 0, or SLAB_ERR_INVAL (parameters out of range), SLAB_ERR_RANGE (start
+ * 2^32 - 1 samples. 0, or SLAB_ERR_INVAL (parameters out of range, a reader not open:
+ * never opened, or its open failed), SLAB_ERR_RANGE (start
  * past the end), SLAB_ERR_CORRUPT (a file's table), SLAB_ERR_NOMEM; slab_plan_error() says
  * why. */
 SLAB_API int slab_plan_make(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
@@ -439,8 +440,8 @@ struct slab_plan_stats {
 	double same_page_neighbours;    /* fraction of consecutive pairs on one page */
 };
 
-/* 0 and *st, or a negative error in slab_plan_error(). The files must be the plan's
- * (slab_plan_match). */
+/* 0 and *st, or a negative error in slab_plan_error(). The files must be the plan's:
+ * others are SLAB_ERR_INVAL with slab_plan_match()'s message. */
 SLAB_API int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t nfiles,
 			     struct slab_plan_stats *st);
 

@@ -886,8 +886,14 @@ static int plan_build(struct slab_plan *into, struct slab *const *files, uint32_
 	plan->ids = calloc(nfiles ? nfiles : 1, sizeof(*plan->ids));
 	if (!plan->ids)
 		goto nomem;
-	for (uint32_t f = 0; f < nfiles; f++)
+	for (uint32_t f = 0; f < nfiles; f++) {
+		/* Never opened, or its open failed: no pages to plan by. */
+		if (!slab_base(files[f])) {
+			ret = slab_fail(e, SLAB_ERR_INVAL, slab_path(files[f]), "reader not open");
+			goto out;
+		}
 		slab_file_identity(files[f], &plan->ids[f]);
+	}
 	hash = dataset_hash(plan->ids, nfiles);
 	if ((ret = dataset_count(&d, files, nfiles, e)) < 0)
 		goto out;
@@ -1375,6 +1381,10 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
+	/* Other files would put the entries on pages that are not theirs, or past the end. */
+	if ((ret = slab_plan_match(plan, files, nfiles)) < 0)
+		goto out;
+	ret = SLAB_ERR_NOMEM;
 	if (!page_base || !sample_base)
 		goto nomem;
 	for (uint32_t f = 0; f < nfiles; f++) {

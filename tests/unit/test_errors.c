@@ -767,6 +767,24 @@ static void test_plan_handles(void)
 	CHECK(unlink("empty.plan") == 0);
 	CHECK(slab_follow_open(f, NULL, NULL, 0, p, &o) == SLAB_ERR_INVAL);
 	CHECK_STR(slab_follow_error(f), "walk options of 1 byte: no such version");
+	{
+		/* readers with no file (never opened, or the open failed): no plan over them,
+		 * no statistics of a plan over other files (both divided by a page size of 0) */
+		struct slab_plan_params prm = { .size = sizeof(prm), .world = 1 };
+		struct slab_plan_stats st = { .size = sizeof(st) };
+		struct slab *s[2] = { slab_new(), slab_new() };
+
+		CHECK(s[0] && s[1]);
+		CHECK(slab_open_mem(s[1], "not a slab file at all", 22, "bad.slab") == SLAB_ERR_FORMAT);
+		CHECK(slab_plan_make(p, s, 1, &prm, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(p), "'(slab)': reader not open");
+		CHECK(slab_plan_make(p, s + 1, 1, &prm, 0) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(p), "'bad.slab': reader not open");
+		CHECK(slab_plan_stats(p, s, 1, &st) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_plan_error(p), "the plan is for 0 files, 1 given");
+		slab_close(s[0]);
+		slab_close(s[1]);
+	}
 	slab_follow_close(f);
 	slab_plan_free(p);
 	slab_plan_free(NULL);

@@ -425,6 +425,8 @@ static struct slab_plan *ffcv_order(const struct ds *d, uint64_t window, uint64_
 		order[j] = t;
 	}
 	plan->nfiles = 1;
+	plan->ids = calloc(1, sizeof(*plan->ids));
+	slab_file_identity(d->f[0], plan->ids);
 	plan->total = plan->length = plan->n = d->total;
 	plan->entries = malloc(d->total * sizeof(*plan->entries));
 	for (uint64_t s = 0; s < d->total; s++) {
