@@ -5,6 +5,7 @@
 #include "crc32c.h"
 #include "io.h"
 #include "error.h"
+#include "errfmt.h"
 #include "sized.h"
 #include "keyset.h"
 
@@ -558,9 +559,10 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field %zu: no name",
 					   (int)(key_len > 200 ? 200 : key_len), key, i);
 		if (!fields[i].data && fields[i].size)
-			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': no data for %llu bytes",
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': no data for %llu %s",
 					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name,
-					   (unsigned long long)fields[i].size);
+					   (unsigned long long)fields[i].size,
+					   slab_plural(fields[i].size, "byte", "bytes"));
 		/* slab(5): at most one image flag. */
 		if (image & (image - 1))
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': more than one image flag",
