@@ -131,6 +131,20 @@ PY
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert [x["key"] for x in d] == ["d/a"], d' "$output"
 }
 
+@test "summary of a file whose fields overlap past the data area: an error, not a padding of 16 EiB" {
+	small_slab
+	cp small.slab c.slab
+	slabedit c.slab field-size 0 1 4095     # d/a's txt to the end of the data area
+	slabedit c.slab field-offset 1 1 4097   # d/b's txt over it
+	slabedit c.slab field-size 1 1 4095
+	for mode in "" --json; do
+		run -1 --separate-stderr inspect $mode c.slab
+		assert_equal "$stderr" "inspect: 'c.slab': the fields' sizes add up to 8191 bytes, more than the data area's 4096: fields overlap (inspect --verify says where)"
+	done
+	run -1 --separate-stderr inspect --verify c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': sample #0 'd/a' field 'txt': checksum mismatch (bytes at offset 4097, size 4095)"
+}
+
 @test "--get writes a field's exact bytes, by key or by #index" {
 	small_slab
 	run -0 inspect --get d/a --field txt small.slab

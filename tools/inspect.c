@@ -169,6 +169,17 @@ static int gather(struct slab *s, struct stats *st)
 			}
 		}
 	}
+	/* Fields that overlap (a table whose checksums match, made so: --verify finds it) can add
+	 * up to more than the data area: the fill and padding figures would be nonsense. */
+	if (st->data_bytes > slab_table_offset(s) - slab_data_offset(s)) {
+		cli_error("'%s': the fields' sizes add up to %llu bytes, more than the data area's "
+			  "%llu: fields overlap (inspect --verify says where)", slab_path(s),
+			  (unsigned long long)st->data_bytes,
+			  (unsigned long long)(slab_table_offset(s) - slab_data_offset(s)));
+		free(st->f);
+		st->f = NULL;
+		return -1;
+	}
 	return 0;
 }
 

@@ -8,6 +8,7 @@ under test is the one a reader trips on, not a CRC. Built on crafted.py's Craft.
   slabedit.py FILE field-name OLD NEW      replace a field name (same length) in the schema
   slabedit.py FILE options-fill            options text without a NUL: bytes 64..4095 = 'x'
   slabedit.py FILE field-offset I F OFF    field record (I, F): offset = OFF
+  slabedit.py FILE field-size I F SIZE     field record (I, F): size = SIZE
   slabedit.py FILE field-flags I F FLAGS   field record (I, F): flags byte = FLAGS (0x.. too)
   slabedit.py FILE index-move              the last sample of a run of the key index moves
                                            on, past an empty slot
@@ -55,6 +56,9 @@ def main(argv):
     elif op == "field-offset":
         i, f, off = (int(x) for x in rest)
         c.field(i, f, 0, "Q", off)
+    elif op == "field-size":
+        i, f, size = (int(x) for x in rest)
+        c.field(i, f, 8, "Q", size)
     elif op == "field-flags":
         i, f, flags = (int(x, 0) for x in rest)
         c.field(i, f, 24, "B", flags)
