@@ -413,6 +413,26 @@ assert all(x["numa_node"] is None for x in p), p
 	assert_line "  0000:38:00.0  accelerator  ffff:1020  habanalabs  0     Gen4x16  Gen4x16  31.5  -"
 }
 
+@test "device_node_unknown says why the node is unknown: numa_node -1, a node with no folder, no file, junk" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local p=tree/sys/bus/pci/devices
+	echo -7 > $p/0000:17:00.0/numa_node
+	rm $p/0000:6a:00.0/numa_node
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:6a:00.0 (ens801f0): there is no numa_node file"
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:17:00.0 (nvme0n1): numa_node holds what the kernel never writes there"
+	refute_output --partial "firmware"
+	echo 5 > $p/0000:17:00.0/numa_node
+	echo -1 > $p/0000:6a:00.0/numa_node
+	run -0 numa-probe --sysfs-root tree
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:6a:00.0 (ens801f0): numa_node is -1, the firmware does not give it"
+	assert_line "  warning: the kernel does not know the NUMA node of 0000:17:00.0 (nvme0n1): numa_node names a node that has no folder (offline, or not captured)"
+	jcheck tree '
+assert [w["code"] for w in d["warnings"]].count("device_node_unknown") == 2
+'
+}
+
 @test "a node's distance row is read whole; one of the wrong length or with junk is a warning, the distances unknown" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	local n=tree/sys/devices/system/node

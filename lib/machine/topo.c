@@ -1423,21 +1423,32 @@ static void warnings(struct slab_topo *t)
 		sb_free(t, &rb);
 	}
 
-	/* Other devices whose node the kernel does not know. */
-	if (multi) {
+	/* Other devices whose node the kernel does not know, one warning per cause: what the
+	 * tree says (-1, a node it has no folder for, no file, junk). */
+	for (int cause = 0; multi && cause < 4; cause++) {
+		static const char *const why[] = {
+			"numa_node is -1, the firmware does not give it",
+			"numa_node names a node that has no folder (offline, or not captured)",
+			"there is no numa_node file",
+			"numa_node holds what the kernel never writes there",
+		};
+
 		memset(&b, 0, sizeof(b));
 		for (unsigned i = 0; i < ti->npci; i++) {
 			const struct slab_topo_pci *d = &ti->pci[i];
 
 			if (is_compute(d) || d->kind == SLAB_PCI_DISPLAY || device_node(ti, d) >= 0)
 				continue;
+			if (cause != (d->numa_invalid ? 3 : !d->numa_known ? 2 :
+				      d->numa_node >= 0 ? 1 : 0))
+				continue;
 			sb_add(&b, "%s", b.len ? ", " : "");
 			sb_dev(&b, d);
 		}
 		if (b.len)
 			warn(t, SLAB_TOPO_WARNING, "device_node_unknown",
-			     "the kernel does not know the NUMA node of %s: numa_node is -1, the "
-			     "firmware does not give it", sb_str(&b));
+			     "the kernel does not know the NUMA node of %s: %s", sb_str(&b),
+			     why[cause]);
 		sb_free(t, &b);
 	}
 
