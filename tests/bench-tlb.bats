@@ -416,6 +416,24 @@ bench-tlb: 'tree/sys/kernel/mm/transparent_hugepage/enabled' holds 'always madvi
 	assert_equal "$stderr" ""
 }
 
+@test "this machine's own cache files, CPU model and THP setting the kernel never writes: the same warnings (root)" {
+	# this machine's files as they are: no warning
+	run -0 --separate-stderr bench-tlb "${MINI[@]}" --backing 4k --json
+	assert_equal "$stderr" ""
+	[ "$(id -u)" = 0 ] || skip "binds files over /sys and /proc in a mount namespace: needs root"
+	local c=/sys/devices/system/cpu/cpu0/cache/index0/level t=/sys/kernel/mm/transparent_hugepage/enabled
+	[ -f $c ] && [ -f $t ] && [ -f /proc/cpuinfo ] || skip "no cache, THP or cpuinfo files here"
+	unshare -m true 2>/dev/null || skip "no mount namespace here"
+	echo x > level
+	printf 'processor\t: 0\nmodel name\t:\n' > cpuinfo
+	echo 'always madvise never' > enabled
+	run -0 --separate-stderr timeout 120 unshare -m sh -c "mount --bind level $c && mount --bind cpuinfo /proc/cpuinfo && mount --bind enabled $t && exec bench-tlb ${MINI[*]} --backing 4k --json"
+	assert_equal "$stderr" "bench-tlb: '$c' holds 'x', not a cache level (1 to 9): ignored; the cache is left out
+bench-tlb: '/proc/cpuinfo' holds 'model name\\t:', no CPU model after \"model name\": ignored; the CPU model is unknown
+bench-tlb: '$t' holds 'always madvise never', not a setting (one word, or one in brackets among others): ignored; the setting is unknown"
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1])["system"]; assert (d["cpu_model"], d["thp_enabled"]) == ("", ""), d' "$output"
+}
+
 @test "--sysfs-root that is missing, not a folder or not a sysfs tree: exit 1 before measuring" {
 	run -1 --separate-stderr bench-tlb "${MINI[@]}" --sysfs-root nowhere
 	assert_equal "$stderr" "bench-tlb: 'nowhere': No such file or directory"

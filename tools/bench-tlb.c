@@ -309,8 +309,8 @@ static double mean_cpu_share(const struct tlb_run *r)
 	return cnt ? sum / (double)cnt : -1;
 }
 
-/* A file of the --sysfs-root tree that the kernel never writes so: said, then left out of
- * the description. */
+/* A file of the --sysfs-root tree (or of this machine's /sys and /proc) that the kernel
+ * never writes so: said, then left out of the description. */
 static void sysfs_invalid(const char *path, const char *text, const char *why, void *arg)
 {
 	(void)arg;
@@ -322,7 +322,7 @@ static void sysfs_invalid(const char *path, const char *text, const char *why, v
 static int bench(const struct tlb_opts *o)
 {
 	struct tlb_run *r = calloc(1, sizeof(*r));
-	struct slab_sysfs *fs = NULL;   /* NULL: this machine's / */
+	struct slab_sysfs *fs = NULL;
 	struct slab_perfev *perf = NULL;
 	FILE *svg = NULL;
 	int ret = SLAB_EXIT_FAIL, any = 0;
@@ -334,16 +334,22 @@ static int bench(const struct tlb_opts *o)
 		return SLAB_EXIT_FAIL;
 	}
 	r->o = o;
-	if (o->sysfs_root != NULL) {
-		fs = slab_sysfs_new();
-		if (fs == NULL) {
-			cli_error("out of memory");
-			goto out;
-		}
-		if (slab_sysfs_open(fs, o->sysfs_root) < 0) {
+	/* The hardware description is read through a context, the tree's or this machine's "/",
+	 * so that a file holding what the kernel never writes is said the same way for both. */
+	fs = slab_sysfs_new();
+	if (fs == NULL) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (slab_sysfs_open(fs, o->sysfs_root != NULL ? o->sysfs_root : "/") < 0) {
+		if (o->sysfs_root != NULL) {
 			cli_error("%s", slab_sysfs_error(fs));
 			goto out;
 		}
+		/* No sysfs mounted here (a bare container): what /proc has, unreported. */
+		slab_sysfs_close(fs);
+		fs = NULL;
+	} else {
 		slab_sysfs_set_invalid(fs, sysfs_invalid, NULL);
 	}
 	if (o->cpu >= 0 && pin_cpu(o->cpu) != 0)
