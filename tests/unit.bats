@@ -22,6 +22,6 @@ run_unit() {
 @test "unit: several files as one dataset: numbering, keys, plans (test_dataset)" { run_unit test_dataset; }
 @test "unit: batch loader: plan order, ring, held batches, fields, corrupt samples, threads (test_loader)" { run_unit test_loader; }
 @test "unit: error codes and texts, sized structs, two writers finishing at once (test_errors)" { run_unit test_errors; }
-@test "unit: bench-tlb's verdict on synthetic latency curves, the memory cgroup's limit (test_memlat)" { run_unit test_memlat; }
+@test "unit: bench-tlb's verdict on synthetic latency curves, the memory cgroup's limit, sysfs number readers (test_memlat)" { run_unit test_memlat; }
 @test "unit: HTTP(S)/S3 transport: URLs, AWS configuration, retries, answers checked (test_net)" { run_unit test_net; }
 @test "unit: video pipeline: clip parameters, frames picked, rows-only conversion, limits, corrupt input (test_video)" { run_unit test_video; }

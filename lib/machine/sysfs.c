@@ -352,7 +352,12 @@ int slab_sysfs_i64(struct slab_sysfs *s, const char *rel, int64_t *out)
 	char buf[64];
 	int rc = slab_sysfs_line(s, rel, buf, sizeof(buf));
 
-	return rc < 0 ? rc : slab_parse_i64(buf, out);
+	if (rc < 0)
+		return rc;
+	if (slab_parse_i64(buf, out) < 0)
+		return report_invalid(s, rel, buf, "not a decimal number: ignored; the value is "
+				      "unknown");
+	return 0;
 }
 
 int slab_parse_hex(const char *s, unsigned *out)
@@ -389,7 +394,12 @@ int slab_sysfs_hex(struct slab_sysfs *s, const char *rel, unsigned *out)
 	char buf[64];
 	int rc = slab_sysfs_line(s, rel, buf, sizeof(buf));
 
-	return rc < 0 ? rc : slab_parse_hex(buf, out);
+	if (rc < 0)
+		return rc;
+	if (slab_parse_hex(buf, out) < 0)
+		return report_invalid(s, rel, buf, "not a hexadecimal number (at most 8 digits): "
+				      "ignored; the value is unknown");
+	return 0;
 }
 
 static int cmp_version(const void *a, const void *b)

@@ -33,11 +33,11 @@ void slab_sysfs_close(struct slab_sysfs *s);
 void slab_sysfs_set_missing(struct slab_sysfs *s, void (*fn)(const char *path, int err, void *arg),
 			    void *arg);
 
-/* Called by the readers of values below (slab_sysfs_cache, _thp, _cpu_model, _meminfo) with
- * the full path of a file that holds what the kernel never writes there, its line at fault
- * (blanks trimmed) and why it is refused and what is done without it ("not a cache size:
- * ignored; the cache is left out"); the reader then fails as for a missing value. NULL:
- * nobody. */
+/* Called by the readers of values below (slab_sysfs_i64, _hex, _cache, _thp, _cpu_model,
+ * _meminfo) with the full path of a file that holds what the kernel never writes there, its
+ * line at fault (blanks trimmed) and why it is refused and what is done without it ("not a
+ * cache size: ignored; the cache is left out"); the reader then fails as for a missing
+ * value. NULL: nobody. */
 void slab_sysfs_set_invalid(struct slab_sysfs *s,
 			    void (*fn)(const char *path, const char *text, const char *why, void *arg),
 			    void *arg);
@@ -73,11 +73,11 @@ int slab_sysfs_slurp(struct slab_sysfs *s, const char *rel, char **out);
 int slab_sysfs_line(struct slab_sysfs *s, const char *rel, char *buf, size_t len);
 
 /* REL holds one decimal number (optionally signed); 0, SLAB_ERR_IO, or SLAB_ERR_CORRUPT
- * when it holds something else. */
+ * (said to the invalid-file function) when it holds something else. */
 int slab_sysfs_i64(struct slab_sysfs *s, const char *rel, int64_t *out);
 
 /* REL holds one hexadecimal number of at most 8 digits, "0x" optional ("0x030200", "10de");
- * 0, SLAB_ERR_IO or SLAB_ERR_CORRUPT. */
+ * 0, SLAB_ERR_IO or SLAB_ERR_CORRUPT (said to the invalid-file function). */
 int slab_sysfs_hex(struct slab_sysfs *s, const char *rel, unsigned *out);
 
 /* The entries of folder REL but dot files, sorted with CMP (on char *const *; NULL:

@@ -1,6 +1,8 @@
 /* test_memlat.c: bench-tlb's verdict (slab_memlat_analyse) on synthetic latency curves:
  * flat, a step at the TLB reach, huge pages without that step, noise, too few points; the
- * memory cgroup's limit (slab_memlat_cgroup) on hand-made trees. */
+ * memory cgroup's limit (slab_memlat_cgroup) and the number readers of sysfs.c
+ * (slab_sysfs_i64, slab_sysfs_hex) and what they say to the invalid-file function, on
+ * hand-made trees. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -344,6 +346,82 @@ static void test_cgroup(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* ---- sysfs.c's number readers on a hand-made tree ------------------------------------------ */
+
+static int ninvalid;
+static char invalid_path[600], invalid_text[128], invalid_why[160];
+
+static void on_invalid(const char *path, const char *text, const char *why, void *arg)
+{
+	ninvalid++;
+	CHECK(arg == tree);
+	snprintf(invalid_path, sizeof(invalid_path), "%s", path);
+	snprintf(invalid_text, sizeof(invalid_text), "%s", text);
+	snprintf(invalid_why, sizeof(invalid_why), "%s", why);
+}
+
+static void test_sysfs_numbers(void)
+{
+	struct slab_sysfs *fs = slab_sysfs_new();
+	char cmd[128], want[600];
+	int64_t v = 7;
+	unsigned h = 7;
+
+	snprintf(tree, sizeof(tree), "/tmp/test_memlat.XXXXXX");
+	CHECK(mkdtemp(tree) != NULL);
+	put("sys/devices/system/.keep", "");
+	put("proc/sys/kernel/perf_event_paranoid", "-1\n");
+	put("sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "  512 \n");
+	put("sys/bus/pci/devices/0000:00:01.0/vendor", "0x10de\n");
+	put("n/junk", "12 apples\nmore\n");
+	put("n/empty", "\n");
+	put("n/hex", "0x12zz\n");
+	put("n/long", "0x123456789\n");
+	CHECK(fs != NULL && slab_sysfs_open(fs, tree) == 0);
+	if (fs == NULL)
+		return;
+	slab_sysfs_set_invalid(fs, on_invalid, tree);
+
+	/* What the kernel writes: read, nothing said. */
+	CHECK(slab_sysfs_i64(fs, "proc/sys/kernel/perf_event_paranoid", &v) == 0 && v == -1);
+	CHECK(slab_sysfs_i64(fs, "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+			     &v) == 0 && v == 512);
+	CHECK(slab_sysfs_hex(fs, "sys/bus/pci/devices/0000:00:01.0/vendor", &h) == 0 &&
+	      h == 0x10de);
+	/* Missing: an I/O error, not an invalid file. */
+	CHECK(slab_sysfs_i64(fs, "n/none", &v) == SLAB_ERR_IO);
+	CHECK(slab_sysfs_hex(fs, "n/none", &h) == SLAB_ERR_IO);
+	CHECK(ninvalid == 0);
+
+	/* Anything else: said, with the file's path and its line, then SLAB_ERR_CORRUPT. */
+	CHECK(slab_sysfs_i64(fs, "n/junk", &v) == SLAB_ERR_CORRUPT && v == 512);
+	CHECK(ninvalid == 1);
+	snprintf(want, sizeof(want), "%s/n/junk", tree);
+	CHECK_STR(invalid_path, want);
+	CHECK_STR(invalid_text, "12 apples");
+	CHECK_STR(invalid_why, "not a decimal number: ignored; the value is unknown");
+	CHECK(slab_sysfs_i64(fs, "n/empty", &v) == SLAB_ERR_CORRUPT && ninvalid == 2);
+	CHECK_STR(invalid_text, "");
+	CHECK(slab_sysfs_hex(fs, "n/hex", &h) == SLAB_ERR_CORRUPT && h == 0x10de);
+	CHECK(ninvalid == 3);
+	snprintf(want, sizeof(want), "%s/n/hex", tree);
+	CHECK_STR(invalid_path, want);
+	CHECK_STR(invalid_text, "0x12zz");
+	CHECK_STR(invalid_why, "not a hexadecimal number (at most 8 digits): ignored; the value "
+		  "is unknown");
+	CHECK(slab_sysfs_hex(fs, "n/long", &h) == SLAB_ERR_CORRUPT && ninvalid == 4);
+	CHECK_STR(invalid_text, "0x123456789");
+
+	/* No function: the same failures, said to nobody. */
+	slab_sysfs_set_invalid(fs, NULL, NULL);
+	CHECK(slab_sysfs_i64(fs, "n/junk", &v) == SLAB_ERR_CORRUPT);
+	CHECK(slab_sysfs_hex(fs, "n/hex", &h) == SLAB_ERR_CORRUPT && ninvalid == 4);
+	slab_sysfs_close(fs);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	test_flat();
@@ -352,5 +430,6 @@ int main(void)
 	test_noise();
 	test_too_few();
 	test_cgroup();
+	test_sysfs_numbers();
 	return UNIT_DONE();
 }
