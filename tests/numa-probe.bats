@@ -433,6 +433,27 @@ assert [w["code"] for w in d["warnings"]].count("device_node_unknown") == 2
 '
 }
 
+@test "a \"Device Minor:\" line of the NVIDIA driver's procfs the kernel never writes: a warning naming the file and the text, no /dev/nvidia name" {
+	cp -a "$SYSFS/server-2s-8gpu" tree
+	local g=tree/proc/driver/nvidia/gpus
+	sed -i 's/^Device Minor:.*/Device Minor: \t x1/' $g/0000:65:00.0/information
+	sed -i 's/^Device Minor:.*/Device Minor: -1/' $g/0000:98:00.0/information
+	# a number, then junk past the first 32 bytes of the line
+	sed -i "s/^Device Minor:.*/Device Minor: 6$(printf '%30s')x/" $g/0000:ca:00.0/information
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_line "  warning: 'tree/proc/driver/nvidia/gpus/0000:65:00.0/information' holds 'Device Minor: \\t x1', not a device minor number (0 to 999999): ignored; the GPU's /dev/nvidia name is unknown"
+	assert_line "  warning: 'tree/proc/driver/nvidia/gpus/0000:98:00.0/information' holds 'Device Minor: -1', not a device minor number (0 to 999999): ignored; the GPU's /dev/nvidia name is unknown"
+	assert_line "  warning: 'tree/proc/driver/nvidia/gpus/0000:ca:00.0/information' holds 'Device Minor: 6$(printf '%30s')x', not a device minor number (0 to 999999): ignored; the GPU's /dev/nvidia name is unknown"
+	assert_line "  0000:65:00.0 gpu, node 0: numactl --cpunodebind=0 --membind=0"
+	assert_line "  0000:ca:00.0 gpu, node 1: numactl --cpunodebind=1 --membind=1"
+	jcheck tree '
+w = [x for x in d["warnings"] if x["code"] == "sysfs_invalid"]
+assert len(w) == 3 and w[0]["message"].startswith("\x27tree/proc/driver/nvidia/gpus/0000:65:00.0/information\x27 holds \x27Device Minor: \t x1\x27"), w
+assert [p["names"] for p in d["pci_devices"] if p["address"] == "0000:65:00.0"] == [[]]
+'
+}
+
 @test "a node's distance row is read whole; one of the wrong length or with junk is a warning, the distances unknown" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	local n=tree/sys/devices/system/node

@@ -950,11 +950,19 @@ static void read_names(struct slab_topo *t, struct slab_topo_pci *d, const char 
 			char num[32], name[48];
 
 			if (p != NULL) {
-				p += strlen("Device Minor:");
-				snprintf(num, sizeof(num), "%.*s", (int)strcspn(p, "\n"), p);
-				if (slab_parse_i64(num, &minor) == 0 && minor >= 0 && minor < 1000000) {
+				char *v = p + strlen("Device Minor:");
+				int len = (int)strcspn(v, "\n");
+
+				snprintf(num, sizeof(num), "%.*s", len, v);
+				if (len < (int)sizeof(num) && slab_parse_i64(num, &minor) == 0 &&
+				    minor >= 0 && minor < 1000000) {
 					snprintf(name, sizeof(name), "nvidia%lld", (long long)minor);
 					push_str(t, &d->names, &d->nnames, t_strdup(t, name));
+				} else {
+					first_line(p);
+					invalid(t, rel, p, "not a device minor number (0 to "
+						"999999): ignored; the GPU's /dev/nvidia name is "
+						"unknown");
 				}
 			}
 			free(s);
