@@ -273,6 +273,54 @@ PY
 	assert_equal "$stderr" "pack: 'dup.tar': key 'k\\x1b]0;pwned\\a' appears again (first as sample 0)"
 }
 
+# Bytes of the output outside printable ASCII, tab and newline, in hex: none is the answer.
+raw_bytes() {
+	LC_ALL=C tr -d '\t\n -~' | od -An -tx1
+}
+
+@test "DEL, C1 controls and bidirectional controls in names are escaped in --list and messages" {
+	python3 - <<'PY'
+import io, tarfile
+# U+009B is a CSI to some terminals; U+202E and U+2066..U+2069 reorder what follows them
+with tarfile.open("uc.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    for n in ["del\x7f.txt", "csi\u009b2J.txt", "rlo\u202etxt.exe.txt", "lri\u2066x\u2069.txt",
+              "nbsp\u00a0ok.x\u202ay"]:
+        i = tarfile.TarInfo(n)
+        i.size = 1
+        t.addfile(i, io.BytesIO(b"x"))
+PY
+	pack -q -o uc.slab uc.tar
+	run -0 bash -c 'inspect --list uc.slab | cut -f2'
+	assert_equal "$output" 'del\x7f
+csi\xc2\x9b2J
+rlo\xe2\x80\xaetxt
+lri\xe2\x81\xa6x\xe2\x81\xa9
+nbsp'$'\xc2\xa0''ok'
+	inspect --list uc.slab > uc.list
+	# "rlo\xe2\x80\xaetxt", byte for byte
+	run -0 bash -c 'sed -n 3p uc.list | cut -f2 | xxd -p'
+	assert_equal "$output" 726c6f5c7865325c7838305c7861657478740a
+	run -0 raw_bytes < uc.list
+	assert_equal "$output" ' c2 a0'
+	# the summary names the field escaped
+	run -0 inspect uc.slab
+	assert_line --regexp '^  x\\xe2\\x80\\xaay +1 '
+	# a message naming such a key: a duplicate key
+	python3 - <<'PY'
+import io, tarfile
+with tarfile.open("dup.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    for n in ["k\u202egnp.txt", "other.txt", "k\u202egnp.txt"]:
+        i = tarfile.TarInfo(n)
+        i.size = 1
+        t.addfile(i, io.BytesIO(b"x"))
+PY
+	run -1 --separate-stderr pack -o dup.slab dup.tar
+	assert_equal "$stderr" "pack: 'dup.tar': key 'k\\xe2\\x80\\xaegnp' appears again (first as sample 0)"
+	printf '%s\n' "$stderr" > dup.err
+	run -0 raw_bytes < dup.err
+	assert_equal "$output" ''
+}
+
 @test "a path with control bytes is escaped in messages and in text output" {
 	small_slab
 	cp small.slab $'new\nline.slab'

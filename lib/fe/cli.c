@@ -73,7 +73,8 @@ const char *cli_progname(void)
 /* ---- text that is safe to show ------------------------------------------------------------ */
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 when the bytes there are
- * not one: overlong forms, surrogates and code points past U+10FFFF count as invalid. */
+ * not one or must not be shown as they are: overlong forms, surrogates and code points past
+ * U+10FFFF count as invalid, and so do those of cli_unsafe_codepoint(). */
 static size_t utf8_len(const unsigned char *p, size_t n)
 {
 	uint32_t cp;
@@ -93,10 +94,15 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
-	/* C1 controls (U+0080..U+009F) act on some terminals as ESC sequences do. */
-	if (cp >= 0x80 && cp <= 0x9f)
+	if (cli_unsafe_codepoint(cp))
 		return 0;
 	return len;
+}
+
+int cli_unsafe_codepoint(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
 /* The escape for byte c that cannot be shown as it is, into out (room for 5 bytes). */
@@ -119,8 +125,8 @@ static size_t escape_byte(unsigned char c, char *out)
 /*
  * Write len bytes of s to f (or count them when f is NULL) with every byte that could split a
  * line or drive a terminal escaped C-style: backslash as \\, \a \b \t \n \v \f \r by
- * name, other control bytes (C0, DEL, C1) and bytes that are not UTF-8 as \xHH. Printable
- * ASCII and valid UTF-8 pass unchanged. Returns the length of the escaped text.
+ * name, other control bytes (C0, DEL, C1), the bytes of the bidirectional controls and bytes
+ * that are not UTF-8 as \xHH. Printable ASCII and other valid UTF-8 pass unchanged. Returns the length of the escaped text.
  */
 static size_t escape_to(FILE *f, char *buf, const char *s, size_t len)
 {

@@ -21,12 +21,17 @@ const char *cli_progname(void);
 extern int cli_verbosity;
 
 /* Keys, field names and paths come from files and archives: text output writes them through
- * this, C-style escaped (backslash as \\, \t \n \r ... by name, other control bytes and
- * bytes that are not UTF-8 as \xHH), so they can neither split a line nor drive a terminal.
+ * this, C-style escaped (backslash as \\, \t \n \r ... by name, other control bytes, the
+ * bytes of the code points below and bytes that are not UTF-8 as \xHH), so they can neither split a line nor drive a terminal.
  * It allocates nothing. Returns the length written (for padding a column). Messages
  * (cli_error ...) escape by themselves. */
 size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
 #define cli_fputs_escaped(s, f) cli_fput_escaped((s), strlen(s), (f))
+/* Code points that are well-formed UTF-8 yet act on a terminal: the C1 controls
+ * (U+0080..U+009F; U+009B is a CSI to some terminals) and the bidirectional embeddings,
+ * overrides and isolates (U+202A..U+202E, U+2066..U+2069), which reorder what follows them
+ * on the line, so that a key can show as another. Text output escapes their bytes (\xHH). */
+int cli_unsafe_codepoint(uint32_t cp);
 /* The same for formatted text (a line's end is the caller's: a "\n" in it is escaped too).
  * With f NULL, both only count. */
 size_t cli_printf_escaped(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
