@@ -278,7 +278,7 @@ raw_bytes() {
 	LC_ALL=C tr -d '\t\n -~' | od -An -tx1
 }
 
-@test "DEL, C1 controls and bidirectional controls in names are escaped in --list and messages" {
+@test "DEL, C1 controls and bidirectional controls in names are escaped in --list, --json and messages" {
 	python3 - <<'PY'
 import io, tarfile
 # U+009B is a CSI to some terminals; U+202E and U+2066..U+2069 reorder what follows them
@@ -305,6 +305,17 @@ nbsp'$'\xc2\xa0''ok'
 	# the summary names the field escaped
 	run -0 inspect uc.slab
 	assert_line --regexp '^  x\\xe2\\x80\\xaay +1 '
+	# --json: the same string to a parser, \uXXXX on the wire
+	inspect --list --json uc.slab > uc.json
+	run -0 raw_bytes < uc.json
+	assert_equal "$output" ' c2 a0'
+	run -0 inspect --list --json uc.slab
+	assert_output --partial '"key": "del\u007f"'
+	assert_output --partial '"key": "csi\u009b2J"'
+	assert_output --partial '"key": "rlo\u202etxt"'
+	assert_output --partial '"key": "lri\u2066x\u2069"'
+	assert_output --partial '"name": "x\u202ay"'
+	python3 -c 'import json; k = [s["key"] for s in json.load(open("uc.json"))]; assert k[2] == "rlo\u202etxt" and k[1] == "csi\x9b2J", k'
 	# a message naming such a key: a duplicate key
 	python3 - <<'PY'
 import io, tarfile

@@ -30,7 +30,8 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
 /* Code points that are well-formed UTF-8 yet act on a terminal: the C1 controls
  * (U+0080..U+009F; U+009B is a CSI to some terminals) and the bidirectional embeddings,
  * overrides and isolates (U+202A..U+202E, U+2066..U+2069), which reorder what follows them
- * on the line, so that a key can show as another. Text output escapes their bytes (\xHH). */
+ * on the line, so that a key can show as another. Text output escapes their bytes (\xHH),
+ * --json writes them as \uXXXX. */
 int cli_unsafe_codepoint(uint32_t cp);
 /* The same for formatted text (a line's end is the caller's: a "\n" in it is escaped too).
  * With f NULL, both only count. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "json.h"
 
 /*
@@ -79,6 +80,22 @@ static int utf8_seq(const unsigned char *s, size_t n)
 	return need + 1;
 }
 
+/* The code point of the well-formed sequence of k bytes at s. */
+static uint32_t utf8_value(const unsigned char *s, int k)
+{
+	uint32_t cp = s[0] & (0x7f >> k);
+
+	for (int i = 1; i < k; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * A JSON string of len bytes: valid JSON whatever they are, and nothing in it that acts on a
+ * terminal when the output is read there: control bytes (DEL too), C1 controls and the
+ * bidirectional controls of cli_unsafe_codepoint() as \uXXXX (a parser reads the same
+ * string), ill-formed UTF-8 as U+FFFD.
+ */
 static void put_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -100,7 +117,7 @@ static void put_string(FILE *out, const char *str, size_t len)
 		case '\r': esc = "\\r"; break;
 		case '\t': esc = "\\t"; break;
 		default:
-			if (c < 0x20) {
+			if (c < 0x20 || c == 0x7f) {
 				snprintf(ubuf, sizeof(ubuf), "\\u%04x", c);
 				esc = ubuf;
 			}
@@ -113,6 +130,9 @@ static void put_string(FILE *out, const char *str, size_t len)
 			if (k < 0) {
 				esc = "\\ufffd";
 				k = -k;
+			} else if (k > 1 && cli_unsafe_codepoint(utf8_value(s + i, k))) {
+				snprintf(ubuf, sizeof(ubuf), "\\u%04x", (unsigned)utf8_value(s + i, k));
+				esc = ubuf;
 			}
 		}
 		if (esc == NULL) {

@@ -172,7 +172,7 @@ static void test_escape(void)
 	CHECK_STR(str("say \"hi\""), "\"say \\\"hi\\\"\"");
 	CHECK_STR(str("C:\\dir\\"), "\"C:\\\\dir\\\\\"");
 	CHECK_STR(str("a\nb\tc\rd\be\ff"), "\"a\\nb\\tc\\rd\\be\\ff\"");
-	CHECK_STR(str("\x01\x1f\x7f"), "\"\\u0001\\u001f\x7f\"");
+	CHECK_STR(str("\x01\x1f\x7f"), "\"\\u0001\\u001f\\u007f\"");
 	CHECK_STR(str("/"), "\"/\"");
 	CHECK_STR(str_n("a\0b", 3), "\"a\\u0000b\"");
 
@@ -192,6 +192,14 @@ static void test_utf8(void)
 	CHECK_STR(str("\xf0\x9f\x98\x80"), "\"\xf0\x9f\x98\x80\"");
 	CHECK_STR(str("\xed\x9f\xbf"), "\"\xed\x9f\xbf\"");                 /* U+D7FF */
 	CHECK_STR(str("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\"");         /* U+10FFFF */
+
+	/* Well-formed, but acting on a terminal: C1 controls and bidirectional controls. */
+	CHECK_STR(str("\xc2\x80\xc2\x9b" "2J\xc2\x9f\xc2\xa0"), "\"\\u0080\\u009b2J\\u009f\xc2\xa0\"");
+	CHECK_STR(str("a\xe2\x80\xaa\xe2\x80\xae" "b"), "\"a\\u202a\\u202eb\"");
+	CHECK_STR(str("\xe2\x81\xa6\xe2\x81\xa9"), "\"\\u2066\\u2069\"");
+	/* Their neighbours pass: U+2029, U+202F, U+2065, U+206A. */
+	CHECK_STR(str("\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa"),
+		  "\"\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\"");
 
 	/* Ill-formed: one U+FFFD per maximal subpart. */
 	CHECK_STR(str("a\xff" "b"), "\"a\\ufffdb\"");
