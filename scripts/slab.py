@@ -18,7 +18,8 @@ read-only mapping of the file: nothing is copied until you copy it.
 Command line: `python3 slab.py FILE...` (or `python3 -m slab FILE...`) prints each file's
 summary; `--verify` also checks the whole file as inspect --verify does, every CRC-32C
 included (slow in pure Python: meant for tests, not for training); `--version` prints
-slab.__version__, slab's version (slab.h's, the tools' and the package metadata's).
+slab.__version__, slab's version (slab.h's, the tools' and the package metadata's). File
+names, field names and messages are escaped as the tools escape them (inspect(1)).
 
 One file, or a package: this file is the whole reader, and can be copied alone. It is also
 the package slab's __init__.py (python/slab/: with __main__.py, and __init__.pyi and
@@ -2268,6 +2269,27 @@ class Loader:
             self._owner = None
 
 
+def _escaped(text):
+    """text for a terminal, escaped as the tools' cli_fput_escaped() escapes it: backslash as
+    \\\\, \\a \\b \\t \\n \\v \\f \\r by name; the other control characters (C0, DEL, C1), the
+    bidirectional controls (U+202A..U+202E, U+2066..U+2069) and bytes that are not UTF-8
+    (surrogate escapes) as the \\xHH of their bytes; the rest as it is."""
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0x07 <= c <= 0x0d:
+            out.append("\\" + "abtnvfr"[c - 0x07])
+        elif c < 0x20 or 0x7f <= c <= 0x9f or 0x202a <= c <= 0x202e or 0x2066 <= c <= 0x2069 \
+                or 0xd800 <= c <= 0xdfff:
+            b = bytes([c - 0xdc00]) if 0xdc80 <= c <= 0xdcff else ch.encode("utf-8", "surrogatepass")
+            out.append("".join("\\x%02x" % x for x in b))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _main(argv, state):
     if "--help" in argv or "-h" in argv:
         print(HELP % LIBSLAB_MAJOR, end="")
@@ -2283,7 +2305,7 @@ def _main(argv, state):
         elif options and a == "--verify":
             verify = True
         elif options and a.startswith("-") and a != "-":
-            print("slab.py: unknown option '%s'\n%s" % (a, USAGE), file=sys.stderr)
+            print("slab.py: unknown option '%s'\n%s" % (_escaped(a), USAGE), file=sys.stderr)
             return 2
         else:
             paths.append(a)
@@ -2299,10 +2321,13 @@ def _main(argv, state):
                 p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
             f.close()
         except (SlabError, OSError) as e:
-            print("slab.py: %s" % e, file=sys.stderr)
+            # a file name, a key or a field name in it: escaped, as the tools' messages are
+            if isinstance(e, OSError) and e.filename is not None and e.strerror:
+                e = "'%s': %s" % (e.filename, e.strerror)
+            print("slab.py: %s" % _escaped(str(e)), file=sys.stderr)
             state["status"] = 1
             continue
-        print(line)
+        print(_escaped(line))
     return state["status"]
 
 

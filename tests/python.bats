@@ -137,6 +137,29 @@ usage: slab.py [--verify] [--] FILE...
 	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152, verified"
 }
 
+@test "slab.py: control bytes and bidirectional controls in names and paths are escaped, as the tools escape them" {
+	python3 - <<'PY'
+import io, tarfile
+with tarfile.open("n.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    for n in ["a.x\x1b[31my", "a.t\u202ez", "a.c\u009bd"]:
+        i = tarfile.TarInfo(n)
+        i.size = 1
+        t.addfile(i, io.BytesIO(b"x"))
+PY
+	pack -q -o n.slab n.tar
+	cp n.slab $'e\e[2J\xff.slab'
+	printf 'x' > $'bad\u2066.slab'
+	for lib in $BACKENDS; do
+		run -1 --separate-stderr env SLAB_LIBRARY=$lib PYTHONPATH="$SLAB_ROOT/scripts" \
+			python3 "$SLAB_ROOT/scripts/slab.py" $'e\e[2J\xff.slab' $'no\esuch.slab' $'bad\u2066.slab'
+		assert_equal "$output" 'e\x1b[2J\xff.slab: 1 samples, fields c\xc2\x9bd,t\xe2\x80\xaez,x\x1b[31my, page size 2097152'
+		assert_equal "$stderr" "slab.py: 'no\\x1bsuch.slab': No such file or directory
+slab.py: bad\\xe2\\x81\\xa6.slab: not a slab file (1 byte)"
+	done
+	run -2 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" $'--\e[2J'
+	assert_equal "${stderr_lines[0]}" "slab.py: unknown option '--\\x1b[2J'"
+}
+
 @test "slab.py: a failing standard output is one write error (exit 1), a reader that stops early no error" {
 	small_slab
 	# files' lines and --help alike, stdout buffered, as Python has it by default, and
