@@ -145,6 +145,17 @@ PY
 	assert_equal "$stderr" "inspect: 'c.slab': sample #0 'd/a' field 'txt': checksum mismatch (bytes at offset 4097, size 4095)"
 }
 
+@test "--list to a non-blocking pipe waits for a slow reader: whole output, exit 0" {
+	mktar --seed 2 --samples 1000 --max-size 64 -o big.tar
+	pack -q -o big.slab big.tar
+	inspect --list big.slab > want
+	[ "$(filesize want)" -gt 65536 ]          # more than a pipe holds
+	nonblock timeout 120 inspect --list big.slab 2> err | { sleep 1; cat; } > got
+	assert_equal "${PIPESTATUS[*]}" "0 0"
+	assert_equal "$(cat err)" ""
+	cmp got want
+}
+
 @test "--get writes a field's exact bytes, by key or by #index" {
 	small_slab
 	run -0 inspect --get d/a --field txt small.slab

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "io.h"
 #include "net.h"
 #include "remote.h"
 
@@ -50,11 +51,51 @@ static void std_fds_open(void)
 	}
 }
 
+/*
+ * stdout's writes go through slab_write_chunked(), the loop of every other writer of slab
+ * (--get, --tar, the record streams): a pipe whose reader made it non-blocking (an event loop
+ * sharing its file description) refuses a write with EAGAIN when full, which glibc's own
+ * stream reports as a write error after 64 KiB; the loop waits for the reader instead. A short
+ * count is a failure, with errno set: glibc marks the stream's error as for its own writes.
+ */
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	uint64_t done;
+
+	(void)cookie;
+	slab_write_chunked(STDOUT_FILENO, buf, len, 1u << 30, &done);
+	return (ssize_t)done;
+}
+
+static int stdout_close(void *cookie)
+{
+	(void)cookie;
+	return close(STDOUT_FILENO);
+}
+
+/* Buffered as glibc buffers its own stdout: by lines on a terminal, else fully (a cookie
+ * stream's default). Without memory for the stream, stdout stays glibc's. Once a process. */
+static void stdout_waiting(void)
+{
+	static const cookie_io_functions_t io = { .write = stdout_write, .close = stdout_close };
+	static FILE *f;
+
+	if (f != NULL)
+		return;
+	f = fopencookie(NULL, "w", io);
+	if (f == NULL)
+		return;
+	if (isatty(STDOUT_FILENO))
+		setvbuf(f, NULL, _IOLBF, 0);    /* allocates nothing: cannot fail */
+	stdout = f;
+}
+
 void cli_init(const char *name)
 {
 	const char *slash;
 
 	std_fds_open();
+	stdout_waiting();
 	if (name == NULL || *name == '\0')
 		return;
 	/* argv[0] may be "build/bin/pack"; messages should say "pack:". */

@@ -121,6 +121,15 @@ with open(path, "r+b") as f:
 PY
 }
 
+# nonblock CMD ARGS...: CMD with its standard output made non-blocking (O_NONBLOCK on the file
+# description, as an event loop sharing a pipe with it sets): when the pipe is full, writes
+# to it fail with EAGAIN until the reader reads.
+nonblock() {
+	python3 -c 'import fcntl, os, sys
+fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_NONBLOCK)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
 # filesize FILE
 filesize() {
 	stat -c %s "$1"
