@@ -130,7 +130,12 @@ sweep() {
 	FAILMALLOC_COUNT=$PWD/count LD_PRELOAD=$FAILMALLOC pack -q -j1 -o o.slab s.tar
 	[ "$(cat count)" -gt 10 ]
 	rm o.slab
-	run -1 --separate-stderr env FAILMALLOC_NTH=1 LD_PRELOAD="$FAILMALLOC" pack -q -j1 -o o.slab s.tar
+	# (the first is the standard output stream that waits for a non-blocking pipe: without
+	# it, the tool keeps the C library's, and goes on)
+	run -0 --separate-stderr env FAILMALLOC_NTH=1 LD_PRELOAD="$FAILMALLOC" pack -q -j1 -o o.slab s.tar
+	assert_equal "$stderr" ""
+	rm o.slab
+	run -1 --separate-stderr env FAILMALLOC_NTH=2 LD_PRELOAD="$FAILMALLOC" pack -q -j1 -o o.slab s.tar
 	assert_equal "$stderr" "pack: out of memory"
 	[ -z "$(ls -A | grep -v -e '^s.tar$' -e '^count$')" ]
 }
