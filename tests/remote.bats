@@ -823,3 +823,21 @@ EOF
 	assert_equal "${stderr_lines[0]%%: 200, *}" "inspect: HEAD $u"
 	assert_equal "${stderr_lines[1]}" "inspect: '$u': sample '$key' has several fields: choose one with --field"
 }
+
+@test "prefetch --warm of a URL counts what is in the local cache, also what opening fetched" {
+	mkdir -p small
+	mkwds --count 4 --jpeg-bytes 2K:4K --seed 2 -o s.tar
+	pack -q --page-size 64K -o small/s.slab s.tar
+	start_nginx small
+	u=$HTTP_URL/s.slab
+	# a file under 1 MiB is all fetched when it is opened: --warm fetches nothing more
+	run -0 --separate-stderr prefetch --warm "$u"
+	run -0 prefetch --status "$u"
+	assert_line --index 1 --regexp " 100\.0% $u\$"
+	res=$(awk 'NR == 2 { print $1, $2 }' <<<"$output")
+	[ "$res" != "0 B" ]
+	run -0 --separate-stderr prefetch --warm "$u"
+	assert_regex "$stderr" "^prefetch: warmed 1 file, $res in [0-9.]+ s, [0-9.]+ MB/s\$"
+	run -0 --separate-stderr prefetch -v --warm --connections 1 "$u"
+	assert_equal "$(grep -c "^prefetch: '$u': $res in " <<<"$stderr")" 1
+}

@@ -409,7 +409,9 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
 }
 
-/* --warm of a URL: every page into the local cache, several requests at once. */
+/* --warm of a URL: every page into the local cache, several requests at once. *bytes: what
+ * the cache holds then, as a local file counts what it read into the page cache (pages that
+ * opening fetched, or an earlier run, included). */
 static int warm_url(const char *url, int progress, struct warm_progress *w, uint64_t *bytes)
 {
 	struct slab_remote_stats st = { .size = sizeof(st) };
@@ -436,7 +438,7 @@ static int warm_url(const char *url, int progress, struct warm_progress *w, uint
 			warm_progress(o + n - lo, hi - lo, w);
 	}
 	slab_remote_stats(s, &st);
-	*bytes = st.fetched_bytes;
+	*bytes = st.bytes_cached;
 	slab_close(s);
 	return 0;
 }
