@@ -281,6 +281,11 @@ prefetch: 'd': is a directory"
 	assert_line --index 3 --partial " total"
 	run -1 --separate-stderr prefetch --warm missing
 	assert_equal "$stderr" "prefetch: 'missing': No such file or directory"
+	# no file to show: no table, only the errors
+	run -1 --separate-stderr prefetch missing d
+	assert_output ""
+	assert_equal "$stderr" "prefetch: 'missing': No such file or directory
+prefetch: 'd': is a directory"
 	run -1 --separate-stderr prefetch --evict missing a.slab
 	assert_equal "$stderr" "prefetch: 'missing': No such file or directory"
 }

@@ -231,9 +231,17 @@ struct res_total {
 	uint64_t size, pages, resident, bytes;
 };
 
+/* A row of the --status table; the header goes before the first, so that a run where no
+ * file could be read prints only why. */
 static void status_row(const char *res, uint64_t pages, const char *size, double pct,
 		       const char *name)
 {
+	static int header_done;
+
+	if (!header_done) {
+		printf("%10s %10s %10s %8s %s\n", "RES", "PAGES", "SIZE", "PERCENT", "FILE");
+		header_done = 1;
+	}
 	printf("%10s %10llu %10s %7.1f%% ", res, (unsigned long long)pages, size, pct);
 	cli_fputs_escaped(name, stdout);
 	putchar('\n');
@@ -307,8 +315,6 @@ static int status(char **paths, int n, int json)
 		json_object_begin(&j, NULL);
 		json_u64(&j, "page_size", os);
 		json_array_begin(&j, "files");
-	} else {
-		printf("%10s %10s %10s %8s %s\n", "RES", "PAGES", "SIZE", "PERCENT", "FILE");
 	}
 	for (int i = 0; i < n; i++) {
 		struct slab_pagecache *pc;
