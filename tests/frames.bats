@@ -229,10 +229,10 @@ $try"
 @test "frames: a field no file has is an error before anything is written, exit 1" {
 	jpeg_dataset
 	run -1 --separate-stderr prefetch --plan q.plan --emit --emit-format frames --image png a.slab b.slab
-	assert_equal "$stderr" "prefetch: no file has a field 'png'"
+	assert_equal "$stderr" "prefetch: no file has a field 'png' (fields: cls, jpg, json)"
 	assert_equal "$output" ""
 	run -1 --separate-stderr prefetch --plan q.plan "${FRAMES[@]}" --fields cls,nope a.slab b.slab
-	assert_equal "$stderr" "prefetch: no file has a field 'nope'"
+	assert_equal "$stderr" "prefetch: no file has a field 'nope' (fields: cls, jpg, json)"
 	assert_equal "$output" ""
 	# the plan is checked as with the other formats
 	shuffle-plan -q --mode quasi -o a.plan a.slab

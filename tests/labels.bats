@@ -256,8 +256,8 @@ PY
 	assert_line --index 8 "ValueError: center_ratio needs crop='center', not crop='random-resized'"
 	assert_line --index 9 "ValueError: labels must be a field name such as 'cls', not 3"
 	assert_line --index 10 "ValueError: labels must be a field name such as 'cls', not ''"
-	assert_line --index 11 "SlabError: no file has a field 'nope'"
-	assert_line --index 12 "SlabError: no file has a field 'nope'"
+	assert_line --index 11 "SlabError: no file has a field 'nope' (fields: cls, jpg, json)"
+	assert_line --index 12 "SlabError: no file has a field 'nope' (fields: cls, jpg, json)"
 	assert_line --index 13 "ok"
 }
 

@@ -212,14 +212,14 @@ PY
 	assert_line --index 1 --partial "SlabError: 'junk.slab': "
 	assert_line --index 2 --partial "SlabError: 'a.plan': "
 	assert_line --index 3 "SlabError: 'nosuch.plan': No such file or directory"
-	assert_line --index 4 "SlabError: no file has a field 'nosuch'"
+	assert_line --index 4 "SlabError: no file has a field 'nosuch' (fields: cls, jpg, json)"
 	assert_line --index 5 "ValueError: crop must be 'random-resized', 'center' or None, not 'middle'"
 	assert_line --index 6 "ValueError: on_error must be 'raise' or 'skip', not 'ignore'"
 	assert_line --index 7 "ValueError: order must be 'sequential', 'random' or 'quasi', not 'sorted'"
 	assert_line --index 8 "ValueError: batch_size must be at least 1, not 0"
 	assert_line --index 9 "ValueError: slab.Loader: no files"
-	assert_line --index 10 "SlabError: no file has a field 'nosuch'"
-	assert_line --index 11 "SlabError: no file has a field 'nosuch'"
+	assert_line --index 10 "SlabError: no file has a field 'nosuch' (fields: cls, jpg, json)"
+	assert_line --index 11 "SlabError: no file has a field 'nosuch' (fields: cls, jpg, json)"
 	[ "${#lines[@]}" -eq 12 ]
 }
 

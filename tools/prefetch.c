@@ -9,6 +9,7 @@
 #include "json.h"
 #include "pagecache.h"
 #include "rawout.h"
+#include "reader.h"
 #include "slab.h"
 #include "tarout.h"
 
@@ -1422,7 +1423,10 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		run.count += slab_plan_count(plans[k]);
 	}
 	if (!dataset_has_field(d, fr->image)) {
-		cli_error("no file has a field '%s'", fr->image);
+		struct slab_err e = { "" };
+
+		slab_no_field(d, fr->image, &e);
+		cli_error("%s", e.text);
 		goto out;
 	}
 	if (fr->fields) {

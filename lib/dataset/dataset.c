@@ -121,6 +121,51 @@ struct slab *slab_dataset_file(const struct slab_dataset *d, size_t file)
 	return file < d->n ? d->files[file] : NULL;
 }
 
+/* The least field name of d's files above after (NULL: the least of all), or NULL. */
+static const char *next_field(const struct slab_dataset *d, const char *after)
+{
+	const char *best = NULL;
+
+	for (size_t i = 0; i < d->n; i++) {
+		for (unsigned f = 0; f < slab_field_count(d->files[i]); f++) {
+			const char *name = slab_field_name(d->files[i], f);
+
+			if ((!after || strcmp(name, after) > 0) && (!best || strcmp(name, best) < 0))
+				best = name;
+		}
+	}
+	return best;
+}
+
+/* No allocation: the names are found in order one at a time, and only as many as fit. */
+int slab_no_field(const struct slab_dataset *d, const char *name, struct slab_err *e)
+{
+	char list[SLAB_ERR_TEXT / 2];
+	size_t len = 0;
+	const char *f = next_field(d, NULL);
+
+	if (!f)
+		return slab_fail(e, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s' (the files "
+				 "have no fields)", name);
+	list[0] = '\0';
+	for (; f; f = next_field(d, f)) {
+		size_t n = strlen(f);
+
+		if (len + n + 2 + 5 >= sizeof(list)) {
+			memcpy(list + len, len ? ", ..." : "...", len ? 6 : 4);
+			break;
+		}
+		if (len) {
+			memcpy(list + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(list + len, f, n + 1);
+		len += n;
+	}
+	return slab_fail(e, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s' (fields: %s)",
+			 name, list);
+}
+
 const char *slab_dataset_path(const struct slab_dataset *d, size_t file)
 {
 	return file < d->n ? d->paths[file] : NULL;

@@ -641,7 +641,7 @@ static int option_field(struct slab_loader *l, size_t n, const char *name, const
 	if (*at >= 0)
 		return 0;
 	if (!l->o.nfields)
-		return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'", name);
+		return slab_no_field(l->d, name, &l->err);
 	return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "%s field '%s' is not one of the wanted "
 			 "fields", what, name);
 }
@@ -718,8 +718,7 @@ static int resolve_fields(struct slab_loader *l)
 			somewhere |= id >= 0;
 		}
 		if (!somewhere)
-			return slab_fail(&l->err, SLAB_ERR_NOTFOUND, NULL, "no file has a field '%s'",
-					 l->names[f]);
+			return slab_no_field(l->d, l->names[f], &l->err);
 	}
 	l->tf = -1;
 	if ((l->o.transform || l->o.image || l->o.video) && l->o.transform_field &&

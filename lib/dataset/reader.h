@@ -24,6 +24,13 @@ int slab_open_named(struct slab *s, const char *path, const char *name);
 int slab_fault_files(struct slab *const *files, uint32_t n, const void *addr,
 		     struct slab_err *e);
 
+struct slab_dataset;
+
+/* No file of d has a field called name: that error in *e, with the fields the files have
+ * ("no file has a field 'jpg' (fields: cls, png)": each name once, in byte order, cut short
+ * with "..." where the text would be too long). Returns SLAB_ERR_NOTFOUND. */
+int slab_no_field(const struct slab_dataset *d, const char *name, struct slab_err *e);
+
 /* dst (opened with slab_open_mem() over src's mapping) fetches through src's cache, which
  * src keeps: dst must be closed first. */
 void slab_share_remote(struct slab *dst, const struct slab *src);

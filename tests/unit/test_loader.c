@@ -415,7 +415,7 @@ static void test_fields(void)
 	{
 		struct slab_loader_options o = { .size = sizeof(o), .batch = 7, .fields = nope, .nfields = 2 };
 		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_NOTFOUND);
-		CHECK_STR(slab_loader_error(l), "no file has a field 'nope'");
+		CHECK_STR(slab_loader_error(l), "no file has a field 'nope' (fields: bin, extra, txt)");
 		o.fields = twice;
 		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
 		CHECK_STR(slab_loader_error(l), "field 'txt' wanted twice");
@@ -1261,7 +1261,7 @@ static void test_labels(void)
 		o.nfields = 0;
 		o.label_field = "nope";
 		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_NOTFOUND);
-		CHECK_STR(slab_loader_error(l), "no file has a field 'nope'");
+		CHECK_STR(slab_loader_error(l), "no file has a field 'nope' (fields: cls, txt)");
 		/* The options' first version, without label_field: no labels. */
 		o.size = offsetof(struct slab_loader_options, label_field);
 		CHECK(slab_loader_open(l, d, plan, &o) == 0);
@@ -1272,6 +1272,52 @@ static void test_labels(void)
 	slab_dataset_close(d);
 	unlink("l.slab");
 	labels_images();
+}
+
+/* A field no file has: the error lists the fields there are, cut short when they are many. */
+static void test_field_list(void)
+{
+	int fd = open("f.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct slab_writer *w = slab_writer_new();
+	struct slab_writer_options wo = { .page_size = 4096 };
+	struct slab_dataset *d = slab_dataset_new();
+	const char *paths[] = { "f.slab" }, *nope[] = { "nope" };
+	struct slab_writer_field f[60];
+	char names[60][40];
+	struct slab_plan *plan;
+	struct slab_loader *l;
+	const char *e;
+	size_t len;
+
+	CHECK(fd >= 0 && w && d);
+	CHECK(slab_writer_open(w, fd, "f.slab", &wo) == 0);
+	for (int i = 0; i < 60; i++) {
+		snprintf(names[i], sizeof(names[i]), "a_field_with_a_rather_long_name_%02d", 59 - i);
+		f[i] = (struct slab_writer_field){ .name = names[i], .data = "x", .size = 1 };
+	}
+	CHECK(slab_writer_add(w, "k0", 2, f, 60) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	CHECK(close(fd) == 0);
+	CHECK(slab_dataset_open(d, paths, 1) == 0);
+	plan = make_plan(d, 1);
+	l = slab_loader_new();
+	{
+		struct slab_loader_options o = { .size = sizeof(o), .batch = 1, .fields = nope,
+						 .nfields = 1 };
+
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_NOTFOUND);
+	}
+	e = slab_loader_error(l);
+	len = strlen(e);
+	CHECK(strncmp(e, "no file has a field 'nope' (fields: a_field_with_a_rather_long_name_00, "
+		      "a_field_with_a_rather_long_name_01, ", 108) == 0);
+	CHECK(len > 400 && len < 600);
+	CHECK(strcmp(e + len - 6, ", ...)") == 0);
+	slab_loader_close(l);
+	slab_plan_free(plan);
+	slab_dataset_close(d);
+	unlink("f.slab");
 }
 
 int main(void)
@@ -1292,6 +1338,7 @@ int main(void)
 	test_hardening();
 	test_stop_midbatch();
 	test_labels();
+	test_field_list();
 	unlink("a.slab");
 	unlink("b.slab");
 	unlink("c.slab");
