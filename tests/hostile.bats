@@ -168,7 +168,7 @@ tar_names() {
 	run -1 --separate-stderr bash -c 'inspect --list small.slab >&-'
 	assert_equal "$stderr" "inspect: write error: Bad file descriptor"
 	run -1 --separate-stderr bash -c 'shuffle-plan --format text -o - small.slab >&-'
-	assert_equal "${stderr_lines[0]}" "shuffle-plan: '(stdout)': write error: Bad file descriptor"
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: write error: Bad file descriptor"
 	run -0 bash -c 'shuffle-plan -q -o p.plan small.slab <&- 2>&-'
 	run -0 bash -c 'prefetch --plan p.plan small.slab <&- 2>&-'
 	no_temporaries

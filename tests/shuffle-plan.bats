@@ -456,8 +456,13 @@ Try 'shuffle-plan --help' for more information." ]
 	[ "$(cat plan)" = old ]
 	[ "$(ls -A)" = "$(printf '%s\n' a.slab b.slab plan)" ]
 	if [ -w /dev/full ]; then
+		# worded as every tool words a write error
 		run -1 --separate-stderr bash -c 'shuffle-plan -q --format text a.slab > /dev/full'
-		[[ "$stderr" == "shuffle-plan: '(stdout)': write error: No space left on device" ]]
+		assert_equal "$stderr" "shuffle-plan: write error: No space left on device"
+		run -1 --separate-stderr bash -c 'inspect --list a.slab > /dev/full'
+		assert_equal "$stderr" "inspect: write error: No space left on device"
+		run -1 --separate-stderr shuffle-plan -q --format text -o /dev/full a.slab
+		assert_equal "$stderr" "shuffle-plan: '/dev/full': write error: No space left on device"
 	fi
 }
 

@@ -245,7 +245,7 @@ static int svg_finish(FILE *f, const char *path, const struct tlb_run *r)
 		return -1;
 	}
 	if (fflush(f) != 0 || ferror(f) || (fd = dup(fileno(f))) < 0) {
-		cli_error("'%s': write error: %s", path, strerror(errno));
+		cli_write_error(path, errno);
 		svg_abandon(f);
 		return -1;
 	}

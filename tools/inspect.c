@@ -535,7 +535,7 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 					fl.data + done);
 			cli_error("%s", e.text);
 		} else {
-			cli_error("write error: %s", strerror(errno));
+			cli_write_error(NULL, errno);
 		}
 		return -1;
 	}

@@ -584,8 +584,7 @@ int main(int argc, char **argv)
 			goto out;
 		if ((text ? write_text(plan, outf.fd) : slab_plan_write(plan, outf.fd)) < 0) {
 			if (!(to_stdout && errno == EPIPE)) {
-				cli_error("'%s': write error: %s", to_stdout ? "(stdout)" : output,
-					  strerror(errno));
+				cli_write_error(output, errno);
 				goto out;
 			}
 		}

@@ -618,11 +618,16 @@ int cli_close_stdout(void)
 	}
 	if (!failed || err == EPIPE)
 		return 0;
-	if (err != 0)
-		cli_error("write error: %s", strerror(err));
-	else
-		cli_error("write error");
+	cli_write_error(NULL, err);
 	return -1;
+}
+
+void cli_write_error(const char *path, int err)
+{
+	int named = path != NULL && strcmp(path, "-") != 0;
+
+	cli_error("%s%s%swrite error%s%s", named ? "'" : "", named ? path : "", named ? "': " : "",
+		  err ? ": " : "", err ? strerror(err) : "");
 }
 
 /* ---- outputs that appear only when complete ------------------------------------------- */

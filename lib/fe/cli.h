@@ -141,6 +141,10 @@ int cli_try_help(void);
 int cli_help(const char *usage, const char *help);
 int cli_version(void);
 
+/* The one wording of a failed write: "write error: REASON" for standard output (path NULL or
+ * "-"), "'PATH': write error: REASON" for a named output; err 0 when the cause is unknown. */
+void cli_write_error(const char *path, int err);
+
 /* Flush and close stdout; on failure other than EPIPE, print an error and return -1. */
 int cli_close_stdout(void);
 /* Flush stdout before the end (output that should show while the tool works on): 0, or -1

@@ -716,7 +716,7 @@ int tlb_svg_write(FILE *f, const char *path, const struct tlb_run *r)
 	c.notes = notes;
 	c.nnotes = nn;
 	if (svg_chart_write(f, &c) != 0 || fflush(f) != 0) {
-		cli_error("'%s': write error: %s", path, strerror(errno));
+		cli_write_error(path, errno);
 		goto out;
 	}
 	rc = 0;
