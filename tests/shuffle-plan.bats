@@ -385,23 +385,23 @@ EOF
 		assert_equal "${stderr_lines[1]}" "Try 'shuffle-plan --help' for more information."
 	done <<'EOF'
 --mode shuffle|invalid --mode 'shuffle' (sequential, random or quasi)
---window 0|invalid --window '0' (a number from 1 to 18446744073709551615)
---window 3x|invalid --window '3x' (a number from 1 to 18446744073709551615)
+--window 0|invalid --window '0' (a number from 1 to 2^64 - 1)
+--window 3x|invalid --window '3x' (a number from 1 to 2^64 - 1)
 --memory 0|invalid --memory '0' (a size such as 512M, more than 0)
 --memory 1Q|invalid --memory '1Q' (a size such as 512M, more than 0)
 --window 3 --memory 1M|--window and --memory exclude each other
 --mode random --window 8|--window applies to --mode quasi only
 --mode sequential --memory 8M|--memory applies to --mode quasi only
---seed -1|invalid --seed '-1' (a number from 0 to 18446744073709551615)
---seed 18446744073709551616|invalid --seed '18446744073709551616' (a number from 0 to 18446744073709551615)
---epoch 1.5|invalid --epoch '1.5' (a number from 0 to 18446744073709551615)
+--seed -1|invalid --seed '-1' (a number from 0 to 2^64 - 1)
+--seed 18446744073709551616|invalid --seed '18446744073709551616' (a number from 0 to 2^64 - 1)
+--epoch 1.5|invalid --epoch '1.5' (a number from 0 to 2^64 - 1)
 --rank x|invalid --rank 'x' (a number from 0 to 4294967294)
 --world-size 0|invalid --world-size '0' (a number from 1 to 4294967295)
 --world-size 4294967296|invalid --world-size '4294967296' (a number from 1 to 4294967295)
 --rank 8 --world-size 8|--rank 8 is not below --world-size 8
 --rank 1|--rank 1 is not below --world-size 1
 --drop-last --pad|--drop-last and --pad exclude each other
---start -3|invalid --start '-3' (a number from 0 to 18446744073709551615)
+--start -3|invalid --start '-3' (a number from 0 to 2^64 - 1)
 --format json|invalid --format 'json' (binary or text)
 --stats -o -|--stats prints on standard output: write the plan with -o FILE
 --stats -o /dev/stdout|--stats prints on standard output: write the plan with -o FILE

@@ -397,12 +397,17 @@ out:
 	return ret;
 }
 
+/* The error names the range; the largest 64-bit number is said as such, not in 20 digits. */
 static int number(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
 {
+	char top[32] = "2^64 - 1";
+
 	if (cli_parse_u64(arg, min, max, out) == 0)
 		return 0;
-	cli_usage_error("invalid %s '%s' (a number from %llu to %llu)", opt, arg,
-			(unsigned long long)min, (unsigned long long)max);
+	if (max != UINT64_MAX)
+		snprintf(top, sizeof(top), "%llu", (unsigned long long)max);
+	cli_usage_error("invalid %s '%s' (a number from %llu to %s)", opt, arg,
+			(unsigned long long)min, top);
 	return -1;
 }
 
