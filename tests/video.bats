@@ -346,6 +346,33 @@ print((a.transpose(3, 0, 1, 2) == c).all())' $(wc -w <<<"$want")
 	cmp clip.raw ref.raw || fail "not ffmpeg's frames from $first"
 }
 
+@test "MPEG-TS (no index): a clip seeks once, to the bytes of the keyframe before it, and from the start decodes each frame once" {
+	need_video_tools
+	local path
+	# A keyframe every 10 frames: the clip of frames 33..37 decodes from frame 30 (8 frames
+	# at most); a seek by time landed on a packet after keyframe 30, passed on to keyframe
+	# 40, and backed off a second, to keyframe 10 (22 frames, 2 seeks).
+	path=$(v h264.ts)
+	run -0 vidclip --crop none --size 96x64 --frames 5 --stride 1 --start random --index 1 \
+		"$path" clip.raw
+	assert_line --index 1 --regexp "^clip first 33 "
+	assert_line --index 2 --regexp "^decoded [1-8] converted 5 seeks 1$"
+	ref_frames "$path" ref.raw 33 34 35 36 37
+	cmp clip.raw ref.raw || fail "h264.ts: not ffmpeg's frames 33-37"
+	# From the start (the decoder has read the file through to count its frames): one seek,
+	# each frame decoded once (a seek by time landed past the first keyframe, and the file
+	# was opened again: a frame more and 2 seeks).
+	run -0 vidclip --crop none --size 96x64 --frames 40 --start begin "$path" clip.raw
+	assert_line --index 2 "decoded 40 converted 40 seeks 1"
+	all_frames "$path" ref.raw
+	cmp clip.raw ref.raw || fail "h264.ts: not ffmpeg's frames 0-39"
+	path=$(v mpeg2.ts)
+	run -0 vidclip --crop none --size 96x64 --frames 60 --start begin "$path" clip.raw
+	assert_line --index 2 "decoded 60 converted 60 seeks 1"
+	all_frames "$path" ref.raw
+	cmp clip.raw ref.raw || fail "mpeg2.ts: not ffmpeg's frames 0-59"
+}
+
 @test "Xvid AVI with packed B-frames (UCF101's kind): counted as it decodes, its frames ffmpeg's to the end" {
 	need_video_tools libxvid
 	make_video xvid.avi 64x48 25 60 -c:v libxvid -q:v 2 -bf 2 -g 30 ||

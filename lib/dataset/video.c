@@ -331,6 +331,15 @@ struct slab_video_decoder {
 	 * -PS) seeks to any packet, and some decoders (HEVC's) make frames of what follows
 	 * without the frames it refers to, where H.264's and MPEG-2's wait for a keyframe. */
 	int keyed, want_key;
+	/* A demuxer without an index (MPEG-TS, MPEG-PS) finds a time by searching the bytes
+	 * for a packet's decode time, and lands on a packet after the keyframe before it (so
+	 * that the first keyframe passed to is past the target) or, from the start, after
+	 * the first keyframe. The count at open (count_frames()) notes where the stream's
+	 * keyframe packets start and their presentation times, in the order read (keys,
+	 * n_keys of them, room for cap_keys; none where the index was not needed or the
+	 * demuxer cannot seek by bytes): seek_to() goes to the bytes of the one it wants. */
+	struct key_pos { int64_t pos, pts; } *keys;
+	size_t n_keys, cap_keys;
 	/* The presentation time of the stream's first keyframe where packets come before it in
 	 * decode order (a capture cut mid-group, an MP4 cut without an edit list): those are
 	 * no frames (a decode shows none of them), the frames and their times start at that
@@ -477,6 +486,7 @@ void slab_video_decoder_free(struct slab_video_decoder *d)
 	slab_scratch_free(&d->planes);
 	slab_scratch_free(&d->pick_first);
 	slab_scratch_free(&d->lap);
+	free(d->keys);
 	slab_image_decoder_free(d->img);
 	free(d);
 }
@@ -741,19 +751,53 @@ static void count_one(struct packet_count *c, int64_t dts, int key, int shown)
 		c->max = dts;
 }
 
-/* The stream's packets, by demuxing them all (no decoding): 0 or an error. */
+/* One keyframe packet more for d->keys (its start pos, its presentation time pts): 0, or
+ * SLAB_ERR_NOMEM. */
+static int note_key(struct slab_video_decoder *d, int64_t pos, int64_t pts)
+{
+	if (d->n_keys == d->cap_keys) {
+		size_t cap = d->cap_keys ? 2 * d->cap_keys : 64;
+		struct key_pos *k = cap <= SIZE_MAX / sizeof(*k) ?
+				    realloc(d->keys, cap * sizeof(*k)) : NULL;
+
+		if (!k)
+			return slab_fail(&d->err, SLAB_ERR_NOMEM, NULL, "out of memory for a "
+					 "video's keyframes");
+		d->keys = k;
+		d->cap_keys = cap;
+	}
+	d->keys[d->n_keys++] = (struct key_pos){ pos, pts };
+	return 0;
+}
+
+/* The stream's packets, by demuxing them all (no decoding): 0 or an error. Where the stream
+ * has no index and the demuxer seeks by bytes, its keyframes are noted (d->keys); none if
+ * one lacks a byte position or a presentation time, or they do not come in order. */
 static int count_frames(struct slab_video_decoder *d, struct packet_count *c)
 {
-	int ret;
+	int ret, note = !(d->fmt->iformat->flags & AVFMT_NO_BYTE_SEEK) &&
+			ff.avformat_index_get_entries_count(d->fmt->streams[d->stream]) == 0;
 
 	count_start(c);
 	d->fresh = 0;
+	d->n_keys = 0;
 	while ((ret = ff.av_read_frame(d->fmt, d->pkt)) >= 0) {
 		const AVPacket *k = d->pkt;
 
 		if (k->stream_index == d->stream) {
 			if (k->pts == AV_NOPTS_VALUE)
 				c->nopts = 1;
+			if (note && (k->flags & AV_PKT_FLAG_KEY)) {
+				if (k->pos < 0 || k->pts == AV_NOPTS_VALUE || (d->n_keys &&
+				    (k->pos <= d->keys[d->n_keys - 1].pos ||
+				     k->pts <= d->keys[d->n_keys - 1].pts))) {
+					note = 0;
+					d->n_keys = 0;
+				} else if ((ret = note_key(d, k->pos, k->pts)) < 0) {
+					ff.av_packet_unref(d->pkt);
+					return ret;
+				}
+			}
 			if (!c->keys && (k->flags & AV_PKT_FLAG_KEY))
 				c->key_pts = k->pts != AV_NOPTS_VALUE ? k->pts : k->dts;
 			count_one(c, k->dts, k->flags & AV_PKT_FLAG_KEY, 1);
@@ -872,6 +916,7 @@ static int open_video(struct slab_video_decoder *d, const void *data, size_t len
 		return ret;
 	d->unordered = d->linear = d->dts_known = d->indexed = d->vfr = 0;
 	d->rank0 = 0;
+	d->n_keys = 0;
 	d->keyed = 1;
 	st = d->fmt->streams[d->stream];
 	cp = st->codecpar;
@@ -1351,9 +1396,28 @@ static int key_past_start(const struct slab_video_decoder *d, double t)
 	return b >= 0 && b > a;
 }
 
+/* The last of d->keys (n_keys > 0) shown at or before ts, the stream's time; the first
+ * where none is. */
+static size_t key_before(const struct slab_video_decoder *d, int64_t ts)
+{
+	size_t lo = 0, hi = d->n_keys;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->keys[mid].pts <= ts)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Position the demuxer and decoder so that the next frames are the first at or after time t
  * (from the keyframe before it): t <= 0 goes back to the start, by opening the bytes again
- * with reopen (a demuxer's seek to the start may land late: MPEG-TS). 0 or an error. */
+ * with reopen (a demuxer's seek to the start may land late: MPEG-TS). Where the keyframes'
+ * bytes are known (d->keys), to those of the last shown at or before t (the first for the
+ * start). 0 or an error. */
 static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 {
 	int64_t ts;
@@ -1366,7 +1430,13 @@ static int seek_to(struct slab_video_decoder *d, double t, int reopen)
 	new_pass(d);
 	d->mid = t > 0;
 	ts = stream_ts(d, t);
-	ret = reopen && t <= 0 ? -1 : ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+	if (reopen && t <= 0)
+		ret = -1;
+	else if (d->n_keys && !d->linear)
+		ret = ff.av_seek_frame(d->fmt, d->stream,
+				       d->keys[t <= 0 ? 0 : key_before(d, ts)].pos, AVSEEK_FLAG_BYTE);
+	else
+		ret = ff.av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
 	if (ret < 0 && t > 0) {
 		/* No keyframe at or before t that the demuxer knows of (a stream whose first
 		 * packets are not keyframes: an MP4 cut without an edit list, a capture cut
