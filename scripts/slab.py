@@ -2317,8 +2317,9 @@ def _main(argv, state):
             f = SlabFile(p, check_table=verify)
             if verify:
                 f.verify()
-            line = "%s: %d samples, fields %s, page size %d%s" % (
-                p, f.count, ",".join(f.names), f.page_size, ", verified" if verify else "")
+            line = "%s: %d %s, fields %s, page size %d%s" % (
+                p, f.count, _plural(f.count, "sample", "samples"), ",".join(f.names),
+                f.page_size, ", verified" if verify else "")
             f.close()
         except (SlabError, OSError) as e:
             # a file name, a key or a field name in it: escaped, as the tools' messages are

@@ -152,7 +152,7 @@ PY
 	for lib in $BACKENDS; do
 		run -1 --separate-stderr env SLAB_LIBRARY=$lib PYTHONPATH="$SLAB_ROOT/scripts" \
 			python3 "$SLAB_ROOT/scripts/slab.py" $'e\e[2J\xff.slab' $'no\esuch.slab' $'bad\xe2\x81\xa6.slab'
-		assert_equal "$output" 'e\x1b[2J\xff.slab: 1 samples, fields c\xc2\x9bd,t\xe2\x80\xaez,x\x1b[31my, page size 2097152'
+		assert_equal "$output" 'e\x1b[2J\xff.slab: 1 sample, fields c\xc2\x9bd,t\xe2\x80\xaez,x\x1b[31my, page size 2097152'
 		assert_equal "$stderr" "slab.py: 'no\\x1bsuch.slab': No such file or directory
 slab.py: bad\\xe2\\x81\\xa6.slab: not a slab file (1 byte)"
 	done
