@@ -469,10 +469,11 @@ closed"
 	start_proxy "$HTTP_URL"
 	u=$PROXY_URL/d.slab
 	shuffle-plan -q --mode sequential -o seq.plan www/d.slab
-	# HEAD, the header and the table pass, and the first 4 data groups (more than the pipe
-	# holds: prefetch waits to write, not for a fetch); then every fetch stalls. The reader
-	# takes 1000 bytes and goes once a fetch ahead has stalled.
-	proxy_rules '[{"method": "GET", "range": true, "skip": 6, "times": 100000, "action": "stall:1000"}]'
+	# HEAD, the header, the table (the file's last MiB) and the data groups before 256 KiB
+	# (more than the pipe holds: prefetch waits to write, not for a fetch) pass, in whatever
+	# order the fetches come; every fetch of a group after them stalls. The reader takes 1000
+	# bytes and goes once a fetch ahead has stalled.
+	proxy_rules "[{\"method\": \"GET\", \"first\": [262144, $(($(filesize www/d.slab) - 1048576))], \"action\": \"stall:1000\"}]"
 	# (timeout: a hang guard)
 	run -0 --separate-stderr timeout 120 bash -c "set -o pipefail; prefetch -q --timeout 3600 --ahead 64 --plan seq.plan --emit '$u' | python3 -c '
 import sys, time

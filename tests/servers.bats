@@ -383,12 +383,26 @@ status:503"
 	assert_equal "$seq" "200 200 500 "
 }
 
+@test "proxy: first matches ranged requests by the range's first byte, in [A, B), whatever their order" {
+	data
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	proxy_rules '[{"first": [100, 200], "action": "status:500"}]'
+	local seq="" r
+	for r in 150-160 0-99 99-150 100-100 199-300 200-210 -50; do
+		seq="$seq$(status "$PROXY_URL/f.bin" -r "$r") "
+	done
+	assert_equal "$seq" "500 206 206 500 500 206 206 "
+	run status "$PROXY_URL/f.bin"
+	assert_output 200
+}
+
 @test "proxy: a rules file it cannot apply (bad JSON, unknown action or key) answers 400 to every request" {
 	data
 	start_nginx www
 	start_proxy "$HTTP_URL"
 	local rules
-	for rules in '[{"action": "status:503"' '[{"action": "explode"}]' '[{"time": 1, "action": "drop"}]' '{"action": "flip:x"}'; do
+	for rules in '[{"action": "status:503"' '[{"action": "explode"}]' '[{"time": 1, "action": "drop"}]' '{"action": "flip:x"}' '{"first": [5, 1], "action": "drop"}'; do
 		proxy_rules "$rules"
 		run status "$PROXY_URL/f.bin"
 		assert_output 400
@@ -398,7 +412,7 @@ status:503"
 	run status "$PROXY_URL/f.bin"
 	assert_output 200
 	run fields 6
-	assert_output "rules-error rules-error rules-error rules-error pass "
+	assert_output "rules-error rules-error rules-error rules-error rules-error pass "
 }
 
 @test "proxy: in front of the S3 server, signed requests and the Host header (virtual-host style) go through" {

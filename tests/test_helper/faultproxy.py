@@ -31,6 +31,9 @@ rules). A list of objects (one object alone is taken as a list of one):
     {"method": "GET",     optional: only this method (or a list of methods)
      "path": "part",      optional: only targets holding this substring (path and query)
      "range": true,       optional: true only requests with a Range header, false only without
+     "first": [A, B],     optional: only requests with a Range header "bytes=F-..." whose F is
+                          at A or after and before B: a filter by position, where "skip"
+                          counts in whatever order concurrent requests come
      "skip": K,           optional: let the first K requests that match through
      "times": N,          optional: then apply to N requests, then the rule is spent;
                           without it, to every matching request after the skipped ones
@@ -94,7 +97,10 @@ def check_rule(r):
         else:
             assert kind in ("drop", "ignore-range", "bad-content-range", "no-etag") and not colon
         assert int(r.get("skip", 0)) >= 0 and int(r.get("times", 0)) >= 0
-        assert set(r) <= {"method", "path", "range", "skip", "times", "action"}
+        if "first" in r:
+            a, b = r["first"]
+            assert 0 <= int(a) <= int(b)
+        assert set(r) <= {"method", "path", "range", "first", "skip", "times", "action"}
     except (KeyError, ValueError, TypeError, AssertionError):
         raise ValueError("a rule this proxy cannot apply: %s" % json.dumps(r)) from None
 
@@ -146,9 +152,11 @@ class Rules:
         self.rules = rules
         self.seen = [0] * len(rules)
 
-    def action(self, method, target, ranged):
-        """The action for this request (counting it), or None; and whether a no-etag rule
-        applies to it."""
+    def action(self, method, target, rng):
+        """The action for this request (its Range header rng, or None), counting it, or None;
+        and whether a no-etag rule applies to it."""
+        at = re.match(r"\s*bytes\s*=\s*(\d+)\s*-", rng or "")
+        first = int(at.group(1)) if at else None
         with self.lock:
             self._load()
             chosen, no_etag = None, False
@@ -160,7 +168,10 @@ class Rules:
                         continue
                 if "path" in r and r["path"] not in target:
                     continue
-                if "range" in r and bool(r["range"]) != ranged:
+                if "range" in r and bool(r["range"]) != (rng is not None):
+                    continue
+                if "first" in r and (first is None or not
+                                     int(r["first"][0]) <= first < int(r["first"][1])):
                     continue
                 self.seen[i] += 1
                 n = self.seen[i]
@@ -276,9 +287,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
     def relay(self):
-        ranged = self.headers.get("Range") is not None
         try:
-            action, self.no_etag = self.server.rules.action(self.command, self.path, ranged)
+            action, self.no_etag = self.server.rules.action(self.command, self.path,
+                                                            self.headers.get("Range"))
         except ValueError as e:
             # not a status a client retries: the test is to fail, not to pass by luck
             sys.stderr.write("faultproxy: %s\n" % e)
