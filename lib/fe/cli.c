@@ -212,32 +212,45 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f)
 	return escape_to(f, NULL, s, len);
 }
 
-size_t cli_printf_escaped(FILE *f, const char *fmt, ...)
+/* fmt formatted whole (in a small buffer, else one from the heap: truncated to the small one
+ * when there is no memory, which beats nothing), then escaped to f (NULL: only counted). */
+static size_t vescaped(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+static size_t vescaped(FILE *f, const char *fmt, va_list ap)
 {
 	char small[1024], *buf = small;
-	va_list ap;
+	va_list ap2;
 	size_t out;
 	int n;
 
-	va_start(ap, fmt);
+	va_copy(ap2, ap);
 	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
+	if (n >= 0 && (size_t)n >= sizeof(small)) {
+		buf = malloc((size_t)n + 1);
+		if (buf != NULL)
+			vsnprintf(buf, (size_t)n + 1, fmt, ap2);
+		else
+			buf = small;
+	}
+	va_end(ap2);
 	if (n < 0)
 		return 0;
-	if ((size_t)n >= sizeof(small)) {
-		buf = malloc((size_t)n + 1);
-		if (buf != NULL) {
-			va_start(ap, fmt);
-			vsnprintf(buf, (size_t)n + 1, fmt, ap);
-			va_end(ap);
-		} else {
-			buf = small;    /* truncated beats nothing */
-			n = sizeof(small) - 1;
-		}
-	}
+	if ((size_t)n >= sizeof(small) && buf == small)
+		n = sizeof(small) - 1;
 	out = escape_to(f, NULL, buf, (size_t)n);
 	if (buf != small)
 		free(buf);
+	return out;
+}
+
+size_t cli_printf_escaped(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	size_t out;
+
+	va_start(ap, fmt);
+	out = vescaped(f, fmt, ap);
+	va_end(ap);
 	return out;
 }
 
@@ -282,33 +295,13 @@ static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 
 
 static void vmessage(const char *fmt, va_list ap)
 {
-	/* Formatted whole, then written at once: stderr is unbuffered, and lines from tools
-	 * running side by side in a pipeline should not interleave mid-line. */
-	char small[1024], *buf = small;
-	va_list ap2;
-	int n;
-
-	va_copy(ap2, ap);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	if (n >= 0 && (size_t)n >= sizeof(small)) {
-		buf = malloc((size_t)n + 1);
-		if (buf != NULL)
-			vsnprintf(buf, (size_t)n + 1, fmt, ap2);
-		else
-			buf = small;    /* truncated beats nothing */
-	}
-	va_end(ap2);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(small) && buf == small)
-		n = sizeof(small) - 1;
-	/* Names in messages come from files and archives: escaped, they can neither forge a
-	 * line nor reach the terminal as control sequences. */
+	/* Formatted whole, then written: stderr is unbuffered, and lines from tools running
+	 * side by side in a pipeline should not interleave mid-line. Names in messages come
+	 * from files and archives: escaped, they can neither forge a line nor reach the
+	 * terminal as control sequences. */
 	fprintf(stderr, "%s: ", progname);
-	escape_to(stderr, NULL, buf, (size_t)n);
+	vescaped(stderr, fmt, ap);
 	fputc('\n', stderr);
-	if (buf != small)
-		free(buf);
 }
 
 void cli_error(const char *fmt, ...)
