@@ -315,9 +315,9 @@ MAN_XREF_SED = $(foreach t,$(INST_TOOLS),\
 # libarchive's do), so that pkg-config --define-variable=prefix=DIR finds a staged tree.
 pc_dir = $(if $(filter $(PREFIX),$(1)),$${prefix},$(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1)))
 
-# The places install and uninstall write to: none may have a space (mk/places.mk). The parts
-# (install-completions, install-python) check them all too, so that nothing is done when one
-# has.
+# The places install and uninstall write to: none may have a space or a character the shell,
+# sed or make reads as its own (mk/places.mk). The parts (install-completions,
+# install-python) check them all too, so that nothing is done when one has.
 INSTALL_PLACES = DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR BASHCOMPDIR PYTHON_SITE
 
 # ldconfig after a change to the system's libraries: not into a DESTDIR (a package build's
@@ -328,7 +328,7 @@ run_ldconfig = $(if $(DESTDIR),,$(if $(LDCONFIG),$(LDCONFIG) 2>/dev/null || true
 ## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
 ## override the places), then ldconfig when there is no DESTDIR (LDCONFIG= skips it)
 install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
-	$(call no_space,$(INSTALL_PLACES))
+	$(call safe_places,$(INSTALL_PLACES))
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
@@ -359,7 +359,7 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
 
 ## uninstall: remove what install put there
 uninstall: uninstall-completions uninstall-python
-	$(call no_space,$(INSTALL_PLACES))
+	$(call safe_places,$(INSTALL_PLACES))
 	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \

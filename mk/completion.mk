@@ -44,13 +44,13 @@ $(COMPLETION_DIR)/.stamp: $(TOOLS) scripts/mkcompletions mk/completion.mk
 ## install-completions: install them into DESTDIR/PREFIX/share/bash-completion/completions
 ## (BASHCOMPDIR overrides the place; part of install)
 install-completions: completions
-	$(call no_space,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
+	$(call safe_places,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 $(COMPLETIONS) $(DESTDIR)$(BASHCOMPDIR)
 
 ## uninstall-completions: remove them (part of uninstall)
 uninstall-completions:
-	$(call no_space,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
+	$(call safe_places,DESTDIR PREFIX BASHCOMPDIR $(INSTALL_PLACES))
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(notdir $(COMPLETIONS)))
 
 endif

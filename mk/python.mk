@@ -40,7 +40,7 @@ py_site_known = $(if $(PYTHON_SITE),,$(error $@: no site folder from $(PYTHON) (
 ## install-python: install the Python package slab where the system python3 imports it
 ## (DESTDIR, PREFIX; PYTHON_SITE overrides the place), its libslab the one in LIBDIR
 install-python:
-	$(call no_space,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
+	$(call safe_places,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
 	$(py_site_known)
 	install -d $(PY_PKG_DIR)
 	install -m 644 $(addprefix python/slab/,$(PY_PKG_FILES)) $(PY_PKG_DIR)
@@ -51,7 +51,7 @@ install-python:
 
 ## uninstall-python: remove what install-python put there (and Python's __pycache__ of it)
 uninstall-python:
-	$(call no_space,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
+	$(call safe_places,DESTDIR PREFIX LIBDIR PYTHON_SITE $(INSTALL_PLACES))
 	$(py_site_known)
 	rm -f $(addprefix $(PY_PKG_DIR)/,$(PY_PKG_FILES) _paths.py)
 	rm -rf $(PY_PKG_DIR)/__pycache__

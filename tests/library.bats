@@ -371,6 +371,32 @@ ldconfig "
 	assert_output ""
 }
 
+@test "make install and uninstall refuse a place with a character the shell or sed reads as its own, having written and removed nothing" {
+	echo keep > 'a&b'
+	find "$SLAB_ROOT" "$PWD" -path "$SLAB_ROOT/build" -prune -o -print | sort > "$BATS_TEST_TMPDIR/before"
+	for target in install uninstall; do
+		# '&' would run install -d in the background on $PWD/a and the rest as a command;
+		# a quote leaves the shell's quoting open, and slab/_paths.py not Python.
+		for place in PREFIX DESTDIR LIBDIR PYTHON_SITE; do
+			run -2 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" \
+				BUILD="$SLAB_BUILD" PREFIX=/usr DESTDIR="$PWD/root" "$place=$PWD/a&b" "$target"
+			assert_line --regexp "^[A-Za-z/.]+:[0-9]+: \*\*\* [a-z-]+: $place='$PWD/a&b[a-z/-]*' has the character & \(make cannot install there\): give a place without one\.  Stop\.\$"
+		done
+		for c in "'" '"' '\' ';' '|' '(' '#' '%' '*'; do
+			run -2 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" \
+				BUILD="$SLAB_BUILD" PREFIX="$PWD/x${c}y" DESTDIR="$PWD/root" "$target"
+			assert_output --partial ": PREFIX='$PWD/x${c}y' has the character $c (make cannot install there)"
+		done
+	done
+	[ "$(cat 'a&b')" = keep ]
+	run diff "$BATS_TEST_TMPDIR/before" <(find "$SLAB_ROOT" "$PWD" -path "$SLAB_ROOT/build" -prune -o -print | sort)
+	assert_output ""
+	# What the shell takes as it is still installs: slab.pc and the package say the place.
+	run -0 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
+		PREFIX=/opt/slab-1.0_x+y,z:@~ DESTDIR="$PWD/root" install
+	grep -qx 'prefix=/opt/slab-1.0_x+y,z:@~' root/opt/slab-1.0_x+y,z:@~/lib/pkgconfig/slab.pc
+}
+
 @test "the example of libslab(3) builds with pkg-config alone against the installed tree and runs" {
 	install_tree
 	man_example > example.c
