@@ -536,6 +536,50 @@ EOF
 	assert_output ""
 }
 
+# fake_dpkg: commands in ./fake that stand for dpkg-query (every package installed, make held
+# with apt-mark hold, gcc known for two architectures, $FAKE_MISSING not installed), apt-get
+# and sudo (which write what they were asked to fake/calls and fail), and id (root).
+fake_dpkg() {
+	mkdir -p fake
+	cat > fake/dpkg-query <<'SH'
+#!/bin/sh
+fmt=${2#-f=} p=$3
+if [ "$p" = "${FAKE_MISSING-}" ]; then
+	echo "dpkg-query: no packages found matching $p" >&2
+	exit 1
+fi
+want=install
+[ "$p" != make ] || want=hold
+case $fmt in
+*db:Status-Status*) s=installed ;;
+*) s="$want ok installed" ;;
+esac
+n=1
+[ "$p" != gcc ] || n=2
+for i in $(seq $n); do
+	case $fmt in *'\n') printf '%s\n' "$s" ;; *) printf '%s' "$s" ;; esac
+done
+SH
+	printf '#!/bin/sh\necho "$(basename "$0") $*" >> "${0%%/*}/calls"\nexit 1\n' > fake/apt-get
+	cp fake/apt-get fake/sudo
+	printf '#!/bin/sh\necho 0\n' > fake/id
+	chmod +x fake/*
+}
+
+@test "install-deps does nothing where every package is installed, held ones and those of two architectures too" {
+	fake_dpkg
+	run -0 --separate-stderr env PATH="$PWD/fake:$PATH" "$SLAB_ROOT/scripts/install-deps"
+	assert_output ""
+	assert_equal "$stderr" ""
+	[ ! -e fake/calls ] || fail "install-deps ran: $(cat fake/calls)"
+	# One not installed: it is named, and apt-get asked for it.
+	run -1 --separate-stderr env PATH="$PWD/fake:$PATH" FAKE_MISSING=curl \
+		"$SLAB_ROOT/scripts/install-deps"
+	assert_equal "$stderr" "install-deps: installing: curl"
+	run -0 cat fake/calls
+	assert_output "apt-get update -qq"
+}
+
 @test "the layer check refuses a library object that prints or exits, and a leaked symbol" {
 	mkdir -p b/lib/dataset b/lib/machine b/lib/fe
 	printf '#include <stdio.h>\nvoid slab_x(void);\nvoid slab_x(void) { puts("x"); }\n' > p.c
