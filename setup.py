@@ -7,6 +7,10 @@ make uses; nothing is rebuilt when it is up to date) and copies the library into
 as libslab.so.MAJOR, which slab looks for beside itself first. The wheel is then for this
 platform and any Python 3 (the library is loaded through ctypes, not as an extension).
 
+An sdist (setup.py sdist, python3 -m build) carries what that make needs, as MANIFEST.in
+lists: slab.h, the library's sources, the Makefile and mk/, so that pip builds and installs it
+as it does the clone.
+
 setuptools' own build folders go under build/python/ (its default, build/lib/, holds make's
 objects) and its egg-info too, so that the clone is left as it was, build/ aside.
 """

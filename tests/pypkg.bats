@@ -233,6 +233,38 @@ $(cat ../want)"
 	[ ! -e "$pkg" ]
 }
 
+# An sdist (setup.py sdist, what python3 -m build makes first and builds its wheel from, and
+# what an index serves) holds what setup.py builds libslab with: pip installs it offline,
+# making the library in its own unpacked copy (a whole build: no build/ goes with it).
+@test "pip installs the sdist into a virtualenv: it carries slab.h and what make builds libslab from" {
+	need_system_python
+	need_libslab
+	"$SYSPY" -c 'import venv, setuptools, wheel, pip' 2>/dev/null ||
+		skip "$SYSPY lacks venv, setuptools, wheel or pip (python3-venv python3-setuptools python3-wheel python3-pip)"
+	setup_epoch
+	# its egg-info here, as in a fresh clone: setuptools adds the files an earlier
+	# SOURCES.txt lists to those it finds
+	mkdir "$BATS_TEST_TMPDIR/egg"
+	(cd "$SLAB_ROOT" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS "$SYSPY" setup.py -q \
+		egg_info --egg-base "$BATS_TEST_TMPDIR/egg" sdist -d "$BATS_TEST_TMPDIR/dist") \
+		> sdist.log 2>&1 || fail "setup.py sdist: $(cat sdist.log)"
+	sdist=$BATS_TEST_TMPDIR/dist/slab-$(slab_version).tar.gz
+	run -0 tar -tzf "$sdist"
+	for f in lib/slab.h lib/libslab.map Makefile mk/places.mk scripts/check-deps tools/pack.c; do
+		assert_line "slab-$(slab_version)/$f"
+	done
+	refute_line --regexp '\.(o|so|a)$'
+	"$SYSPY" -m venv --system-site-packages --without-pip venv
+	run -0 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u PYTHONPATH PIP_DISABLE_PIP_VERSION_CHECK=1 \
+		venv/bin/python -m pip install -q --no-build-isolation --no-index --no-cache-dir "$sdist"
+	pkg=$(venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("platlib"))')/slab
+	[ -f "$pkg/libslab.so.0" ] || fail "no libslab.so.0 in $pkg"
+	mkdir elsewhere && cd elsewhere
+	run -0 env -u SLAB_LIBRARY -u PYTHONPATH -u LD_LIBRARY_PATH ../venv/bin/python ../epoch.py ../a.slab
+	assert_output "libslab $(slab_version) ($pkg/libslab.so.0)
+$(cat ../want)"
+}
+
 @test "scripts/slab.py is the package's __init__.py, and still one file on the standard library" {
 	small_slab
 	[ "$(readlink "$SLAB_ROOT/python/slab/__init__.py")" = ../../scripts/slab.py ]
