@@ -20,6 +20,20 @@ slab_pkg_config() {
 		pkg-config "$@"
 }
 
+# want_flags PC INCDIR LIBDIR: what pkg-config --define-variable=prefix=$PWD/root/usr --cflags
+# --libs slab should say for the slab.pc PC: slab's include folder, then the include folders
+# the libraries of its Requires.private give of their own (Debian's libcurl.pc gives its
+# multiarch folder), then slab's -L and -l.
+want_flags() {
+	local f out="-I$2"
+	# shellcheck disable=SC2046
+	for f in $(pkg-config --define-variable=prefix="$PWD/root/usr" --cflags-only-I \
+		$(sed -n 's/^Requires.private: //p' "$1")); do
+		[[ " $out " == *" $f "* ]] || out="$out $f"
+	done
+	echo "$out -L$3 -lslab"
+}
+
 # Sanitizer builds make a libslab.so that needs the sanitizer runtime linked into the program.
 sanitizer_flags() {
 	if nm -D "$SLAB_BUILD/libslab.so" | grep -q ' U __asan_'; then
@@ -114,7 +128,8 @@ installed_page() {
 	[ "${#lines[@]}" -eq 2 ]
 	flags=$(PKG_CONFIG_PATH="$PWD/root/usr/lib/pkgconfig" pkg-config \
 		--define-variable=prefix="$PWD/root/usr" --cflags --libs slab)
-	assert_equal "${flags% }" "-I$PWD/root/usr/include -L$PWD/root/usr/lib -lslab"
+	assert_equal "${flags% }" "$(want_flags root/usr/lib/pkgconfig/slab.pc "$PWD/root/usr/include" \
+		"$PWD/root/usr/lib")"
 	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$SLAB_ROOT" BUILD="$SLAB_BUILD" \
 		PREFIX=/usr DESTDIR="$PWD/root" uninstall
 	run -0 find root -type f -o -type l
@@ -300,7 +315,8 @@ Try 'slab --help' for more information."
 \${prefix}/include"
 	flags=$(PKG_CONFIG_PATH="$PWD/root$multi/pkgconfig" pkg-config \
 		--define-variable=prefix="$PWD/root/usr" --cflags --libs slab)
-	assert_equal "${flags% }" "-I$PWD/root/usr/include -L$PWD/root$multi -lslab"
+	assert_equal "${flags% }" "$(want_flags "root$multi/pkgconfig/slab.pc" "$PWD/root/usr/include" \
+		"$PWD/root$multi")"
 	# A program builds and runs against the staged tree with those flags alone.
 	printf '#include <slab.h>\n#include <stdio.h>\nint main(void) { puts(slab_version_string()); return 0; }\n' > v.c
 	# shellcheck disable=SC2046
@@ -432,6 +448,23 @@ ldconfig "
 	assert_output "$key: no such key"
 	run -1 env LD_LIBRARY_PATH="$PWD/root/usr/lib" ./example "$key" p.plan a.slab missing.slab
 	assert_output "'missing.slab': No such file or directory"
+}
+
+@test "pkg-config --static --libs slab names every library libslab.a needs, with those libraries' own" {
+	install_tree
+	run -0 slab_pkg_config --static --libs slab
+	have=" $output "
+	[[ $have == *" -lslab "* ]] || fail "no -lslab: $output"
+	# libslab's libraries as the build links them, each with what its own .pc says a static
+	# link needs (libcurl's TLS and HTTP/2 libraries...)
+	for m in libarchive libturbojpeg libjpeg spng libdeflate libwebp libcurl nettle; do
+		for l in $(pkg-config --static --libs-only-l "$m"); do
+			[[ $have == *" $l "* ]] || fail "$l (of $m) missing from: $output"
+		done
+	done
+	for l in -lm -pthread; do
+		[[ $have == *" $l "* ]] || fail "$l missing from: $output"
+	done
 }
 
 @test "libslab.so exports exactly the functions slab.h declares, all slab_" {
