@@ -35,7 +35,9 @@ libslab: when it finds libslab.so, the module makes the checks, lookups and the 
 through it (ctypes), else in Python; results are the same either way. It looks, in order:
   1. $SLAB_LIBRARY: a path to libslab.so; empty or "none" means pure Python;
   2. the package's own copy, beside this file: libslab.so.0 (what `pip install .` puts there);
-  3. the build tree this file is part of, from its real path: <scripts>/../build/libslab.so;
+  3. the build tree this file is part of, from its real path: <scripts>/../build/libslab.so,
+     where <scripts>/.. is a source tree (its lib/slab.h is there): a copy of this file in
+     some folder, or a package in site-packages, never loads a stray ../build/libslab.so;
   4. installed: in the LIBDIR `make install` recorded (slab/_paths.py), then
      ctypes.util.find_library("slab"), then libslab.so.0.
 The first that loads, has major version 0 (LIBSLAB_MAJOR) and is not a sanitizer build is used;
@@ -309,7 +311,11 @@ def _find_library():
         # found from its real path (in a clone, python/slab/__init__.py links to this file).
         own = os.path.join(os.path.dirname(os.path.abspath(__file__)), soname)
         here = os.path.dirname(os.path.realpath(__file__))
-        build = os.path.join(os.path.dirname(here), "build", "libslab.so")
+        root = os.path.dirname(here)
+        build = None
+        if (os.path.basename(here) == "scripts" and
+                os.path.exists(os.path.join(root, "lib", "slab.h"))):
+            build = os.path.join(root, "build", "libslab.so")
         libdir = _installed_libdir()
         recorded = os.path.join(libdir, soname) if libdir else None
         candidates = [(where, path) for where, path in (
@@ -1273,7 +1279,8 @@ does, every CRC-32C included. --version prints the module's version (slab.__vers
 
 libslab.so, when found, makes the checks (much faster); else Python does. Looked for in this
 order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), the package's own
-libslab.so.0 (pip install), <scripts>/../build/libslab.so, installed (the LIBDIR make install
+libslab.so.0 (pip install), <scripts>/../build/libslab.so in a source tree, installed (the
+LIBDIR make install
 recorded, find_library("slab"), libslab.so.0). A library of another major version than %d,
 or built with a sanitizer, is passed over.
 """

@@ -402,18 +402,27 @@ PY
 }
 
 # The lookup order of slab.py's docstring: SLAB_LIBRARY, then <scripts>/../build/libslab.so,
-# then installed. A copy of the script in a tree of its own, with the build's library in
-# its build/.
+# then installed. A copy of the script in a source tree of its own (lib/slab.h), with the
+# build's library in its build/; a copy elsewhere passes over a build/ beside its folder.
 @test "slab.py: finds libslab through SLAB_LIBRARY, then in the build tree; reads through it" {
 	need_libslab
 	small_slab
-	mkdir -p tree/scripts tree/build
+	mkdir -p tree/scripts tree/build tree/lib
 	cp "$SLAB_ROOT/scripts/slab.py" tree/scripts/
+	cp "$SLAB_ROOT/lib/slab.h" tree/lib/
 	cp "$LIBSLAB" tree/build/libslab.so
 	run -0 env -u SLAB_LIBRARY PYTHONPATH=tree/scripts python3 -c \
 		'import slab; print(slab.backend); print(slab.backend_reason)'
 	assert_output "libslab 0.1.0 ($PWD/tree/build/libslab.so)
 build tree: $PWD/tree/build/libslab.so"
+	# not a source tree: a copy in proj/ (or a package in site-packages) and a stray build/
+	mkdir -p proj build
+	cp "$SLAB_ROOT/scripts/slab.py" proj/
+	cp "$LIBSLAB" build/libslab.so
+	run -0 env -u SLAB_LIBRARY PYTHONPATH=proj python3 -c \
+		'import slab; print(slab.backend_reason)'
+	refute_output --partial "build tree"
+	refute_output --partial "$PWD/build/"
 	run -0 env SLAB_LIBRARY="$LIBSLAB" PYTHONPATH=tree/scripts python3 -c \
 		'import slab; print(slab.backend); print(slab.backend_reason)'
 	assert_output "libslab 0.1.0 ($LIBSLAB)
