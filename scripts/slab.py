@@ -2204,10 +2204,15 @@ class Loader:
             b = Batch(self, out.value, own)
         finally:
             self._lock.release()
+        # Every call before the hand-over: Python takes a pending signal as a call made
+        # from C code returns (weakref.ref() too), and one taken between b._h's store and
+        # out.value's would drop b, releasing its slot, while the next call delivered the
+        # slot again (by then maybe another batch's).
+        ref = weakref.ref(b) if iterating else None
         b._h = out.value
-        if iterating:
-            st.held = weakref.ref(b)
         out.value = None
+        if iterating:
+            st.held = ref
         return b
 
     def next_batch(self):

@@ -325,6 +325,41 @@ PY
 	assert_output "ok 600"
 }
 
+@test "Ctrl-C as the hand-over's last call returns: the batch comes on the next call, none lost or repeated" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import weakref, slab
+# Python takes a pending signal as a call into C returns: here weakref.ref(), the last call
+# of the hand-over, raises KeyboardInterrupt once, as a SIGINT arriving then would.
+class Ref:
+    armed = 0
+    @staticmethod
+    def ref(x, *a):
+        r = weakref.ref(x, *a)
+        if Ref.armed:
+            Ref.armed -= 1
+            raise KeyboardInterrupt
+        return r
+slab.weakref = Ref
+ld = slab.Loader(["one.slab"], batch_size=8, threads=1, ring=2, fields=["cls"])
+it = iter(ld)
+seen = [next(it).number]
+Ref.armed = 1
+while True:
+    try:
+        for b in it:
+            seen.append(b.number)
+        break
+    except KeyboardInterrupt:
+        print("interrupted")
+assert seen == list(range(len(ld))), seen
+print("ok", len(seen))
+PY
+	assert_line --index 0 "interrupted"
+	assert_line --index 1 "ok 25"
+}
+
 @test "fork() after a Loader exists: the child gets SlabError or exits cleanly, the parent is unaffected" {
 	need_libslab_any
 	setup_data
