@@ -168,6 +168,15 @@ def is_url(path):
     return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
 
 
+def _known(v, table):
+    """Is v one of table's keys (an option's words)? False, not a TypeError that names no
+    option, for a value that cannot be one: a list or a dict is unhashable."""
+    try:
+        return v in table
+    except TypeError:
+        return False
+
+
 def _remote_options(remote):
     """The C options for URLs from keyword arguments (see Dataset): a _CRemoteOptions and
     the bytes objects it points to (keep both alive), or raise ValueError/TypeError."""
@@ -193,7 +202,7 @@ def _remote_options(remote):
                          % (remote.get("endpoint"),))
     o.profile = text("profile", remote.get("profile"))
     o.region = text("region", remote.get("region"))
-    if remote.get("addressing") not in _ADDRESSING:
+    if not _known(remote.get("addressing"), _ADDRESSING):
         raise ValueError("addressing must be 'path', 'virtual' or 'auto', not %r"
                          % (remote.get("addressing"),))
     o.addressing = _ADDRESSING[remote.get("addressing")]
@@ -1951,15 +1960,15 @@ class Loader:
                     raise ValueError("fps must be a number with 0.000001 <= fps <= 1000000, not %r" % (fps,))
                 if stride != 1:
                     raise ValueError("stride and fps exclude each other: give one")
-            if clip_start not in _CLIP_STARTS:
+            if not _known(clip_start, _CLIP_STARTS):
                 raise ValueError("clip_start must be 'random', 'center' or 'begin', not %r"
                                  % (clip_start,))
-            if on_short not in _ON_SHORT:
+            if not _known(on_short, _ON_SHORT):
                 raise ValueError("on_short must be 'pad', 'loop' or 'error', not %r" % (on_short,))
         max_frames = _U64 if max_frames is None else _int("max_frames", max_frames, 1, _U64)
         self._video = video is not None
         media = video if video is not None else image
-        if media is not None and crop not in _CROPS:
+        if media is not None and not _known(crop, _CROPS):
             raise ValueError("crop must be 'random-resized', 'center' or None, not %r" % (crop,))
         if plan is not None and subset is not None:
             raise ValueError("subset applies to a plan made here (plan=None), not to a plan file")
@@ -1989,9 +1998,9 @@ class Loader:
                 raise TypeError("%s must name a field (a str), not %r" % (what, v))
         if isinstance(flip, (str, bytes)):
             raise TypeError("flip must be True or False, not %r" % (flip,))
-        if plan is None and order not in _ORDERS:
+        if plan is None and not _known(order, _ORDERS):
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
-        if cache_policy not in _POLICIES:
+        if not _known(cache_policy, _POLICIES):
             raise ValueError("cache_policy must be 'belady' or 'fixed', not %r" % (cache_policy,))
         memory = _int("memory", _size(memory), 0, _U64)
         disk = _int("disk", _size(disk, "disk"), 0, _U64)

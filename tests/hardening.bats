@@ -497,6 +497,29 @@ PY
 	assert_line --index 10 "1 [200]"
 }
 
+@test "Loader: a word option given a list or a dict is a ValueError naming the option, not 'unhashable type'" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+for kw in (dict(image="jpg", crop=["center"]), dict(order=["random"]),
+           dict(cache_policy={"fixed": 1}), dict(video="mp4", clip_start=["begin"]),
+           dict(video="mp4", on_short=["loop"]), dict(addressing=["path"])):
+    try:
+        slab.Loader(["one.slab"], **kw)
+        print("accepted", kw)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__ + ": " + str(e))
+PY
+	assert_line --index 0 "ValueError: crop must be 'random-resized', 'center' or None, not ['center']"
+	assert_line --index 1 "ValueError: order must be 'sequential', 'random' or 'quasi', not ['random']"
+	assert_line --index 2 "ValueError: cache_policy must be 'belady' or 'fixed', not {'fixed': 1}"
+	assert_line --index 3 "ValueError: clip_start must be 'random', 'center' or 'begin', not ['begin']"
+	assert_line --index 4 "ValueError: on_short must be 'pad', 'loop' or 'error', not ['loop']"
+	assert_line --index 5 "ValueError: addressing must be 'path', 'virtual' or 'auto', not ['path']"
+	[ "${#lines[@]}" -eq 6 ]
+}
+
 @test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
 	need_libslab_any
 	setup_data
