@@ -1400,6 +1400,26 @@ def _int(name, v, lo, hi):
     return n
 
 
+def _list(name, v, what):
+    """v, an argument that takes several things, as a list: TypeError naming the argument
+    for a value that is not a collection (5, None), which list() or a for loop would
+    report without naming it."""
+    try:
+        return list(v)
+    except TypeError:
+        raise TypeError("%s must be a list of %s, not %r" % (name, what, v)) from None
+
+
+def _path(name, v):
+    """A file's name (str, bytes or os.PathLike) as bytes for libslab: TypeError naming the
+    argument for anything else."""
+    try:
+        return os.fsencode(v)
+    except TypeError:
+        raise TypeError("%s must be a path (str, bytes or os.PathLike), not %r"
+                        % (name, v)) from None
+
+
 def _range(name, v, hi):
     """A (min, max) pair of finite floats with 0 < min <= max (<= hi when hi is set)."""
     try:
@@ -1934,7 +1954,8 @@ class Loader:
         lib = self._lib = _loader_lib()
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
-        paths = [os.fsencode(p) for p in paths]
+        paths = [_path("paths[%d]" % i, p)
+                 for i, p in enumerate(_list("paths", paths, "paths"))]
         if not paths:
             raise ValueError("slab.Loader: no files")
         if on_error not in ("raise", "skip"):
@@ -1991,7 +2012,8 @@ class Loader:
         if isinstance(fields, (str, bytes, bytearray)):
             raise TypeError("fields must be a list of field names, not a %s"
                             % type(fields).__name__)
-        fields = None if fields is None else list(fields)
+        fields = None if fields is None else _list("fields", fields, "field names")
+        subset = None if subset is None else _list("subset", subset, "sample indexes and keys")
         for what, v in (("image", image), ("video", video)) + \
                 tuple(("fields", f) for f in (fields or ())):
             if v is not None and not isinstance(v, str):
@@ -2041,8 +2063,11 @@ class Loader:
             h, w = _int("size[0]", h, 1, 65535), _int("size[1]", w, 1, 65535)
             scale = _range("scale", scale, 1.0)
             ratio = _range("ratio", ratio, None)
+        plan = None if plan is None else _path("plan", plan)
         if isinstance(next_plans, (str, bytes, os.PathLike)):
             next_plans = [next_plans]
+        next_plans = [_path("next_plans[%d]" % i, p)
+                      for i, p in enumerate(_list("next_plans", next_plans, "plan files"))]
         own = self._owner = _Owner(lib)
         own.dataset = lib.slab_dataset_new()
         if not own.dataset:
@@ -2053,7 +2078,7 @@ class Loader:
             raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
         out = ctypes.c_void_p()
         if plan is not None:
-            rc = lib.slab_dataset_plan_read(own.dataset, os.fsencode(plan), ctypes.byref(out))
+            rc = lib.slab_dataset_plan_read(own.dataset, plan, ctypes.byref(out))
         else:
             pp = _CPlanParams(ctypes.sizeof(_CPlanParams), _ORDERS[order], seed or 0,
                               epoch or 0, rank, world_size, window, 0)
@@ -2070,7 +2095,7 @@ class Loader:
         own.plan = out.value
         for p in next_plans:
             nxt = ctypes.c_void_p()
-            if lib.slab_dataset_plan_read(own.dataset, os.fsencode(p), ctypes.byref(nxt)) < 0:
+            if lib.slab_dataset_plan_read(own.dataset, p, ctypes.byref(nxt)) < 0:
                 raise SlabError(lib.slab_dataset_error(own.dataset).decode("utf-8", "replace"))
             own.next_plans.append(nxt.value)
         params = lib.slab_plan_params(own.plan).contents

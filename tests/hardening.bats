@@ -520,6 +520,38 @@ PY
 	[ "${#lines[@]}" -eq 6 ]
 }
 
+@test "Loader: paths, plan, next_plans, fields or subset of the wrong type: a TypeError naming the argument" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import pathlib, slab
+for kw in (dict(paths=None), dict(paths=5), dict(paths=["one.slab", None]), dict(plan=5),
+           dict(next_plans=7), dict(next_plans=["p.plan", 3]), dict(fields=5), dict(subset=5)):
+    try:
+        slab.Loader(kw.pop("paths", ["one.slab"]), **kw)
+        print("accepted", kw)
+    except TypeError as e:
+        print("TypeError: " + str(e))
+# what they take still works: one path, a PathLike, bytes, iterables
+with slab.Loader(pathlib.Path("one.slab"), plan=b"p.plan", next_plans=iter([pathlib.Path("p.plan")]),
+                 fields=("cls",), memory="1M") as ld:
+    print(len(ld), ld.fields)
+with slab.Loader(iter(["one.slab"]), subset=range(5), batch_size=8) as ld:
+    print([len(b) for b in ld])
+PY
+	assert_line --index 0 "TypeError: paths must be a list of paths, not None"
+	assert_line --index 1 "TypeError: paths must be a list of paths, not 5"
+	assert_line --index 2 "TypeError: paths[1] must be a path (str, bytes or os.PathLike), not None"
+	assert_line --index 3 "TypeError: plan must be a path (str, bytes or os.PathLike), not 5"
+	assert_line --index 4 "TypeError: next_plans must be a list of plan files, not 7"
+	assert_line --index 5 "TypeError: next_plans[1] must be a path (str, bytes or os.PathLike), not 3"
+	assert_line --index 6 "TypeError: fields must be a list of field names, not 5"
+	assert_line --index 7 "TypeError: subset must be a list of sample indexes and keys, not 5"
+	assert_line --index 8 "1 ['cls']"
+	assert_line --index 9 "[5]"
+	[ "${#lines[@]}" -eq 10 ]
+}
+
 @test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
 	need_libslab_any
 	setup_data
