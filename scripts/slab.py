@@ -168,6 +168,15 @@ def is_url(path):
     return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
 
 
+def _c_string(name, v, b):
+    """b, argument v's bytes bound for libslab as a C string: ValueError naming the argument
+    when it holds a NUL byte, where C would read a shorter name (another file's, another
+    field's)."""
+    if b"\0" in b:
+        raise ValueError("%s must not hold a NUL byte, not %r" % (name, v))
+    return b
+
+
 def _known(v, table):
     """Is v one of table's keys (an option's words)? False, not a TypeError that names no
     option, for a value that cannot be one: a list or a dict is unhashable."""
@@ -192,7 +201,7 @@ def _remote_options(remote):
             return None
         if not isinstance(v, (str, bytes, os.PathLike)) or not v:
             raise ValueError("%s must be a non-empty string, not %r" % (name, v))
-        b = os.fsencode(v)
+        b = _c_string(name, v, os.fsencode(v))
         keep.append(b)
         return b
     o.cache_dir = text("cache_dir", remote.get("cache_dir"))
@@ -1414,10 +1423,11 @@ def _path(name, v):
     """A file's name (str, bytes or os.PathLike) as bytes for libslab: TypeError naming the
     argument for anything else."""
     try:
-        return os.fsencode(v)
+        b = os.fsencode(v)
     except TypeError:
         raise TypeError("%s must be a path (str, bytes or os.PathLike), not %r"
                         % (name, v)) from None
+    return _c_string(name, v, b)
 
 
 def _range(name, v, hi):
@@ -2018,6 +2028,8 @@ class Loader:
                 tuple(("fields", f) for f in (fields or ())):
             if v is not None and not isinstance(v, str):
                 raise TypeError("%s must name a field (a str), not %r" % (what, v))
+            if v is not None:
+                _c_string(what, v, v.encode("utf-8", "surrogateescape"))
         if isinstance(flip, (str, bytes)):
             raise TypeError("flip must be True or False, not %r" % (flip,))
         if plan is None and not _known(order, _ORDERS):
@@ -2055,6 +2067,8 @@ class Loader:
             raise ValueError("center_ratio needs crop='center', not crop=%r" % (crop,))
         if labels is not None and (not isinstance(labels, str) or not labels):
             raise ValueError("labels must be a field name such as 'cls', not %r" % (labels,))
+        if labels is not None:
+            _c_string("labels", labels, labels.encode("utf-8", "surrogateescape"))
         if media is not None:
             try:
                 h, w = size

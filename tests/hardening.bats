@@ -552,6 +552,31 @@ PY
 	[ "${#lines[@]}" -eq 10 ]
 }
 
+@test "Loader: a file or field name holding a NUL byte is a ValueError, never the name cut at the NUL" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+# C would read each as the name before the NUL: one.slab, p.plan, jpg, cls.
+for kw in (dict(paths=["one.slab\0.old"]), dict(plan="p.plan\0.old"),
+           dict(next_plans=["p.plan\0.old"], memory="1M"), dict(fields=["jpg\0.png"]),
+           dict(image="jpg\0.png"), dict(labels="cls\0.txt"), dict(cache_dir="/tmp\0/x")):
+    try:
+        slab.Loader(kw.pop("paths", ["one.slab"]), **kw)
+        print("accepted", kw)
+    except ValueError as e:
+        print("ValueError: " + str(e))
+PY
+	assert_line --index 0 "ValueError: paths[0] must not hold a NUL byte, not 'one.slab\\x00.old'"
+	assert_line --index 1 "ValueError: plan must not hold a NUL byte, not 'p.plan\\x00.old'"
+	assert_line --index 2 "ValueError: next_plans[0] must not hold a NUL byte, not 'p.plan\\x00.old'"
+	assert_line --index 3 "ValueError: fields must not hold a NUL byte, not 'jpg\\x00.png'"
+	assert_line --index 4 "ValueError: image must not hold a NUL byte, not 'jpg\\x00.png'"
+	assert_line --index 5 "ValueError: labels must not hold a NUL byte, not 'cls\\x00.txt'"
+	assert_line --index 6 "ValueError: cache_dir must not hold a NUL byte, not '/tmp\\x00/x'"
+	[ "${#lines[@]}" -eq 7 ]
+}
+
 @test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
 	need_libslab_any
 	setup_data
