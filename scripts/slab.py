@@ -177,6 +177,14 @@ def _c_string(name, v, b):
     return b
 
 
+def _flag(name, v):
+    """A yes-or-no option as a bool: TypeError naming it for a str or bytes, which bool()
+    takes as yes whatever it says (drop_last="false", chw="no")."""
+    if isinstance(v, (str, bytes, bytearray)):
+        raise TypeError("%s must be True or False, not %r" % (name, v))
+    return bool(v)
+
+
 def _known(v, table):
     """Is v one of table's keys (an option's words)? False, not a TypeError that names no
     option, for a value that cannot be one: a list or a dict is unhashable."""
@@ -215,7 +223,7 @@ def _remote_options(remote):
         raise ValueError("addressing must be 'path', 'virtual' or 'auto', not %r"
                          % (remote.get("addressing"),))
     o.addressing = _ADDRESSING[remote.get("addressing")]
-    o.anonymous = 1 if remote.get("anonymous") else 0
+    o.anonymous = 1 if _flag("anonymous", remote.get("anonymous")) else 0
     if remote.get("connections") is not None:
         o.connections = _int("connections", remote["connections"], 1, 256)
     if remote.get("retries") is not None:
@@ -1838,7 +1846,9 @@ class Loader:
       With a plan file, these (but seed and epoch, which also seed the crops) are a
       ValueError: the file has its own (shuffle-plan --start K makes a resumed plan).
     batch_size, threads (worker threads, 1-1024), ring (batches in flight, default 2 x
-      threads, at most 4096), drop_last (no short last batch).
+      threads, at most 4096), drop_last (no short last batch). The yes-or-no options
+      (drop_last, flip, chw, release, verify, anonymous) take True or False; a string, which
+      would read as yes whatever it says, is a TypeError.
     fields: the fields wanted, by name (None: every field of any file). Raw mode hands them
       out zero-copy.
     image: an image field to decode in C (JPEG, PNG or WebP, found by their bytes; PNG
@@ -2030,8 +2040,9 @@ class Loader:
                 raise TypeError("%s must name a field (a str), not %r" % (what, v))
             if v is not None:
                 _c_string(what, v, v.encode("utf-8", "surrogateescape"))
-        if isinstance(flip, (str, bytes)):
-            raise TypeError("flip must be True or False, not %r" % (flip,))
+        flip, chw = _flag("flip", flip), _flag("chw", chw)
+        drop_last, release = _flag("drop_last", drop_last), _flag("release", release)
+        verify = _flag("verify", verify)
         if plan is None and not _known(order, _ORDERS):
             raise ValueError("order must be 'sequential', 'random' or 'quasi', not %r" % (order,))
         if not _known(cache_policy, _POLICIES):
@@ -2129,8 +2140,8 @@ class Loader:
             names = [n.encode() for n in wanted]
             self._names = (ctypes.c_char_p * max(1, len(names)))(*names)
             o.fields, o.nfields = self._names, len(names)
-        o.drop_last, o.ring, o.ahead = bool(drop_last), ring, ahead
-        o.release, o.verify, o.skip = bool(release), bool(verify), on_error == "skip"
+        o.drop_last, o.ring, o.ahead = drop_last, ring, ahead
+        o.release, o.verify, o.skip = release, verify, on_error == "skip"
         o.seed, o.epoch = self.seed, self.epoch
         o.memory, o.cache_policy, o.disk = memory, _POLICIES[cache_policy], disk
         o.max_pixels, o.max_scans, o.max_frames = max_pixels, max_scans, max_frames
@@ -2144,7 +2155,7 @@ class Loader:
         self._image_shape = None
         if image is not None:
             self._spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
-                                     bool(flip), bool(chw), 0, center_ratio, channels,
+                                     flip, chw, 0, center_ratio, channels,
                                      _ALPHAS[alpha], (ctypes.c_uint8 * 3)(*background),
                                      _RESIZES[resize])
             self._image_field = image.encode()
@@ -2153,7 +2164,7 @@ class Loader:
             self._image_bytes = h * w * channels
         if video is not None:
             image_spec = _CImageSpec(w, h, _CROPS[crop], scale[0], scale[1], ratio[0], ratio[1],
-                                     bool(flip), bool(chw), 0, center_ratio, 3, 0,
+                                     flip, chw, 0, center_ratio, 3, 0,
                                      (ctypes.c_uint8 * 3)(255, 255, 255), _RESIZES[resize])
             self._vspec = _CVideoSpec(ctypes.sizeof(_CVideoSpec), image_spec, frames, stride,
                                       fps or 0.0, _CLIP_STARTS[clip_start], _ON_SHORT[on_short], 0)

@@ -577,6 +577,32 @@ PY
 	[ "${#lines[@]}" -eq 7 ]
 }
 
+@test "Loader: a yes-or-no option given a string is a TypeError naming it, never taken as yes" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+# bool("false") is True: drop_last="false" dropped the short batch, chw="no" made CHW.
+for kw in (dict(drop_last="false"), dict(image="jpg", chw="no"), dict(release="no"),
+           dict(verify=b"0"), dict(image="jpg", flip="no"), dict(anonymous="false")):
+    try:
+        slab.Loader(["one.slab"], **kw)
+        print("accepted", kw)
+    except TypeError as e:
+        print("TypeError: " + str(e))
+with slab.Loader(["one.slab"], batch_size=64, drop_last=0, verify=1, release=False) as ld:
+    print([len(b) for b in ld])
+PY
+	assert_line --index 0 "TypeError: drop_last must be True or False, not 'false'"
+	assert_line --index 1 "TypeError: chw must be True or False, not 'no'"
+	assert_line --index 2 "TypeError: release must be True or False, not 'no'"
+	assert_line --index 3 "TypeError: verify must be True or False, not b'0'"
+	assert_line --index 4 "TypeError: flip must be True or False, not 'no'"
+	assert_line --index 5 "TypeError: anonymous must be True or False, not 'false'"
+	assert_line --index 6 "[64, 64, 64, 8]"
+	[ "${#lines[@]}" -eq 7 ]
+}
+
 @test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
 	need_libslab_any
 	setup_data
