@@ -2067,6 +2067,8 @@ class Loader:
         window = 64 if window is None else _int("window", window, 1, _U64)
         rank = _int("rank", rank, 0, _U32)
         world_size = _int("world_size", world_size, 1, _U32)
+        if rank >= world_size:
+            raise ValueError("rank must be below world_size (%d), not %d" % (world_size, rank))
         start = _int("start", start, 0, _U64)
         seed = None if seed is None else _int("seed", seed, 0, _U64)
         epoch = None if epoch is None else _int("epoch", epoch, 0, _U64)

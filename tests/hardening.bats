@@ -603,6 +603,27 @@ PY
 	[ "${#lines[@]}" -eq 7 ]
 }
 
+@test "Loader: a rank not below world_size is a ValueError naming both, as shuffle-plan's usage error" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import slab
+for rank, world in ((2, 2), (5, 2), (1, 1)):
+    try:
+        slab.Loader(["one.slab"], rank=rank, world_size=world)
+        print("accepted", rank, world)
+    except ValueError as e:
+        print("ValueError: " + str(e))
+with slab.Loader(["one.slab"], rank=1, world_size=2, batch_size=1000) as ld:
+    print([b.samples[0] for b in ld])
+PY
+	assert_line --index 0 "ValueError: rank must be below world_size (2), not 2"
+	assert_line --index 1 "ValueError: rank must be below world_size (2), not 5"
+	assert_line --index 2 "ValueError: rank must be below world_size (1), not 1"
+	assert_line --index 3 "[(0, 100)]"
+	[ "${#lines[@]}" -eq 4 ]
+}
+
 @test "two Python threads iterating one Loader: every batch once, each with its own pixels" {
 	need_libslab_any
 	setup_data
