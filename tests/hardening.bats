@@ -65,6 +65,29 @@ truncate_emit() {
 	cat err
 }
 
+@test "faulthandler enabled after one Loader, chained by the next: a SIGBUS outside the guards is one report and SIGBUS, not a recursion" {
+	need_libslab
+	setup_data
+	cp one.slab cut.slab
+	# The second Loader chains faulthandler's handler, whose own predecessor is libslab's:
+	# a fault where the caller reads a raw view of a file cut after the hand-over (the
+	# documented SIGBUS) went back and forth between the two until the stack overflowed.
+	ulimit -c 0
+	run -135 pyslab - <<'PY'
+import faulthandler, os, slab
+one = slab.Loader(["one.slab"], batch_size=8)
+faulthandler.enable()
+ld = slab.Loader(["cut.slab"], batch_size=8, threads=1, ring=2)
+v = next(iter(ld)).fields["jpg"][0]
+os.truncate("cut.slab", 0)
+print("reading", flush=True)
+bytes(v)
+print("read a page that is gone")
+PY
+	assert_line --index 0 "reading"
+	[ "$(grep -c '^Fatal Python error: Bus error$' <<< "$output")" -eq 1 ]
+}
+
 @test "prefetch --emit (raw, tar, frames, --release) from a file truncated mid-stream: exit 1 naming the input" {
 	setup_data
 	size=$(stat -c %s one.slab)

@@ -13,6 +13,12 @@
  * signal handler must not. */
 static __thread struct slab_fault *current __attribute__((tls_model("initial-exec")));
 
+/* Set while this thread runs the chained handler: a SIGBUS it raises again comes back here
+ * (Python's faulthandler, enabled after the handler was installed and chained by a later
+ * setup, puts this handler back as its own predecessor and raises), and must not be chained
+ * again, or the two call each other until the stack overflows. */
+static __thread int chaining __attribute__((tls_model("initial-exec")));
+
 static pthread_mutex_t setup_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction chained;
 
@@ -25,13 +31,21 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 		g->addr = si->si_addr;
 		siglongjmp(g->jump, 1);
 	}
-	if ((chained.sa_flags & SA_SIGINFO) && chained.sa_sigaction) {
+	/* A fault of its own, not the chained handler's raise: a chained handler that left by a
+	 * jump left the mark set. */
+	if (si->si_code > 0)
+		chaining = 0;
+	if (!chaining && (chained.sa_flags & SA_SIGINFO) && chained.sa_sigaction) {
+		chaining = 1;
 		chained.sa_sigaction(sig, si, uc);
+		chaining = 0;
 		return;
 	}
-	if (!(chained.sa_flags & SA_SIGINFO) && chained.sa_handler != SIG_DFL &&
+	if (!chaining && !(chained.sa_flags & SA_SIGINFO) && chained.sa_handler != SIG_DFL &&
 	    chained.sa_handler != SIG_IGN) {
+		chaining = 1;
 		chained.sa_handler(sig);
+		chaining = 0;
 		return;
 	}
 	/* As if nobody had caught it: the faulting read runs again and ends the process, and a
