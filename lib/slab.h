@@ -1124,7 +1124,8 @@ SLAB_API const char *slab_loader_field_name(const struct slab_loader *l, unsigne
  * sample was skipped is not handed out (its samples count in slab_loader_skipped()), so an
  * epoch may have fewer batches than slab_loader_batches(). SLAB_ERR_IO when a file could not be read through its mapping (it
  * was truncated while in use, or the device failed): the workers read under a SIGBUS guard
- * (the loader installs a SIGBUS handler at open, chaining the one in place), the error names
+ * (the loader installs a SIGBUS handler at open, chaining the one in place, and puts it back
+ * in front before each batch if another has taken its place since), the error names
  * the file and the offset, and no batch is handed out after it, since batches filled before
  * may point into pages that are gone. A batch's raw fields are read by the caller, outside
  * the guard: a file truncated after its batch was handed out still faults there.

@@ -88,6 +88,34 @@ PY
 	[ "$(grep -c '^Fatal Python error: Bus error$' <<< "$output")" -eq 1 ]
 }
 
+@test "a file truncated while the Loader reads it, faulthandler enabled after the Loader was made: SlabError, no SIGBUS" {
+	need_libslab
+	setup_data
+	cp one.slab cut.slab
+	# faulthandler.enable() (pytest, torch's elastic agent and training scripts call it)
+	# puts its own SIGBUS handler in front of the one the Loader installed at open: the
+	# workers' guards must not depend on what was in front then. One worker, one slot: every
+	# batch after the first is begun after the enable().
+	ulimit -c 0
+	run -0 pyslab - <<'PY'
+import faulthandler, os, slab
+ld = slab.Loader(["cut.slab"], plan="p.plan", batch_size=8, threads=1, ring=1,
+                 image="jpg", size=(16, 16))
+faulthandler.enable()
+n = 0
+try:
+    for b in ld:
+        n += 1
+        if b.number == 2:
+            os.truncate("cut.slab", 100000)
+except slab.SlabError as e:
+    print(e)
+print("alive after", n, "batches")
+PY
+	assert_line --index 0 --regexp "^'cut.slab': (cannot read offset [0-9]+: )?the file is 100000 bytes now, $(stat -c %s one.slab) when it was opened \(truncated while in use\)$"
+	assert_line --index 1 "alive after 3 batches"
+}
+
 @test "prefetch --emit (raw, tar, frames, --release) from a file truncated mid-stream: exit 1 naming the input" {
 	setup_data
 	size=$(stat -c %s one.slab)

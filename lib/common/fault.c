@@ -59,16 +59,26 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 		raise(sig);
 }
 
+static int installed(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_bus;
+}
+
 int slab_fault_setup(struct slab_err *e)
 {
 	struct sigaction now, sa;
 	int ret = 0;
 
+	/* In front already, as nearly always (a loader's workers ask before each batch): no
+	 * lock, which a fork() child would find held by a thread of its parent's that is not
+	 * there to let go of it, and hang in its own first opening. */
+	if (sigaction(SIGBUS, NULL, &now) == 0 && installed(&now))
+		return 0;
 	pthread_mutex_lock(&setup_mu);
 	if (sigaction(SIGBUS, NULL, &now) != 0) {
 		ret = slab_fail(e, SLAB_ERR_IO, NULL, "cannot read the SIGBUS handler: %s",
 				strerror(errno));
-	} else if (!((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_bus)) {
+	} else if (!installed(&now)) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_bus;
 		/* NODEFER: the handler leaves by siglongjmp to a jump buffer saved without the

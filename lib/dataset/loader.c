@@ -481,6 +481,11 @@ static void fill(struct worker *w, struct slab_loader_batch *b)
 	b->rc = 0;
 	memset(&b->st, 0, sizeof(b->st));
 	b->err.text[0] = first.text[0] = '\0';
+	/* The guards need the SIGBUS handler, which a handler installed since the opening
+	 * (Python's faulthandler.enable() in a training script) has replaced: put back in
+	 * front, chaining that one, once a batch. */
+	if ((b->rc = slab_fault_setup(&b->err)) < 0)
+		return;
 	for (uint64_t e = lo; e < hi; e++) {
 		int rc;
 
@@ -574,7 +579,14 @@ static void *walker_main(void *arg)
 		}
 		pthread_mutex_unlock(&l->mu);
 		/* The call handing out entry walk_pos leaves (and maybe releases) the one before;
-		 * the last call, past the end, leaves the last entry. */
+		 * the last call, past the end, leaves the last entry. Its reads are guarded: the
+		 * SIGBUS handler in front again first, as for a worker's batch. */
+		if ((rc = slab_fault_setup(&l->walk_err)) < 0) {
+			pthread_mutex_lock(&l->mu);
+			l->walk_rc = rc;
+			pthread_mutex_unlock(&l->mu);
+			break;
+		}
 		rc = slab_follow_next(l->walk, &it);
 		if (rc <= 0) {
 			pthread_mutex_lock(&l->mu);
