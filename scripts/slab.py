@@ -1971,6 +1971,7 @@ class Loader:
         self._owner = None
         self._closed = True
         self._closing = threading.RLock()
+        self._pid = os.getpid()
         lib = self._lib = _loader_lib()
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
@@ -2192,7 +2193,6 @@ class Loader:
         # No batch holds more samples than the plan has.
         most = max(1, min(self.batch_size, lib.slab_plan_count(own.plan)))
         self._most = most
-        self._pid = os.getpid()
         self._lock = threading.Lock()
         self._threads = threading.local()
         self._closed = False
@@ -2328,6 +2328,12 @@ class Loader:
         decoders freed); the ring, files and plan are freed once no view handed out reaches
         them any more (at once when none does). Batches then raise SlabError("loader
         closed"). In a fork() child, only lets go (the threads are the parent's)."""
+        # A fork() child has no thread to stop, and would wait for ever for the lock below
+        # if a thread of its parent's was in close() as fork() ran: it lets go alone.
+        if self._pid != os.getpid():
+            self._closed = True
+            self._files = self._bases = self._owner = None
+            return
         # One close at a time: two threads' (or a signal handler's: reentrant) would stop
         # the C loader twice at once. Not the iteration's lock, which a waiting
         # next() holds.

@@ -448,6 +448,45 @@ PY
 	assert_line --index 4 "parent ok 25"
 }
 
+@test "fork() while another thread is in the Loader's close(): the child's close() and with-exit return, no hang" {
+	need_libslab
+	setup_data
+	run -0 pyslab - <<'PY'
+import os, threading, slab
+ld = slab.Loader(["one.slab"], batch_size=8, threads=1, ring=2)
+b = next(iter(ld))
+# A thread of the parent's inside close() as fork() runs: its lock, held here for as long as
+# the test needs, is held in the child too, by a thread the child does not have.
+inside, leave = threading.Event(), threading.Event()
+def closing():
+    with ld._closing:
+        inside.set()
+        leave.wait()
+t = threading.Thread(target=closing)
+t.start()
+inside.wait()
+pid = os.fork()
+if pid == 0:
+    with ld:
+        pass
+    ld.close()
+    try:
+        b.keys
+    except slab.SlabError as e:
+        print("child:", e, flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+leave.set()
+t.join()
+print("child exit", os.waitstatus_to_exitcode(status))
+print("parent", b.number, len(b.keys), sum(1 for _ in ld) + 1)
+ld.close()
+PY
+	assert_line --index 0 "child: loader closed"
+	assert_line --index 1 "child exit 0"
+	assert_line --index 2 "parent 0 8 25"
+}
+
 @test "libslab: a fork() child's slab_loader_next() fails saying so, and its close frees without joining" {
 	need_libslab_any
 	setup_data
