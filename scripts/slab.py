@@ -1076,8 +1076,10 @@ class Dataset:
         else the profile's endpoint_url, else AWS), profile, region,
         addressing ("path", "virtual" or "auto"), anonymous (unsigned requests),
         connections, retries, timeout (seconds)."""
-        if isinstance(paths, (str, os.PathLike)):
+        # one name, as Loader takes it: bytes too, which a loop would take byte by byte
+        if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
+        paths = _list("paths", paths, "paths")
         self.files = []
         try:
             for p in paths:

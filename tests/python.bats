@@ -75,6 +75,26 @@ PY
 	done
 }
 
+@test "slab.py: Dataset takes one path as bytes, as Loader does; paths of a wrong type name the argument" {
+	mkwds --count 5 --seed 1 -o a.tar
+	pack -q -o a.slab a.tar
+	run -0 pyslab - <<'PY'
+import pathlib, slab
+# bytes were taken as a list, byte by byte: "open: path should be ..., not int"
+print(len(slab.Dataset(b"a.slab")), len(slab.Dataset("a.slab")),
+      len(slab.Dataset(pathlib.Path("a.slab"))), len(slab.Dataset([b"a.slab", "a.slab"])))
+for bad in (None, 5):
+    try:
+        slab.Dataset(bad)
+    except TypeError as e:
+        print("TypeError: " + str(e))
+PY
+	assert_line --index 0 "5 5 5 10"
+	assert_line --index 1 "TypeError: paths must be a list of paths, not None"
+	assert_line --index 2 "TypeError: paths must be a list of paths, not 5"
+	[ "${#lines[@]}" -eq 3 ]
+}
+
 @test "slab.py: the example its docstring (help(slab)) opens with runs as written" {
 	need_libslab
 	mkwds --count 20 --seed 1 -o a.tar
