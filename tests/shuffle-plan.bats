@@ -711,6 +711,24 @@ EOF2
 	text --mode sequential --subset sub a.slab | cmp - <(printf '0 4\n0 9\n')
 }
 
+# The list was read and then replaced by the plan, or had the plan appended to it.
+@test "--subset: the plan is not written over the list it was made from" {
+	datasets
+	seq 0 9 > keep
+	cp keep keep.orig
+	run -1 --separate-stderr shuffle-plan --format text --subset keep -o keep a.slab
+	assert_equal "$stderr" "shuffle-plan: 'keep': output is also an input"
+	run -1 --separate-stderr sh -c 'shuffle-plan --format text --subset keep a.slab >> keep'
+	assert_equal "$stderr" "shuffle-plan: 'keep': output is also an input"
+	run -1 --separate-stderr sh -c 'shuffle-plan --format text --subset - a.slab < keep >> keep'
+	assert_equal "$stderr" "shuffle-plan: '(stdin)': output is also an input"
+	run -1 --separate-stderr sh -c 'shuffle-plan --stats --subset keep a.slab >> keep'
+	assert_equal "$stderr" "shuffle-plan: 'keep': output is also an input"
+	cmp keep keep.orig
+	ls -A > files
+	printf '%s\n' a.slab b.slab files keep keep.orig | cmp - files
+}
+
 @test "--subset: an endless line (/dev/zero, no newline) is refused after its first bytes, not read whole" {
 	datasets
 	# Under an address space limit (not under AddressSanitizer, whose shadow needs terabytes

@@ -535,7 +535,9 @@ int main(int argc, char **argv)
 	if (pad_set)
 		p.flags |= SLAB_PLAN_PAD;
 
-	if (cli_check_output(output, argv + optind, argc - optind) < 0)
+	/* The subset list is read as the files are: the plan must not be written over it. */
+	if (cli_check_output(output, argv + optind, argc - optind) < 0 ||
+	    (subset_path && cli_check_output(output, (char **)&subset_path, 1) < 0))
 		return SLAB_EXIT_FAIL;
 	t0 = cli_now();
 	nfiles = argc - optind;
