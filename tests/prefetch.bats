@@ -216,6 +216,22 @@ Try 'prefetch --help' for more information."
 	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
 }
 
+# --timeout went through strtod: hexadecimal, exponents and blanks were taken as seconds, and
+# a value past a week was refused as "not above 0".
+@test "--timeout takes decimal seconds up to a week, and says so" {
+	dataset
+	for t in 604801 1e3 0x10 " 5" "+5" 1.2.3 . 0 inf; do
+		run -2 --separate-stderr prefetch --timeout "$t" a.slab
+		assert_equal "$stderr" "prefetch: --timeout '$t': not a number of seconds above 0 and at most 604800 (a week)
+Try 'prefetch --help' for more information."
+	done
+	for t in 604800 2.5 .5 30; do
+		run -0 --separate-stderr prefetch -q --timeout "$t" a.slab
+	done
+	run -2 --separate-stderr shuffle-plan --timeout 1e3 a.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: --timeout '1e3': not a number of seconds above 0 and at most 604800 (a week)"
+}
+
 @test "--emit refuses a terminal" {
 	command -v script >/dev/null || skip "script(1) not installed"
 	need_shuffle_plan

@@ -1664,32 +1664,17 @@ static const char *image_option(int c)
 	}
 }
 
-/* A number written in decimal digits with at most one point ("30", "29.97", ".5": not
- * strtod's hexadecimal, exponents, infinities or blanks), above 0 and in [min, max]: 0 and
- * *r, or -1. */
-static int parse_decimal(const char *s, double min, double max, double *r)
-{
-	const char *dot = strchr(s, '.');
-	char *end;
-
-	if (!*s || s[strspn(s, "0123456789.")] || (dot && strchr(dot + 1, '.')) ||
-	    !strpbrk(s, "0123456789"))
-		return -1;
-	*r = strtod(s, &end);
-	return *end || !(*r > 0 && *r >= min && *r <= max) ? -1 : 0;
-}
-
 /* A frame rate: a decimal number from 0.000001 (a frame every 11.6 days: its period, and
  * the times taken from it, stay finite) to 1000000: 0, or -1. */
 static int parse_fps(const char *s, double *r)
 {
-	return parse_decimal(s, SLAB_VIDEO_MIN_FPS, SLAB_VIDEO_MAX_FPS, r);
+	return cli_parse_decimal(s, SLAB_VIDEO_MIN_FPS, SLAB_VIDEO_MAX_FPS, r);
 }
 
 /* A number in (0, 1], in decimal: 0, or -1. */
 static int parse_ratio(const char *s, double *r)
 {
-	return parse_decimal(s, 0, 1, r);
+	return cli_parse_decimal(s, 0, 1, r);
 }
 
 /* "WxH", each from 1 to 65535: 0, or -1. */

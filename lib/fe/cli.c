@@ -439,6 +439,23 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int cli_parse_decimal(const char *s, double min, double max, double *out)
+{
+	const char *dot;
+	char *end;
+	double d;
+
+	if (s == NULL || !*s || s[strspn(s, "0123456789.")] || !strpbrk(s, "0123456789"))
+		return -1;
+	if ((dot = strchr(s, '.')) && strchr(dot + 1, '.'))
+		return -1;
+	d = strtod(s, &end);
+	if (*end || !(d > 0 && d >= min && d <= max))
+		return -1;
+	*out = d;
+	return 0;
+}
+
 /* -v: each request on stderr; the library's lines hold no credential. */
 static void remote_log(void *arg, const char *line)
 {
@@ -457,7 +474,6 @@ int cli_remote_option(int opt, const char *arg)
 {
 	char why[256], shown[512];
 	uint64_t v;
-	char *end;
 	double d;
 
 	switch (opt) {
@@ -500,10 +516,9 @@ int cli_remote_option(int opt, const char *arg)
 		cli_remote.retries = v ? (int)v : -1;
 		return 1;
 	case CLI_OPT_TIMEOUT:
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || end == arg || *end || !(d > 0) || d > 86400 * 7)
-			return cli_usage_error("--timeout '%s': not a number of seconds above 0", arg);
+		if (cli_parse_decimal(arg, 0, 86400 * 7, &d) < 0)
+			return cli_usage_error("--timeout '%s': not a number of seconds above 0 and at most 604800 (a week)",
+					       arg);
 		cli_remote.timeout = d;
 		return 1;
 	}

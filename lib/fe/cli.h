@@ -54,6 +54,11 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* A decimal integer in [min, max]; 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* A number written in decimal digits with at most one point ("30", "29.97", ".5": not
+ * strtod's blanks, signs, hexadecimal, exponents or infinities), above 0 and in [min, max]:
+ * 0 and *out, or -1. */
+int cli_parse_decimal(const char *s, double min, double max, double *out);
+
 /* "jpg,cls" appended to *items (*n of them, each malloc'd, as is the array): 0, -1 on an
  * empty list or an empty name in it ("a,,b", ",a", "a,"), or SLAB_ERR_NOMEM. What was
  * appended before a failure stays, for the caller to free. */
