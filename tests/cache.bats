@@ -73,6 +73,30 @@ PY
 	assert_equal "$stderr" ""
 }
 
+# An epoch line came when the first sample of the next plan did: a plan with no entries (a
+# resumed epoch already done, --start at its end) had none, and the lines after it named the
+# wrong plans or were missing.
+@test "cache: an empty plan among several has its own epoch line" {
+	setup_data
+	shuffle-plan -q --mode quasi --window 8 --seed 3 --epoch 1 --start 400 -o done.plan d.slab
+	for emit in "" "--emit --emit-format raw" "--emit"; do
+		run -0 --separate-stderr sh -c "prefetch -v --plan done.plan --plan e0.plan --plan done.plan \
+			--plan done.plan --plan e2.plan --plan done.plan $emit d.slab > out"
+		assert_equal "${#stderr_lines[@]}" 8
+		for i in 0 2 3 5; do
+			[[ ${stderr_lines[i]} == "prefetch: 'done.plan': epoch $((i + 1)) of 6: 0 samples, 0 B in "* ]] ||
+				fail "$emit: line $i: ${stderr_lines[i]}"
+		done
+		[[ ${stderr_lines[1]} == "prefetch: 'e0.plan': epoch 2 of 6: 400 samples, "* ]] || fail "$emit: ${stderr_lines[1]}"
+		[[ ${stderr_lines[4]} == "prefetch: 'e2.plan': epoch 5 of 6: 400 samples, "* ]] || fail "$emit: ${stderr_lines[4]}"
+		[[ ${stderr_lines[6]} == "prefetch: 6 plans: 800 samples, "* ]] || fail "$emit: ${stderr_lines[6]}"
+	done
+	# plans that are all empty, under a budget
+	run -0 --separate-stderr sh -c "prefetch -v --plan done.plan --plan done.plan --memory 1G d.slab > out"
+	assert_equal "${stderr_lines[0]%% in *}" "prefetch: 'done.plan': epoch 1 of 2: 0 samples, 0 B"
+	assert_equal "${stderr_lines[1]%% in *}" "prefetch: 'done.plan': epoch 2 of 2: 0 samples, 0 B"
+}
+
 @test "cache: Belady keeps the budget; a budget as large as the data reads each page once" {
 	setup_data
 	# the cached bytes (kept and in the window) never pass the budget

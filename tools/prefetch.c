@@ -1179,7 +1179,10 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 				fputs("\r\033[K", stderr);
 			epoch_line(po, epoch, &mark, &now, dataset);
 			mark = now;
-			epoch = slab_follow_epoch(f);
+			/* A plan with no entries hands out no sample to mark its turn: its line
+			 * (nothing read) comes as the walk passes it. */
+			while (++epoch < slab_follow_epoch(f))
+				epoch_line(po, epoch, &mark, &now, dataset);
 		}
 		if (po->emit == EMIT_NONE) {
 			if (slab_follow_touch(&it) < 0) {
@@ -1225,6 +1228,9 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 		now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now(),
 					   fetched(files, NULL, n) };
 		epoch_line(po, epoch, &mark, &now, dataset);
+		/* and the empty plans after the last sample */
+		while (++epoch < po->nplans)
+			epoch_line(po, epoch, &now, &now, dataset);
 	}
 	slab_follow_stats(f, &st);
 	if (w == 1)
