@@ -216,6 +216,24 @@ Try 'prefetch --help' for more information."
 	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
 }
 
+# Each mode option counted as a mode of its own: "--warm --warm" was refused as two modes.
+@test "a mode given twice is one mode; two modes are a usage error" {
+	dataset
+	need_shuffle_plan
+	shuffle-plan -q -o p a.slab
+	run -0 --separate-stderr prefetch -q --warm --warm a.slab
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr prefetch -q --evict --evict a.slab
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr prefetch --status --status a.slab
+	assert_equal "${lines[0]}" "       RES      PAGES       SIZE  PERCENT FILE"
+	assert_equal "${#lines[@]}" 2
+	run -2 --separate-stderr prefetch --warm --warm --evict a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --status, --warm, --evict and --plan exclude each other"
+	run -2 --separate-stderr prefetch --plan p --plan p --warm a.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --status, --warm, --evict and --plan exclude each other"
+}
+
 # --timeout went through strtod: hexadecimal, exponents and blanks were taken as seconds, and
 # a value past a week was refused as "not above 0".
 @test "--timeout takes decimal seconds up to a week, and says so" {

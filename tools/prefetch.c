@@ -1711,7 +1711,9 @@ int main(int argc, char **argv)
 	};
 	const char *emit_format = NULL, *frames_opt = NULL, *video_opt = NULL, *image_opt = NULL;
 	int stride_set = 0, fps_set = 0;
-	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, nmodes = 0, c, ret;
+	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, c, ret;
+	/* The modes given, one bit each: one given twice is still one mode. */
+	unsigned modes = 0;
 	/* --alpha: -1 not given, else enum slab_image_alpha, or ALPHA_KEEP */
 	int alpha = -1, background_set = 0;
 	const char *alpha_arg = NULL;
@@ -1810,7 +1812,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EVICT:
 			mode = MODE_EVICT;
-			nmodes++;
+			modes |= 1u << MODE_EVICT;
 			break;
 		case OPT_FIELDS:
 			if ((c = cli_fields_option(optarg, &po.fr.fields, &po.fr.nfields)) != 0)
@@ -1883,9 +1885,9 @@ int main(int argc, char **argv)
 		case OPT_PLAN:
 			if (po.nplans == MAX_PLANS)
 				return cli_usage_error("more than %d --plan", MAX_PLANS);
-			if (po.nplans++ == 0)
-				nmodes++;
+			po.nplans++;
 			mode = MODE_PLAN;
+			modes |= 1u << MODE_PLAN;
 			po.plan_paths[po.nplans - 1] = optarg;
 			break;
 		case OPT_MEMORY:
@@ -1932,7 +1934,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATUS:
 			mode = MODE_STATUS;
-			nmodes++;
+			modes |= 1u << MODE_STATUS;
 			break;
 		case OPT_STRIDE:
 			if (cli_parse_u64(optarg, 1, 65535, &v) < 0)
@@ -1947,7 +1949,7 @@ int main(int argc, char **argv)
 			return cli_version();
 		case OPT_WARM:
 			mode = MODE_WARM;
-			nmodes++;
+			modes |= 1u << MODE_WARM;
 			break;
 		default:
 			if ((c = cli_remote_option(c, optarg)) == 1)
@@ -1955,7 +1957,7 @@ int main(int argc, char **argv)
 			return c ? c : cli_try_help();
 		}
 	}
-	if (nmodes > 1)
+	if (modes & (modes - 1))
 		return cli_usage_error("--status, --warm, --evict and --plan exclude each other");
 	if (optind == argc)
 		return cli_usage_error("no input file");
