@@ -234,6 +234,29 @@ Try 'prefetch --help' for more information."
 	assert_equal "${stderr_lines[0]}" "prefetch: --status, --warm, --evict and --plan exclude each other"
 }
 
+# The walk keeps a descriptor on each file: a dataset of more shards than the soft limit on
+# open files (1024 by default) failed with "Too many open files" under a far higher hard one.
+@test "--plan over more files than the soft limit on open files, within the hard one" {
+	dataset
+	need_shuffle_plan
+	[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 200 ] ||
+		skip "the hard limit on open files is $(ulimit -Hn)"
+	mkdir many
+	for i in $(seq 100 179); do
+		ln a.slab many/$i.slab 2>/dev/null || cp a.slab many/$i.slab
+	done
+	shuffle-plan -q --mode random -o many.plan many/*.slab
+	prefetch -q --plan many.plan --emit --emit-format raw many/*.slab > want
+	run -0 --separate-stderr bash -c 'ulimit -Sn 40 && prefetch -q --plan many.plan many/*.slab'
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr bash -c 'ulimit -Sn 40 && prefetch -q --plan many.plan --emit --emit-format raw many/*.slab > got'
+	assert_equal "$stderr" ""
+	cmp want got
+	# past the hard limit too: the file it stopped at, exit 1
+	run -1 --separate-stderr bash -c 'ulimit -n 40 && prefetch -q --plan many.plan many/*.slab'
+	assert_regex "$stderr" "^prefetch: 'many/1[0-9][0-9].slab': Too many open files\$"
+}
+
 # --timeout went through strtod: hexadecimal, exponents and blanks were taken as seconds, and
 # a value past a week was refused as "not above 0".
 @test "--timeout takes decimal seconds up to a week, and says so" {

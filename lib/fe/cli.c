@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,12 +91,30 @@ static void stdout_waiting(void)
 	stdout = f;
 }
 
+/*
+ * A walk of a plan (prefetch --plan, its frames stream) keeps a descriptor on each file of
+ * the dataset for its advice, and a dataset may be thousands of shards: past the soft limit
+ * (1024 on most systems) it failed with "Too many open files" though the hard limit allows
+ * far more. The soft limit goes up to the hard one, as the Go runtime does at start; nothing
+ * here uses select(2), whose sets stop at 1024.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 void cli_init(const char *name)
 {
 	const char *slash;
 
 	std_fds_open();
 	stdout_waiting();
+	raise_nofile();
 	if (name == NULL || *name == '\0')
 		return;
 	/* argv[0] may be "build/bin/pack"; messages should say "pack:". */
