@@ -147,6 +147,11 @@ PY
 	assert_equal "${stderr_lines[0]}" "prefetch: --direct takes one --plan"
 	run -2 --separate-stderr prefetch --plan e0.plan --plan - d.slab < e1.plan
 	assert_equal "${stderr_lines[0]}" "prefetch: --plan - (standard input) goes alone"
+	# --disk budgets the local cache of files at URLs: over local files it did nothing, exit 0
+	run -2 --separate-stderr prefetch --plan e0.plan --disk 1M --emit d.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: --disk goes with files at URLs (it budgets their local cache)"
+	assert_equal "${stderr_lines[1]}" "Try 'prefetch --help' for more information."
+	assert_output ""
 	# a plan of other files is named
 	small_slab
 	shuffle-plan -q -o other.plan small.slab

@@ -1710,7 +1710,7 @@ int main(int argc, char **argv)
 		.fr = { .threads = DEFAULT_THREADS },
 	};
 	const char *emit_format = NULL, *frames_opt = NULL, *video_opt = NULL, *image_opt = NULL;
-	int stride_set = 0, fps_set = 0;
+	int stride_set = 0, fps_set = 0, any_url = 0;
 	int json = 0, emit = 0, ahead_set = 0, policy_set = 0, ratio_set = 0, c, ret;
 	/* The modes given, one bit each: one given twice is still one mode. */
 	unsigned modes = 0;
@@ -1991,16 +1991,14 @@ int main(int argc, char **argv)
 	}
 	if (po.fo.direct && mode != MODE_PLAN)
 		return cli_usage_error("--direct goes with --plan");
+	for (int i = optind; i < argc && !any_url; i++)
+		any_url = slab_is_url(argv[i]);
 	/* Over a network the window is the requests in flight: several per connection keep
 	 * the link busy while the answers to the last ones cross it (16 pages on 16
 	 * connections left it idle a round trip in every burst: 0.85x of a 50 ms link's rate,
 	 * 64 pages 0.97x; scripts/bench/remote). */
-	if (!ahead_set)
-		for (int i = optind; i < argc; i++)
-			if (slab_is_url(argv[i])) {
-				po.fo.ahead = 4u * (cli_remote.connections ? cli_remote.connections : 16u);
-				break;
-			}
+	if (!ahead_set && any_url)
+		po.fo.ahead = 4u * (cli_remote.connections ? cli_remote.connections : 16u);
 	if ((ahead_set || po.fo.release) && mode != MODE_PLAN)
 		return cli_usage_error("--ahead and --release go with --plan");
 	if (json && mode != MODE_STATUS)
@@ -2015,6 +2013,10 @@ int main(int argc, char **argv)
 		return cli_usage_error("--disk goes with --plan");
 	if (po.fo.disk && po.fo.memory)
 		return cli_usage_error("--disk and --memory exclude each other");
+	/* It budgets the local cache of files at URLs: over local files alone it would keep
+	 * nothing within anything, and say it did. */
+	if (po.fo.disk && !any_url)
+		return cli_usage_error("--disk goes with files at URLs (it budgets their local cache)");
 	if (po.fo.memory && po.fo.direct)
 		return cli_usage_error("--memory does not go with --direct (which bypasses the page cache)");
 	if (po.nplans > 1 && po.fo.direct)
