@@ -91,7 +91,9 @@ twice() {
 	assert_line --partial '"percent": 100'
 	data=$(find cache -name '*-d.slab' -type f)
 	[ "$(du -B1 "$data" | cut -f1)" -gt 1000000 ]
-	prefetch -q --evict "$u"
+	# -v says what stayed, as for a local file (it said nothing)
+	run -0 --separate-stderr prefetch -v --evict "$u"
+	assert_equal "${stderr_lines[-1]}" "prefetch: '$u': evicted, 0 of $pages pages still in the local cache"
 	run prefetch --status --json "$u"
 	assert_line --partial '"resident_pages": 0,'
 	# the bytes are gone from the disk too (punched out), header and table stay

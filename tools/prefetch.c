@@ -507,12 +507,18 @@ static int evict(char **paths, int n)
 		struct slab_pagecache_residency r;
 
 		if (slab_is_url(paths[i])) {
+			struct slab_remote_stats st = { .size = sizeof(st) };
 			struct slab *s = open_url(paths[i]);
 
 			if (!s || slab_uncache(s, 0, 0) < 0) {
 				if (s)
 					cli_error("%s", slab_error(s));
 				ret = SLAB_EXIT_FAIL;
+			} else if (cli_verbosity >= 2) {
+				slab_remote_stats(s, &st);
+				cli_info("'%s': evicted, %llu of %llu %s still in the local cache",
+					 paths[i], (unsigned long long)st.pages_cached,
+					 (unsigned long long)st.pages, slab_plural(st.pages, "page", "pages"));
 			}
 			slab_close(s);
 			continue;
