@@ -260,8 +260,8 @@ SLAB_API int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char 
  * ~/.aws/credentials, ~/.aws/config. */
 struct slab_remote_options {
 	size_t size;            /* sizeof(struct slab_remote_options), or 0 */
-	const char *cache_dir;  /* NULL: $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab, else
-				 * ~/.cache/slab */
+	const char *cache_dir;  /* NULL: $SLAB_CACHE_DIR, else $XDG_CACHE_HOME/slab (when
+				 * absolute), else ~/.cache/slab */
 	const char *s3_endpoint;        /* NULL: $AWS_ENDPOINT_URL, else AWS's */
 	const char *profile;    /* NULL: $AWS_PROFILE, else "default" */
 	const char *region;     /* NULL: $AWS_REGION, the profile's, else us-east-1 */

@@ -102,6 +102,19 @@ twice() {
 	inspect --tar "$u" | cmp - tar.local
 }
 
+# A relative XDG_CACHE_HOME made the cache under wherever the process ran.
+@test "the default cache folder: XDG_CACHE_HOME when absolute, else ~/.cache/slab" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	unset SLAB_CACHE_DIR
+	mkdir run
+	(cd run && XDG_CACHE_HOME=rel/cache prefetch -q --warm "$u")
+	[ -z "$(ls -A run)" ] || fail "made in the working folder: $(ls -A run)"
+	[ -n "$(find "$HOME/.cache/slab" -name '*-d.slab' -type f)" ]
+	XDG_CACHE_HOME=$PWD/xdg prefetch -q --warm "$u"
+	[ -n "$(find xdg/slab -name '*-d.slab' -type f)" ]
+}
+
 @test "8 processes reading one URL through one cache fetch each page once" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

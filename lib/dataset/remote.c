@@ -197,7 +197,9 @@ static int cache_names(struct slab_remote *r, const char *url, struct slab_err *
 	if (!base || !*base) {
 		if ((env = getenv("SLAB_CACHE_DIR")) && *env)
 			snprintf(root, sizeof(root), "%s", env);
-		else if ((env = getenv("XDG_CACHE_HOME")) && *env)
+		/* The XDG Base Directory spec: a relative path there is invalid and ignored (it
+		 * would put the cache wherever the process happens to run). */
+		else if ((env = getenv("XDG_CACHE_HOME")) && *env == '/')
 			snprintf(root, sizeof(root), "%s/slab", env);
 		else if ((env = getenv("HOME")) && *env)
 			snprintf(root, sizeof(root), "%s/.cache/slab", env);
