@@ -535,6 +535,23 @@ PY
 	echo "# $output" >&3
 }
 
+@test "a PNG that ends before its image data: libspng's reason on every way, not a state error nor the libdeflate way's" {
+	run -0 $PY - <<'PY'
+import pngtool
+data = pngtool.encode(4, 4, 8, 6, lambda x, y: (x, y, 7, 200),
+                      before=pngtool.chunk(b"tEXt", b"Comment\0" + b"x" * 40))
+# Cut inside IHDR's checksum, right after IHDR, and inside a tEXt chunk before the image data.
+for cut in (30, 33, 50):
+    open("cut.png", "wb").write(data[:cut])
+    for mode in (None, "0", "require"):
+        rc, out, err = pngtool.imgcrop("--crop", "none", "--size", "4x4", "cut.png", "x.rgb",
+                                       libdeflate=mode)
+        assert (rc, err) == (1, "imgcrop: 'cut.png': corrupt PNG: end of stream\n"), (cut, mode, rc, err)
+print("ok")
+PY
+	assert_output ok
+}
+
 @test "bombs: 65500x65500 refused with the limit text in bounded memory; an endless IDAT stream stops at the image; zTXt bombs refused" {
 	$PY - <<'PY'
 import struct, zlib

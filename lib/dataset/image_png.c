@@ -9,6 +9,7 @@
  * same pixels, and is taken only for files libspng decodes whole: anything it does not expect
  * (a chunk checksum, the stream's adler32 or length, a filter type) sends the image down
  * libspng's path, which then decodes or refuses it as before. */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +50,11 @@
  * before the faster one (tests, debugging: the pixels are the same); require to fail with
  * the reason where the faster way is not taken. */
 enum { FAST_ON, FAST_OFF, FAST_REQUIRE };
+
+/* decode_fast()'s answer when it leaves the image to libspng's way: none of libspng's rcs,
+ * which run from SPNG_IO_ERROR (-2) and SPNG_IO_EOF (-1, a file that ends before its image
+ * data) up. */
+#define NOT_TAKEN INT_MIN
 
 static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 
@@ -567,9 +573,9 @@ static void to_rgba(unsigned char *restrict dst, const unsigned char *restrict s
 }
 
 /* What decode_rows() does, the faster way: 0; libspng's rc where it refused a chunk before
- * the image data (its context is then of no more use); or -1 when the way is not taken, with
- * the reason in *why, the image then going down libspng's way with nothing of this one kept
- * (out of memory is such a reason too, libspng's way needing less). The whole stream is
+ * the image data (its context is then of no more use); or NOT_TAKEN when the way is not
+ * taken, with the reason in *why, the image then going down libspng's way with nothing of
+ * this one kept (out of memory is such a reason too, libspng's way needing less). The whole stream is
  * inflated (libdeflate cannot stop short of its end), rows are unfiltered up to the crop's
  * last. */
 static int decode_fast(struct pdec *s, const struct spng_ihdr *ih, const unsigned char *data,
@@ -591,37 +597,37 @@ static int decode_fast(struct pdec *s, const struct spng_ihdr *ih, const unsigne
 	*why = ih->interlace_method ? "interlaced" : ih->bit_depth != 8 ? "not 8 bits a sample" :
 	       whole > WHOLE_MAX ? "over the size it holds whole" : NULL;
 	if (*why)
-		return -1;
+		return NOT_TAKEN;
 	/* Reads and checks every chunk before the image data, as libspng's way would. */
 	if ((rc = spng_get_trns(s->ctx, &trns)) != SPNG_ECHUNKAVAIL) {
 		*why = "tRNS";
-		return rc == 0 ? -1 : rc;
+		return rc == 0 ? NOT_TAKEN : rc;
 	}
 	if (ih->color_type == SPNG_COLOR_TYPE_INDEXED && (rc = spng_get_plte(s->ctx, &pal)) != 0) {
 		*why = "no palette";
-		return rc == SPNG_ECHUNKAVAIL ? -1 : rc;
+		return rc == SPNG_ECHUNKAVAIL ? NOT_TAKEN : rc;
 	}
 	if (!s->inflater && !(s->inflater = libdeflate_alloc_decompressor())) {
 		*why = "out of memory";
-		return -1;
+		return NOT_TAKEN;
 	}
 	if ((*why = idat_stream(s, data, len, &z, &zlen)))
-		return -1;
+		return NOT_TAKEN;
 	if (slab_scratch_reserve(&s->raw, (size_t)whole) < 0 ||
 	    slab_scratch_reserve(&s->row, n) < 0 || slab_scratch_reserve(pix, stride * bh) < 0) {
 		*why = "out of memory";
-		return -1;
+		return NOT_TAKEN;
 	}
 	raw = s->raw.p;
 	if (libdeflate_zlib_decompress_ex(s->inflater, z, zlen, raw, (size_t)whole, &used,
 					  NULL) != LIBDEFLATE_SUCCESS || used != zlen) {
 		*why = "the image data does not inflate to the image";
-		return -1;
+		return NOT_TAKEN;
 	}
 	memset(s->row.p, 0, n);
 	if (unfilter_rows(raw, s->row.p, iy1, n, bpp) < 0) {
 		*why = "a filter type PNG does not have";
-		return -1;
+		return NOT_TAKEN;
 	}
 	for (uint32_t y = iy0; y < iy1; y++) {
 		const unsigned char *src = raw + (size_t)y * (n + 1) + 1;
@@ -675,12 +681,12 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 			end(s);
 			return 0;
 		}
-		if (rc < 0 && s->fast == FAST_REQUIRE) {
+		if (rc == NOT_TAKEN && s->fast == FAST_REQUIRE) {
 			end(s);
 			return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "PNG not inflated by "
 					 "libdeflate: %s", why);
 		}
-		rc = rc < 0 ? 0 : rc;
+		rc = rc == NOT_TAKEN ? 0 : rc;
 	}
 	if (rc == 0)
 		rc = ih.interlace_method ? decode_whole(s, &ih, fmt, bpp, idx, pix, reg, stats) :
