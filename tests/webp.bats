@@ -301,6 +301,7 @@ import os, re, sys
 from imgbatch import ImgCrop
 d = sys.argv[1]
 clean = re.compile(r"imgcrop: 'v\.webp': (corrupt WebP: [a-z ]+|animated WebP: not supported|"
+                   r"corrupt WebP: the data ends after \d+ bytes?, inside its signature|"
                    r"WebP of \d+x\d+ pixels \(\d+\): over the limit of \d+ pixels|"
                    r"not a [A-Za-z, ]+ image: starts with [0-9a-fx ]+)")
 runs = decoded = 0

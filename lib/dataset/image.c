@@ -17,6 +17,7 @@
 #define HAVE_SSE2 1
 #endif
 
+#include "errfmt.h"
 #include "error.h"
 #include "imgfmt.h"
 #include "slab.h"
@@ -331,7 +332,8 @@ void slab_image_box(const struct slab_image_params *p, unsigned denom, uint32_t 
 }
 
 /* The format of an image's bytes, with its state made: 0 and *k, or the error, which names
- * the formats known and the first bytes. */
+ * the format whose signature the bytes are the start of (a file cut short), else the formats
+ * known and the first bytes. */
 static int find_format(struct slab_image_decoder *d, const unsigned char *p, size_t len,
 		       size_t *k)
 {
@@ -347,6 +349,11 @@ static int find_format(struct slab_image_decoder *d, const unsigned char *p, siz
 					 "decoder", formats[*k]->name);
 		return 0;
 	}
+	for (size_t f = 0; f < NFORMATS; f++)
+		if (formats[f]->cut_short(p, len))
+			return slab_fail(&d->err, SLAB_ERR_CORRUPT, NULL, "corrupt %s: the data "
+					 "ends after %zu %s, inside its signature",
+					 formats[f]->name, len, slab_plural(len, "byte", "bytes"));
 	for (size_t f = 0; f < NFORMATS; f++)
 		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
 			 f == 0 ? "" : f + 1 == NFORMATS ? " or " : ", ", formats[f]->name);

@@ -120,6 +120,13 @@ static int probe(const unsigned char *p, size_t len)
 	return len >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
 }
 
+static int cut_short(const unsigned char *p, size_t len)
+{
+	static const unsigned char soi[3] = { 0xFF, 0xD8, 0xFF };
+
+	return len < sizeof(soi) && memcmp(p, soi, len) == 0;
+}
+
 /* jpeg_create_decompress can only fail to allocate: 0, or SLAB_ERR_NOMEM. */
 static int create(struct jdec *j)
 {
@@ -501,6 +508,7 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 const struct slab_image_format slab_image_jpeg = {
 	.name = "JPEG",
 	.probe = probe,
+	.cut_short = cut_short,
 	.state_new = state_new,
 	.state_free = state_free,
 	.size = size,

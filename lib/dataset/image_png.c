@@ -106,6 +106,11 @@ static int probe(const unsigned char *p, size_t len)
 	return len >= sizeof(signature) && memcmp(p, signature, sizeof(signature)) == 0;
 }
 
+static int cut_short(const unsigned char *p, size_t len)
+{
+	return len < sizeof(signature) && memcmp(p, signature, len) == 0;
+}
+
 static void *state_new(void)
 {
 	struct pdec *s = calloc(1, sizeof(struct pdec));
@@ -703,6 +708,7 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 const struct slab_image_format slab_image_png = {
 	.name = "PNG",
 	.probe = probe,
+	.cut_short = cut_short,
 	.state_new = state_new,
 	.state_free = state_free,
 	.size = size,

@@ -25,6 +25,13 @@ static int probe(const unsigned char *p, size_t len)
 	return len >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0;
 }
 
+/* "RIFF", the RIFF size (any 4 bytes), "WEBP": as much of it as there is. */
+static int cut_short(const unsigned char *p, size_t len)
+{
+	return len < 12 && memcmp(p, "RIFF", len < 4 ? len : 4) == 0 &&
+	       (len <= 8 || memcmp(p + 8, "WEBP", len - 8) == 0);
+}
+
 static void *state_new(void)
 {
 	return calloc(1, sizeof(struct wdec));
@@ -250,6 +257,7 @@ static int decode(void *st, const struct slab_image_limits *lim, const unsigned 
 const struct slab_image_format slab_image_webp = {
 	.name = "WebP",
 	.probe = probe,
+	.cut_short = cut_short,
 	.state_new = state_new,
 	.state_free = state_free,
 	.size = size,

@@ -48,6 +48,10 @@ struct slab_image_format {
 	const char *name;               /* "JPEG": messages say "corrupt JPEG: ..." */
 	/* 1 when the bytes start as this format's files do. len may be short. */
 	int (*probe)(const unsigned char *p, size_t len);
+	/* 1 when the len bytes, too few for probe to say yes, are how this format's files
+	 * start: a file cut short inside its signature, named as such rather than as bytes of
+	 * no known format. */
+	int (*cut_short)(const unsigned char *p, size_t len);
 	/* The format's own decoder state, made when the pipeline first meets the format; NULL
 	 * when out of memory. free accepts NULL. */
 	void *(*state_new)(void);
