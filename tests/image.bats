@@ -109,6 +109,47 @@ setup_jpegs() {
 	run -0 pack -q -o c.slab cut.tar
 }
 
+@test "a large downscale keeps a flat colour and a ramp as PIL's BILINEAR has them, not a few levels off" {
+	# Flat PNGs made with the standard library: 20000 x 4 pixels of one colour.
+	python3 - <<'PY'
+import struct, zlib
+def png(path, w, h, rgb):
+    def chunk(k, d):
+        return struct.pack(">I", len(d)) + k + d + struct.pack(">I", zlib.crc32(k + d))
+    raw = (b"\0" + bytes(rgb) * w) * h
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                           + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+png("white.png", 20000, 4, (255, 255, 255))
+png("brown.png", 20000, 4, (128, 64, 32))
+PY
+	imgcrop --crop none --size 3x1 white.png out.rgb
+	run -0 od -An -v -tu1 out.rgb
+	assert_equal "$(echo $output)" "255 255 255 255 255 255 255 255 255"
+	imgcrop --crop none --size 1x1 brown.png out.rgb
+	run -0 od -An -v -tu1 out.rgb
+	assert_equal "$(echo $output)" "128 64 32"
+	imgcrop --crop none --size 2x2 brown.png out.rgb
+	run -0 od -An -v -tu1 out.rgb
+	assert_equal "$(echo $output)" "128 64 32 128 64 32 128 64 32 128 64 32"
+	# A ramp downscaled by 128 (PIL's weights are ties at the 14 bits the SIMD passes use).
+	/usr/bin/python3 -c 'import PIL' 2>/dev/null || skip "no PIL for /usr/bin/python3 (python3-pil)"
+	run -0 /usr/bin/python3 - <<'PY'
+import subprocess
+from PIL import Image
+w, h = 4096, 64
+im = Image.new("RGB", (w, h))
+im.putdata([(x * 255 // w, x * 255 // w, 255 - x * 255 // w) for y in range(h) for x in range(w)])
+im.save("ramp.png")
+for size in ((32, 4), (8, 1), (1, 1)):
+    subprocess.run(["imgcrop", "--crop", "none", "--size", "%dx%d" % size, "ramp.png", "out.rgb"],
+                   check=True, stdout=subprocess.DEVNULL)
+    ref = im.resize(size, Image.BILINEAR, reducing_gap=None).tobytes()
+    assert open("out.rgb", "rb").read() == ref, size
+print("ok")
+PY
+	assert_output ok
+}
+
 @test "centre crop + resize matches PIL's BILINEAR within the stated tolerance" {
 	/usr/bin/python3 -c 'import PIL' 2>/dev/null || skip "no PIL for /usr/bin/python3 (python3-pil)"
 	setup_jpegs

@@ -451,10 +451,25 @@ static int coeffs(struct slab_scratch *bounds, struct slab_scratch *weights, dou
  * (r0 r1 g0 g1 b0 b1 x0 x1, 16 bits each) by (k0 k1) x 4 and adds each channel's two products. */
 #define H16_BITS 14
 
-/* A PRECISION_BITS weight in H16_BITS. */
-static short w16(int32_t k)
+/* A running sum of PRECISION_BITS weights in H16_BITS, rounded. */
+static int32_t r16(int32_t sum)
 {
-	return (short)((k + (1 << (PRECISION_BITS - H16_BITS - 1))) >> (PRECISION_BITS - H16_BITS));
+	return (sum + (1 << (PRECISION_BITS - H16_BITS - 1))) >> (PRECISION_BITS - H16_BITS);
+}
+
+/*
+ * Tap i's weight in H16_BITS, given the PRECISION_BITS weights' running sums before it
+ * (before) and with it (upto): the difference of the rounded sums. Rounding each weight on
+ * its own would add up its error over the taps: PIL's weights are often ties at this
+ * precision (a downscale by 128 gives 127.5, 126.5, ...), all rounded up, so that a row of
+ * white came out 257/256 bright (clipped to 255, and greys a level or two too light); and
+ * at a downscale by thousands, weights under one unit rounded to 0 or 1 made a flat colour
+ * dozens of levels off. Rounded as running sums, the weights of an output pixel add up to
+ * its PRECISION_BITS weights' sum rounded, and each tap is within one unit of its own.
+ */
+static short w16(int32_t before, int32_t upto)
+{
+	return (short)(r16(upto) - r16(before));
 }
 
 static __m128i *aligned16(void *p)
@@ -462,9 +477,11 @@ static __m128i *aligned16(void *p)
 	return (__m128i *)(((uintptr_t)p + 15) & ~(uintptr_t)15);
 }
 
-/* The weights xk (ksize per output pixel, PRECISION_BITS) as the (k0 k1 k0 k1 ...) vectors of
- * each tap pair: pairs of them per output pixel, the last one's k1 0 for an odd ksize. */
-static int coeffs16(struct slab_scratch *k16, const int32_t *xk, int ksize, uint32_t W)
+/* The weights xk (ksize per output pixel, PRECISION_BITS; the first xb[2 x + 1] of output
+ * pixel x's in use) as the (k0 k1 k0 k1 ...) vectors of each tap pair: pairs of them per
+ * output pixel, the taps past those in use 0. */
+static int coeffs16(struct slab_scratch *k16, const int32_t *xb, const int32_t *xk, int ksize,
+		    uint32_t W)
 {
 	int pairs = (ksize + 1) / 2;
 	__m128i *v;
@@ -474,10 +491,22 @@ static int coeffs16(struct slab_scratch *k16, const int32_t *xk, int ksize, uint
 	v = aligned16(k16->p);
 	for (uint32_t x = 0; x < W; x++) {
 		const int32_t *k = xk + (size_t)x * ksize;
+		int n = xb[2 * x + 1];
+		int32_t sum = 0, before;
 
 		for (int p = 0; p < pairs; p++) {
-			short k0 = w16(k[2 * p]), k1 = 2 * p + 1 < ksize ? w16(k[2 * p + 1]) : 0;
+			short k0 = 0, k1 = 0;
 
+			if (2 * p < n) {
+				before = sum;
+				sum += k[2 * p];
+				k0 = w16(before, sum);
+			}
+			if (2 * p + 1 < n) {
+				before = sum;
+				sum += k[2 * p + 1];
+				k1 = w16(before, sum);
+			}
 			v[(size_t)x * pairs + p] = _mm_set_epi16(k1, k0, k1, k0, k1, k0, k1, k0);
 		}
 	}
@@ -514,10 +543,13 @@ static void vpass(const unsigned char *t, size_t row, int n, const __m128i *kv,
 		_mm_storeu_si128((__m128i *)(void *)(dst + j), _mm_packus_epi16(a0, a2));
 	}
 	for (; j < row; j++) {
-		int32_t sum = 1 << (H16_BITS - 1);
+		int32_t sum = 1 << (H16_BITS - 1), upto = 0, before;
 
-		for (int i = 0; i < n; i++)
-			sum += t[(size_t)i * row + j] * w16(k[i]);
+		for (int i = 0; i < n; i++) {
+			before = upto;
+			upto += k[i];
+			sum += t[(size_t)i * row + j] * w16(before, upto);
+		}
 		sum >>= H16_BITS;
 		dst[j] = (unsigned char)(sum < 0 ? 0 : sum > 255 ? 255 : sum);
 	}
@@ -800,8 +832,8 @@ resize_n(struct slab_image_decoder *d, const struct slab_image_region *r,
 	line = d->line.p;
 #ifdef HAVE_SSE2
 	/* One channel's horizontal pass is scalar, on the 22-bit weights: no pairs for it. */
-	int pairs = C == 1 ? 0 : coeffs16(&d->xk16, xk, kx, W);
-	int ypairs = coeffs16(&d->yk16, yk, ky, H);
+	int pairs = C == 1 ? 0 : coeffs16(&d->xk16, xb, xk, kx, W);
+	int ypairs = coeffs16(&d->yk16, yb, yk, ky, H);
 	const __m128i *kv = aligned16(d->xk16.p), *yv = aligned16(d->yk16.p);
 
 	if (pairs < 0 || ypairs < 0)
