@@ -383,6 +383,26 @@ PY
 	run -0 inspect --verify out.slab
 }
 
+@test "an output whose name is as long as the folder allows is written; its temporary name is cut to fit" {
+	small_tar
+	max=$(getconf NAME_MAX .)
+	name=$(printf 'n%.0s' $(seq $((max - 5)))).slab
+	assert_equal "${#name}" "$max"
+	run -0 --separate-stderr pack -q -o "$name" small.tar
+	assert_equal "$stderr" ""
+	run -0 inspect --verify "$name"
+	[ -z "$(ls -A | grep -v -e '^src$' -e '^small.tar$' -e "^$name\$")" ]
+	# The same with a folder in front, and replacing the file.
+	mkdir d
+	run -0 pack -q -o "d/$name" small.tar
+	run -0 pack -q -o "d/$name" small.tar
+	assert_equal "$(ls -A d)" "$name"
+	# A name too long for any file fails before anything is read.
+	run -1 --separate-stderr pack -q -o "d/x$name" small.tar
+	assert_equal "$stderr" "pack: 'd/x$name': cannot create a file there: File name too long"
+	assert_equal "$(ls -A d)" "$name"
+}
+
 @test "an unwritable output folder fails cleanly" {
 	small_tar
 	run -1 --separate-stderr pack -o no/such/dir/x.slab small.tar

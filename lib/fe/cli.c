@@ -1071,6 +1071,26 @@ static void upload_abort(struct cli_output *o)
 	o->up = NULL;
 }
 
+/* How much of the output's name (base, in target) the temporary file's name takes: all of
+ * it, or as much as leaves room in the folder's longest name for the dot and ".tmp.XXXXXX"
+ * around it, so that an output whose own name is near that length can be written too. A
+ * name already too long is taken whole: creating the temporary file says so at once, rather
+ * than the rename once all is written. */
+static int tmp_base_len(const char *target, const char *base)
+{
+	static const size_t around = sizeof(".") - 1 + sizeof(".tmp.XXXXXX") - 1;
+	char *dir = base > target ? strndup(target, (size_t)(base - target)) : NULL;
+	long max = pathconf(dir != NULL ? dir : ".", _PC_NAME_MAX);
+	size_t len = strlen(base);
+
+	free(dir);
+	if (max <= 0)
+		max = NAME_MAX;
+	if ((size_t)max > around && len > (size_t)max - around && len <= (size_t)max)
+		len = (size_t)max - around;
+	return len > INT_MAX ? INT_MAX : (int)len;
+}
+
 int cli_output_open(struct cli_output *o, const char *path)
 {
 	const char *slash, *base;
@@ -1129,7 +1149,8 @@ int cli_output_open(struct cli_output *o, const char *path)
 		tmp_at_exit = 1;
 	slash = strrchr(o->target, '/');
 	base = slash != NULL ? slash + 1 : o->target;
-	if (asprintf(&tmp, "%.*s.%s.tmp.XXXXXX", (int)(base - o->target), o->target, base) < 0) {
+	if (asprintf(&tmp, "%.*s.%.*s.tmp.XXXXXX", (int)(base - o->target), o->target,
+		     tmp_base_len(o->target, base), base) < 0) {
 		cli_error("out of memory");
 		return -1;
 	}
