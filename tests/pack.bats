@@ -358,6 +358,29 @@ PY
 	[ ! -e x.slab ]
 }
 
+@test "an input's first bytes never choose a program to run: lrzip, lzop, grzip and uuencode are not tars" {
+	small_tar
+	# A decompressor on PATH that would turn anything into small.tar, and say it ran.
+	mkdir bin
+	for prog in lrzip lzop grzip; do
+		printf '#!/bin/sh\ntouch "%s/ran-%s"\ncat "%s/small.tar"\n' "$PWD" "$prog" "$PWD" > "bin/$prog"
+		chmod +x "bin/$prog"
+	done
+	printf 'LRZI\000\006' > in.lrz
+	printf '\211LZO\000\r\n\032\n' > in.lzo
+	printf 'GRZipII\000\002\004:)' > in.grz
+	head -c 64 /dev/zero | tee -a in.lrz in.lzo >> in.grz
+	python3 -c 'import binascii, sys
+d = open("small.tar", "rb").read()
+sys.stdout.write("begin 644 small.tar\n" + "".join(binascii.b2a_uu(d[i:i + 45]).decode() for i in range(0, len(d), 45)) + "`\nend\n")' > in.uu
+	for f in in.lrz in.lzo in.grz in.uu; do
+		PATH="$PWD/bin:$PATH" run -1 --separate-stderr pack -o x.slab "$f"
+		assert_equal "$stderr" "pack: '$f': not a tar archive: Unrecognized archive format"
+	done
+	[ -z "$(ls -A | grep '^ran-')" ]
+	[ ! -e x.slab ]
+}
+
 @test "an empty input gives an empty, valid dataset" {
 	: > empty.tar
 	run -0 --separate-stderr pack -q -o e.slab empty.tar

@@ -121,9 +121,16 @@ static int setup(struct slab_tarin *t, const char *name, const struct slab_tarin
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, name, "out of memory");
 	if (!t->a || !t->entry)
 		return slab_fail(&t->err, SLAB_ERR_NOMEM, who(t), "out of memory");
-	/* Always ARCHIVE_OK: a filter that could not be registered only fails the inputs
-	 * compressed with it, with a message of its own. */
-	archive_read_support_filter_all(t->a);
+	/* The compressions pack(1) names, not archive_read_support_filter_all(): that one
+	 * also takes lrzip, lzop and grzip through an external program found on PATH, so an
+	 * input's first bytes chose a program to run. A filter that could not be registered
+	 * (ARCHIVE_WARN: its library is missing and its program is used instead) only fails
+	 * the inputs compressed with it, with a message of its own. */
+	archive_read_support_filter_gzip(t->a);
+	archive_read_support_filter_bzip2(t->a);
+	archive_read_support_filter_xz(t->a);
+	archive_read_support_filter_zstd(t->a);
+	archive_read_support_filter_lz4(t->a);
 	/* These fail only when out of memory; unchecked, the input would read as "not a tar
 	 * archive". */
 	if (archive_read_support_format_tar(t->a) != ARCHIVE_OK ||
