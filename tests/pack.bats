@@ -42,6 +42,13 @@ Try 'pack --help' for more information." ]
 	run -2 --separate-stderr pack -o x.slab --max-sample-size 0 small.tar
 	assert_equal "${stderr_lines[0]}" "pack: invalid --max-sample-size '0' (a size such as 64M, more than 0)"
 	run -2 --separate-stderr pack -o x.slab --fields , small.tar
+	# The header records the list: it must fit, and hold no line of its own.
+	run -2 --separate-stderr pack -o x.slab --fields "$(printf 'f%04d,' $(seq 700))txt" small.tar
+	assert_equal "${stderr_lines[0]}" "pack: --fields list too long to record (the options take 4383 bytes, the header holds 4031)"
+	run -2 --separate-stderr pack -o x.slab --fields $'txt\nimage-check=1' small.tar
+	assert_equal "${stderr_lines[0]}" "pack: invalid --fields list 'txt\\nimage-check=1' (a name with a line break cannot be recorded)"
+	run -0 pack -q -o y.slab --fields "$(printf 'f%04d,' $(seq 600))txt" small.tar
+	rm y.slab
 	run -2 --separate-stderr pack -o x.slab --no-such-option small.tar
 	assert_equal "${stderr_lines[0]}" "pack: unrecognized option '--no-such-option'"
 	assert_equal "${stderr_lines[1]}" "Try 'pack --help' for more information."

@@ -670,6 +670,12 @@ int main(int argc, char **argv)
 		case OPT_FIELDS:
 			if ((c = cli_fields_option(optarg, &o.keep, &o.nkeep)) != 0)
 				return c;
+			/* The list is recorded as the header's fields= line: a line break in it
+			 * would start lines of options that were never given. */
+			for (size_t i = 0; i < o.nkeep; i++)
+				if (strchr(o.keep[i], '\n'))
+					return cli_usage_error("invalid --fields list '%s' (a name with a line break cannot be recorded)",
+							       optarg);
 			break;
 		case 'h':
 			return cli_help(usage_text, help_text);
@@ -788,6 +794,13 @@ int main(int argc, char **argv)
 	unsetenv("TJ_RESTART");
 	unsetenv("TJ_PROGRESSIVE");
 	opt_text = options_text(&o);
+	/* Found now rather than when the writer opens the output. */
+	if (opt_text && strlen(opt_text) > SLAB_OPTIONS_MAX) {
+		ret = cli_usage_error("--fields list too long to record (the options take %zu bytes, the header holds %u)",
+				      strlen(opt_text), (unsigned)SLAB_OPTIONS_MAX);
+		free(opt_text);
+		return ret;
+	}
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
 	r.outname = strcmp(o.output, "-") ? o.output : "(stdout)";
