@@ -270,6 +270,50 @@ PY
 	cmp want.slab alias.slab
 }
 
+@test "a bad sample before a truncated tar: the same messages whatever -j, as the samples come in order" {
+	need_pil
+	# A large corrupt JPEG, slow to check, then small samples and a tar cut short: the
+	# reader reaches the cut long before a thread has checked the JPEG.
+	/usr/bin/python3 - <<'PY'
+import io, tarfile
+from PIL import Image
+im = Image.merge("RGB", [Image.effect_noise((3000, 2000), 80 + 10 * c) for c in range(3)])
+b = io.BytesIO()
+im.save(b, "JPEG", quality=95)
+jpg = bytearray(b.getvalue())
+for i in range(len(jpg) - 3000, len(jpg) - 2800):
+    jpg[i] ^= 0x55
+with tarfile.open("in.tar", "w", format=tarfile.GNU_FORMAT) as t:
+    for name, data in [("000.jpg", bytes(jpg))] + [("%03d.cls" % i, b"%d" % i) for i in range(1, 6)] + [("006.cls", b"x" * 5000)]:
+        ti = tarfile.TarInfo(name); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
+m = tarfile.open("in.tar").getmembers()
+d = open("in.tar", "rb").read()
+open("whole.tar", "wb").write(d)
+open("in.tar", "wb").write(d[:m[6].offset_data + 1000])   # inside 006.cls
+open("last", "w").write("%d" % m[5].offset)
+PY
+	run -1 --separate-stderr pack -j1 --image-check -o x.slab in.tar
+	assert_equal "${#stderr_lines[@]}" 1
+	[[ "$stderr" == "pack: 'in.tar': sample '000' field 'jpg': corrupt JPEG: "* ]]
+	want=$stderr
+	run -1 --separate-stderr pack -j1 --image-check --on-error=skip -o x.slab in.tar
+	assert_equal "${stderr_lines[0]}" "pack: 'in.tar': skipping: ${want#"pack: 'in.tar': "}"
+	assert_equal "${stderr_lines[1]}" "pack: 'in.tar': truncated or corrupt archive: Truncated tar archive (last good member '005.cls' at offset $(cat last))"
+	want_skip=$stderr
+	for j in 2 4; do
+		run -1 --separate-stderr pack -j$j --image-check -o x.slab in.tar
+		assert_equal "$stderr" "$want"
+		run -1 --separate-stderr pack -j$j --image-check --on-error=skip -o x.slab in.tar
+		assert_equal "$stderr" "$want_skip"
+	done
+	# The same before an input that cannot be opened.
+	for j in 1 2 4; do
+		run -1 --separate-stderr pack -j$j --image-check -o x.slab whole.tar missing.tar
+		assert_equal "$stderr" "pack: 'whole.tar': ${want#"pack: 'in.tar': "}"
+	done
+	[ ! -e x.slab ]
+}
+
 @test "a PNG wider than 65535 is recorded with its format and size 0x0; fitted, with its new size" {
 	need_pil
 	need_decoders

@@ -392,6 +392,24 @@ static int make_room(uint64_t held, uint64_t more, void *arg)
 	return rc < 0 ? -1 : 0;
 }
 
+/* Write what is still in flight, in order. 0, or -1 when writing a sample failed (emit()
+ * said why). Before a reader's error too: without threads every sample read before it was
+ * written first, and a bad one among them stopped the pack with its own message (or, skipped,
+ * was warned of); the read-ahead must not make the messages depend on the threads' timing. */
+static int drain(struct pool *p, struct run *r)
+{
+	int rc = 0;
+
+	if (!p->threaded)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	while (p->head < p->tail)
+		if ((rc = write_head(p, r)) < 0)
+			break;
+	pthread_mutex_unlock(&p->mu);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Decoding or encoding to do: worth threads. (Without, each image's header is read on the
  * reading thread, as cheap as the copy.) */
 static int image_work(const struct opts *o)
@@ -461,7 +479,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		}
 		cli_info("reading '%s'", label);
 		if (slab_tarin_open(t, path, &to) < 0) {
-			cli_error("%s", slab_tarin_error(t));
+			if (drain(&p, r) == 0)
+				cli_error("%s", slab_tarin_error(t));
 			slab_tarin_free(t);
 			goto out;
 		}
@@ -506,7 +525,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			pthread_mutex_unlock(&p.mu);
 		}
 		if (rc < 0) {
-			if (*slab_tarin_error(t))      /* else emit() said it already */
+			/* Else emit() said it already. */
+			if (*slab_tarin_error(t) && drain(&p, r) == 0)
 				cli_error("%s", slab_tarin_error(t));
 			slab_tarin_free(t);
 			goto out;
@@ -527,16 +547,8 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 		slab_tarin_free(t);
 	}
 
-	/* Drain what is still in flight, in order. */
-	if (nthreads) {
-		pthread_mutex_lock(&p.mu);
-		while (p.head < p.tail)
-			if (write_head(&p, r) < 0) {
-				pthread_mutex_unlock(&p.mu);
-				goto out;
-			}
-		pthread_mutex_unlock(&p.mu);
-	}
+	if (drain(&p, r) < 0)
+		goto out;
 	cli_info("bytes in flight: at most %llu (%s), --memory %s", (unsigned long long)p.peak,
 		 cli_human_size(p.peak, h1, sizeof(h1)), cli_human_size(p.budget, h2, sizeof(h2)));
 	ret = 0;
