@@ -54,6 +54,22 @@ Image.new("RGB", (70000, 2), (10, 200, 30)).save("img/wide.png")
 PY
 }
 
+# bad.jpg: a large JPEG, corrupt near its end: slow to check, so that the reader is far
+# ahead of the threads when a thread finds it bad.
+slow_bad_jpeg() {
+	/usr/bin/python3 - <<'PY'
+import io
+from PIL import Image
+im = Image.merge("RGB", [Image.effect_noise((3000, 2000), 80 + 10 * c) for c in range(3)])
+b = io.BytesIO()
+im.save(b, "JPEG", quality=95)
+jpg = bytearray(b.getvalue())
+for i in range(len(jpg) - 3000, len(jpg) - 2800):
+    jpg[i] ^= 0x55
+open("bad.jpg", "wb").write(jpg)
+PY
+}
+
 # mixed.tar: the images under names that say another format (or none):
 #   a.jpg small.png, a.cls          b.png lossy.webp          c.webp photo.jpg
 #   d.seg.png grey.png, d.img rgb.png, d.txt "hello"          e.webp lossless.webp, e.png rgba.png
@@ -274,15 +290,10 @@ PY
 	need_pil
 	# A large corrupt JPEG, slow to check, then small samples and a tar cut short: the
 	# reader reaches the cut long before a thread has checked the JPEG.
+	slow_bad_jpeg
 	/usr/bin/python3 - <<'PY'
 import io, tarfile
-from PIL import Image
-im = Image.merge("RGB", [Image.effect_noise((3000, 2000), 80 + 10 * c) for c in range(3)])
-b = io.BytesIO()
-im.save(b, "JPEG", quality=95)
-jpg = bytearray(b.getvalue())
-for i in range(len(jpg) - 3000, len(jpg) - 2800):
-    jpg[i] ^= 0x55
+jpg = open("bad.jpg", "rb").read()
 with tarfile.open("in.tar", "w", format=tarfile.GNU_FORMAT) as t:
     for name, data in [("000.jpg", bytes(jpg))] + [("%03d.cls" % i, b"%d" % i) for i in range(1, 6)] + [("006.cls", b"x" * 5000)]:
         ti = tarfile.TarInfo(name); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
@@ -312,6 +323,41 @@ PY
 		assert_equal "$stderr" "pack: 'whole.tar': ${want#"pack: 'in.tar': "}"
 	done
 	[ ! -e x.slab ]
+}
+
+@test "warnings and -v lines about an input come after its samples' messages, whatever -j" {
+	need_pil
+	slow_bad_jpeg
+	# a.tar: the bad JPEG, small samples, and no end-of-archive blocks (a warning); b.tar.
+	/usr/bin/python3 - <<'PY'
+import io, tarfile
+def tar(name, members):
+    with tarfile.open(name, "w", format=tarfile.GNU_FORMAT) as t:
+        for n, data in members:
+            ti = tarfile.TarInfo(n); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
+tar("a.tar", [("000.jpg", open("bad.jpg", "rb").read())] + [("%03d.cls" % i, b"%d" % i) for i in range(1, 4)])
+m = tarfile.open("a.tar").getmembers()
+d = open("a.tar", "rb").read()
+open("a.tar", "wb").write(d[:m[3].offset_data + 512])
+tar("b.tar", [("100.cls", b"x")])
+PY
+	run -0 --separate-stderr pack -j1 -q --image-check --on-error=skip -o x.slab a.tar b.tar
+	assert_equal "${#stderr_lines[@]}" 2
+	[[ "${stderr_lines[0]}" == "pack: 'a.tar': skipping: sample '000' field 'jpg': corrupt JPEG: "* ]]
+	[[ "${stderr_lines[1]}" == "pack: warning: 'a.tar': no end-of-archive blocks after member '003.cls' "* ]]
+	want=$stderr
+	run -0 --separate-stderr pack -j1 -v --image-check --on-error=skip -o x.slab a.tar b.tar
+	assert_equal "${stderr_lines[0]}" "pack: reading 'a.tar'"
+	assert_equal "${stderr_lines[1]}" "${want%%$'\n'*}"
+	assert_equal "${stderr_lines[4]}" "pack: reading 'b.tar'"
+	[[ "${stderr_lines[6]}" == "pack: bytes in flight: "* ]]
+	want_v=$(printf '%s\n' "${stderr_lines[@]:0:6}")
+	for j in 2 4; do
+		run -0 --separate-stderr pack -j$j -q --image-check --on-error=skip -o x.slab a.tar b.tar
+		assert_equal "$stderr" "$want"
+		run -0 --separate-stderr pack -j$j -v --image-check --on-error=skip -o x.slab a.tar b.tar
+		assert_equal "$(printf '%s\n' "${stderr_lines[@]:0:6}")" "$want_v"
+	done
 }
 
 @test "a PNG wider than 65535 is recorded with its format and size 0x0; fitted, with its new size" {

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,8 @@ struct job {
 	int done;
 	uint64_t bytes;                 /* counted in flight: the sample's buffer, then also... */
 	uint64_t made;                  /* ...the re-encoded images process() made */
+	char *note;                     /* not a sample: a message about an input, said in its
+					 * turn (say()) */
 };
 
 static void job_clear(struct job *jb)
@@ -152,6 +155,7 @@ static void job_clear(struct job *jb)
 	free(jb->fin);
 	free(jb->video);
 	free(jb->vptr);
+	free(jb->note);
 	slab_tarin_sample_free(jb->s);
 	memset(jb, 0, sizeof(*jb));
 }
@@ -268,7 +272,9 @@ static void *worker(void *arg)
 			break;
 		jb = &p->ring[p->claim++ % p->cap];
 		pthread_mutex_unlock(&p->mu);
-		if (ip) {
+		if (jb->note) {
+			/* Nothing to do but be said in turn. */
+		} else if (ip) {
 			process(jb, ip);
 		} else {
 			jb->bad = -1;
@@ -321,6 +327,10 @@ static int emit(struct run *r, struct job *jb)
 	struct slab_tarin_sample *s = jb->s;
 	int rc;
 
+	if (jb->note) {
+		cli_error("%s", jb->note);
+		return 0;
+	}
 	if (jb->bad < 0) {
 		cli_error("'%s': %s", jb->input, jb->reason);
 		return -1;
@@ -410,6 +420,54 @@ static int drain(struct pool *p, struct run *r)
 	return rc < 0 ? -1 : 0;
 }
 
+/* With p->mu held: a free slot at the tail of the ring, once the finished jobs at its head
+ * are written (all of them, so that the writing keeps up). NULL when writing one failed. */
+static struct job *next_slot(struct pool *p, struct run *r)
+{
+	while (p->tail - p->head == p->cap || (p->head < p->tail && p->ring[p->head % p->cap].done))
+		if (write_head(p, r) < 0)
+			return NULL;
+	return &p->ring[p->tail % p->cap];
+}
+
+/* A message about an input (a warning, a -v line): said after the samples read before it,
+ * as without threads, so that the messages come in the same order whatever -j. 0, or -1
+ * when writing a sample failed (emit() said why). */
+static int say(struct pool *p, struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int say(struct pool *p, struct run *r, const char *fmt, ...)
+{
+	struct job *jb;
+	va_list ap;
+	char *text;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		cli_error("out of memory");
+		return -1;
+	}
+	if (!p->threaded) {
+		cli_error("%s", text);
+		free(text);
+		return 0;
+	}
+	pthread_mutex_lock(&p->mu);
+	jb = next_slot(p, r);
+	if (jb) {
+		jb->note = text;
+		p->tail++;
+		pthread_cond_signal(&p->work);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (!jb)
+		free(text);
+	return jb ? 0 : -1;
+}
+
 /* Decoding or encoding to do: worth threads. (Without, each image's header is read on the
  * reading thread, as cheap as the copy.) */
 static int image_work(const struct opts *o)
@@ -477,7 +535,10 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			cli_error("out of memory");
 			goto out;
 		}
-		cli_info("reading '%s'", label);
+		if (cli_verbosity >= 2 && say(&p, r, "reading '%s'", label) < 0) {
+			slab_tarin_free(t);
+			goto out;
+		}
 		if (slab_tarin_open(t, path, &to) < 0) {
 			if (drain(&p, r) == 0)
 				cli_error("%s", slab_tarin_error(t));
@@ -506,15 +567,12 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			}
 			pthread_mutex_lock(&p.mu);
 			/* Full ring: write finished jobs from the head, in order. */
-			while (p.tail - p.head == p.cap || (p.head < p.tail && p.ring[p.head % p.cap].done))
-				if ((rc = write_head(&p, r)) < 0)
-					break;
-			if (rc < 0) {
+			if (!(jb = next_slot(&p, r))) {
 				pthread_mutex_unlock(&p.mu);
 				slab_tarin_sample_free(s);
+				rc = -1;
 				break;
 			}
-			jb = &p.ring[p.tail % p.cap];
 			jb->s = s;
 			jb->input = label;
 			jb->bytes = s->alloc;
@@ -531,13 +589,16 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 			slab_tarin_free(t);
 			goto out;
 		}
-		if (*slab_tarin_warning(t))
-			cli_warn("warning: %s", slab_tarin_warning(t));
 		slab_tarin_stats(t, &st);
-		cli_info("'%s': %llu %s, %s of member data, %s read", label,
+		if ((*slab_tarin_warning(t) && say(&p, r, "warning: %s", slab_tarin_warning(t)) < 0) ||
+		    (cli_verbosity >= 2 &&
+		     say(&p, r, "'%s': %llu %s, %s of member data, %s read", label,
 			 (unsigned long long)st.members, slab_plural(st.members, "member", "members"),
 			 cli_human_size(st.data_bytes, h1, sizeof(h1)),
-			 cli_human_size(st.raw_bytes, h2, sizeof(h2)));
+			 cli_human_size(st.raw_bytes, h2, sizeof(h2))) < 0)) {
+			slab_tarin_free(t);
+			goto out;
+		}
 		tot->members += st.members;
 		tot->skipped_special += st.skipped_special;
 		tot->skipped_names += st.skipped_names;
