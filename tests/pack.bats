@@ -84,6 +84,25 @@ Try 'pack --help' for more information." ]
 	assert_equal "${stderr_lines[1]}" "pack: 'a.tar': 1 member, 3 B of member data, 10.0 KiB read"
 }
 
+@test "a message while the progress line shows erases it first, never goes on after it" {
+	command -v script >/dev/null || skip "no script(1) to give pack a terminal"
+	# s0, then after a pause (0.25 s pass: a progress line shows) s1 and s2, whose field
+	# twice makes it a bad sample, skipped with a warning.
+	python3 - <<'PY'
+import io, tarfile
+with tarfile.open("in.tar", "w", format=tarfile.GNU_FORMAT) as t:
+    for name in ("s0.txt", "s1.txt", "s2.txt", "s2.txt"):
+        ti = tarfile.TarInfo(name); ti.size = 3; t.addfile(ti, io.BytesIO(b"abc"))
+open("first", "w").write("%d" % tarfile.open("in.tar").getmembers()[1].offset)
+PY
+	first=$(cat first)
+	script -qec "(head -c $first in.tar; sleep 0.5; tail -c +$((first + 1)) in.tar) | pack --on-error=skip -o out.slab 2>&1" /dev/null > tty.out
+	# The progress line, then at once its erasure and the warning.
+	grep -q $'\rpack: [0-9]* samples*, [^\r]*\r\e\[Kpack: \'(stdin)\': skipping: field \'txt\' appears twice in sample \'s2\'\r$' tty.out ||
+		fail "$(cat -A tty.out)"
+	run -0 inspect --verify out.slab
+}
+
 @test "pack -q prints nothing" {
 	small_tar
 	run -0 pack -q -o small.slab small.tar

@@ -319,6 +319,7 @@ static void show_progress(struct run *r, int force)
 		(unsigned long long)st.samples, slab_plural(st.samples, "sample", "samples"),
 		cli_human_size(st.data_bytes, hs, sizeof(hs)),
 		secs > 0 ? (double)st.data_bytes / 1e6 / secs : 0.0);
+	cli_progress_shown();
 }
 
 /* Write a processed sample. 0, or -1 when the pack must stop. */
@@ -901,14 +902,12 @@ int main(int argc, char **argv)
 	}
 	if (cli_output_commit(&output) < 0)
 		goto out;
-	if (r.progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_clear();
 	if (cli_verbosity >= 1)
 		summary(&r, &in, cli_now() - r.start);
 	ret = SLAB_EXIT_OK;
 out:
-	if (ret != SLAB_EXIT_OK && r.progress)
-		fputs("\n", stderr);
+	cli_progress_clear();
 	cli_output_abort(&output);
 	slab_writer_free(r.w);
 	free(opt_text);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,8 +313,24 @@ unsigned char *cli_read_file(const char *path, size_t *len)
 
 static void vmessage(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
+/* A progress line is on stderr (cli_progress_shown()). Atomic: an upload's -v lines come
+ * from its own threads. */
+static atomic_int progress_shown;
+
+void cli_progress_shown(void)
+{
+	atomic_store(&progress_shown, 1);
+}
+
+void cli_progress_clear(void)
+{
+	if (atomic_exchange(&progress_shown, 0))
+		fputs("\r\033[K", stderr);
+}
+
 static void vmessage(const char *fmt, va_list ap)
 {
+	cli_progress_clear();
 	/* Formatted whole, then written: stderr is unbuffered, and lines from tools running
 	 * side by side in a pipeline should not interleave mid-line. Names in messages come
 	 * from files and archives: escaped, they can neither forge a line nor reach the

@@ -136,6 +136,11 @@ double cli_now(void);
 /* Progress lines on stderr only when it is a terminal and verbosity >= 1. */
 int cli_progress_wanted(void);
 
+/* A progress line (ended by no newline) is on stderr: the next message, or
+ * cli_progress_clear(), erases it first, so that no message goes on after it. */
+void cli_progress_shown(void);
+void cli_progress_clear(void);
+
 /* After getopt has said what is wrong: "Try 'tool --help' for more information." on stderr;
  * returns SLAB_EXIT_USAGE. */
 int cli_try_help(void);
