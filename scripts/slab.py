@@ -1918,7 +1918,8 @@ class Loader:
     max_pixels, max_scans: decompression bombs. An image declaring more pixels than
       max_pixels (default MAX_IMAGE_PIXELS = 178,956,970, PIL's limit; None: no limit) or a
       progressive JPEG of more than max_scans scans (default 500; None: no limit) is refused
-      before it is decoded: a bad sample (on_error). So is an image the worker cannot find the
+      before it is decoded: a bad sample (on_error). So is a strip (40000000 x 1) whose
+      resize would take more memory than max_pixels pixels (6 a pixel of each side). So is an image the worker cannot find the
       memory for.
     ahead (pages read ahead of the workers; default 16, for URLs 4 x connections), release (drop pages from the page cache once
       used, and at close() before the plan's end the pages read ahead), verify (check each field's CRC32C).

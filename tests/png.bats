@@ -564,6 +564,12 @@ open("bomb.png", "wb").write(SIG + ihdr + chunk(b"IDAT", zlib.compress(bytes(655
 # Wide and flat: over libspng's side limit (set from the pixel limit) as well.
 open("wide.png", "wb").write(encode(5000, 1, 8, 0, lambda x, y: (x % 256,)))
 open("small.png", "wb").write(encode(32, 32, 8, 2, lambda x, y: (x, y, x ^ y)))
+# Strips within the pixel limit whose resize tables (6 pixels' memory a pixel of a side)
+# are over it: 40000000 x 1 and 1 x 40000000 grey, of tens of KB.
+for name, w, h in (("strip.png", 40000000, 1), ("tall.png", 1, 40000000)):
+    rows = bytes(w + 1) * h
+    open(name, "wb").write(SIG + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) +
+                           chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
 # 300 x 200 grey whose IDAT stream goes on with 256 MiB of zeros after the image (256 KiB).
 open("endless.png", "wb").write(encode(300, 200, 8, 0, lambda x, y: ((x * y) % 256,),
                                        stream_tail=bytes(256 << 20), idat_size=1 << 16))
@@ -584,6 +590,17 @@ PY
 	run -1 --separate-stderr imgcrop --max-pixels 4999 wide.png out.rgb
 	assert_equal "$stderr" "imgcrop: 'wide.png': PNG of 5000x1 pixels (5000): over the limit of 4999 pixels"
 	run -0 imgcrop --max-pixels 5000 --crop none --size 50x1 wide.png out.rgb
+	for f in strip tall; do
+		[ "$(filesize $f.png)" -lt $((100 * 1024)) ]
+		run -1 --separate-stderr imgcrop --crop none --size 1x1 $f.png out.rgb
+		[ $f = strip ] && dims=40000000x1 || dims=1x40000000
+		assert_equal "$stderr" "imgcrop: '$f.png': PNG of $dims pixels: resizing it takes the memory of 240000006 pixels, over the limit of 178956970 pixels"
+		peak_rss imgcrop --crop none --size 1x1 $f.png out.rgb
+		[ "$rc" -eq 1 ] && [ "$rss" -lt "$RSS_MAX_KB" ] || fail "$f.png: exit $rc, peak RSS $rss KiB"
+	done
+	# the limit given moves it
+	run -1 --separate-stderr imgcrop --max-pixels 240000005 strip.png out.rgb
+	assert_equal "$stderr" "imgcrop: 'strip.png': PNG of 40000000x1 pixels: resizing it takes the memory of 240000006 pixels, over the limit of 240000005 pixels"
 	run -1 --separate-stderr imgcrop --max-pixels 1023 small.png out.rgb
 	assert_equal "$stderr" "imgcrop: 'small.png': PNG of 32x32 pixels (1024): over the limit of 1023 pixels"
 	# The endless stream: the image decodes, as PIL decodes it, in bounded memory.

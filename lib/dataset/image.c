@@ -290,16 +290,31 @@ const char *slab_image_error(const struct slab_image_decoder *d)
 	return d->err.text;
 }
 
+/*
+ * The resize's weight tables cost about 24 bytes a pixel of each side (coeffs(): a tap of 4
+ * bytes and its 16-bit vector, two taps a source pixel), the memory of 6 pixels of 4 bytes:
+ * next to a picture's own pixels nothing, but a strip of 40000000x1 (a PNG of 39 KB) took
+ * 0.9 GB to resize and one of the limit's length would have taken 4 GB. Such a strip is over
+ * the limit when its tables alone are: its resize never needs more than the largest picture
+ * the limit lets in. Tables under 16 MB are always let through, whatever the limit.
+ */
+#define SIDE_PIXELS 6u
+#define SIDE_FREE (4ull << 20)
+
 int slab_image_over_pixels(const char *name, uint32_t w, uint32_t h,
 			   const struct slab_image_limits *lim, struct slab_err *err)
 {
-	uint64_t n = (uint64_t)w * h;
+	uint64_t n = (uint64_t)w * h, side = SIDE_PIXELS * ((uint64_t)w + h);
 
-	if (n <= lim->max_pixels)
-		return 0;
-	return slab_fail(err, SLAB_ERR_LIMIT, NULL, "%s of %ux%u pixels (%llu): over the limit of "
-			 "%llu pixels", name, w, h, (unsigned long long)n,
-			 (unsigned long long)lim->max_pixels);
+	if (n > lim->max_pixels)
+		return slab_fail(err, SLAB_ERR_LIMIT, NULL, "%s of %ux%u pixels (%llu): over the "
+				 "limit of %llu pixels", name, w, h, (unsigned long long)n,
+				 (unsigned long long)lim->max_pixels);
+	if (side > lim->max_pixels && side > SIDE_FREE)
+		return slab_fail(err, SLAB_ERR_LIMIT, NULL, "%s of %ux%u pixels: resizing it takes "
+				 "the memory of %llu pixels, over the limit of %llu pixels", name,
+				 w, h, (unsigned long long)side, (unsigned long long)lim->max_pixels);
+	return 0;
 }
 
 int slab_image_crop_check(const struct slab_image_params *p, uint32_t w, uint32_t h,
