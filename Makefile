@@ -324,7 +324,7 @@ INSTALL_PLACES = DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR BASHCOMPDIR PYTH
 # staging tree: the package's own trigger runs it where it is installed).
 run_ldconfig = $(if $(DESTDIR),,$(if $(LDCONFIG),$(LDCONFIG) 2>/dev/null || true))
 
-## install: install the tools (as slab-pack ...), the front slab, the man pages, slab.h,
+## install: install the tools (as slab-pack ...), the front slab, slab-capture-sysfs, the man pages, slab.h,
 ## libslab.so*, libslab.a and slab.pc under DESTDIR/PREFIX (LIBDIR, INCLUDEDIR, BINDIR, MANDIR
 ## override the places), then ldconfig when there is no DESTDIR (LDCONFIG= skips it)
 install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
@@ -332,6 +332,7 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 755 $(BUILD)/bin/slab $(DESTDIR)$(BINDIR)
+	install -m 755 scripts/capture-sysfs $(DESTDIR)$(BINDIR)/slab-capture-sysfs
 	for t in $(INST_TOOLS); do \
 		install -m 755 $(BUILD)/bin/$$t $(DESTDIR)$(BINDIR)/slab-$$t || exit 1; \
 	done
@@ -360,7 +361,8 @@ install: $(TOOLS) $(LIB) $(BUILD)/libslab.so install-completions install-python
 ## uninstall: remove what install put there
 uninstall: uninstall-completions uninstall-python
 	$(call safe_places,$(INSTALL_PLACES))
-	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS))
+	rm -f $(DESTDIR)$(BINDIR)/slab $(addprefix $(DESTDIR)$(BINDIR)/slab-,$(INST_TOOLS)) \
+		$(DESTDIR)$(BINDIR)/slab-capture-sysfs
 	rm -f $(DESTDIR)$(INCLUDEDIR)/slab.h $(DESTDIR)$(LIBDIR)/libslab.a \
 		$(DESTDIR)$(LIBDIR)/libslab.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/$(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/pkgconfig/slab.pc

@@ -68,14 +68,14 @@ installed_page() {
 	fi
 }
 
-@test "make install puts the tools (as slab-TOOL), the front, man pages, slab.h, the libraries and slab.pc in place; uninstall removes them" {
+@test "make install puts the tools (as slab-TOOL), the front, slab-capture-sysfs, man pages, slab.h, the libraries and slab.pc in place; uninstall removes them" {
 	install_tree
 	for f in usr/include/slab.h usr/lib/libslab.a usr/lib/libslab.so usr/lib/libslab.so.0 \
 		usr/lib/pkgconfig/slab.pc usr/share/man/man3/libslab.3 usr/share/man/man5/slab.5; do
 		[ -e "root/$f" ] || fail "make install did not install $f"
 	done
 	# The tools as slab-TOOL beside the front, and no short name left.
-	want=$(for t in $INSTALLED_TOOLS; do echo "slab-$t"; done; echo slab)
+	want=$(for t in $INSTALLED_TOOLS; do echo "slab-$t"; done; echo slab; echo slab-capture-sysfs)
 	run -0 ls root/usr/bin
 	assert_output "$(sort <<<"$want")"
 	for f in root/usr/bin/*; do
@@ -176,6 +176,8 @@ installed_page() {
 Try 'slab-pack --help' for more information."
 	run -0 root/usr/bin/slab-shuffle-plan --version
 	assert_output "slab-shuffle-plan (slab) $(slab_version)"
+	run -0 root/usr/bin/slab-capture-sysfs --help
+	assert_line --index 0 "Usage: slab-capture-sysfs DEST [ROOT]"
 	# Its help names the pages as installed: slab-pack(1), every tool's, and each one there is
 	local t
 	for t in pack inspect shuffle-plan prefetch bench-tlb numa-probe; do

@@ -79,6 +79,31 @@ Try 'numa-probe --help' for more information."
 	assert_equal "$output" ""
 }
 
+# scripts/capture-sysfs (installed as slab-capture-sysfs): a tree captured from each fixture,
+# and from this machine, reads as what it was captured from.
+@test "capture-sysfs: a captured tree gives numa-probe's very output; usage" {
+	local cap="$SLAB_ROOT/scripts/capture-sysfs" t
+	for t in vm-1node server-2s-8gpu cxl-memnodes; do
+		"$cap" "cap-$t" "$SYSFS/$t"
+		numa-probe --json --sysfs-root "$SYSFS/$t" > want.json
+		numa-probe --json --sysfs-root "cap-$t" > got.json
+		cmp want.json got.json
+		numa-probe --sysfs-root "cap-$t" > got.txt
+		diff -u "$EXPECTED/numa-probe-$t.txt" got.txt
+	done
+	"$cap" here
+	# (free memory moves between the two runs)
+	diff -u <(numa-probe --json | grep -v '"memory_free_bytes"') \
+		<(numa-probe --json --sysfs-root here | grep -v '"memory_free_bytes"')
+	! grep -rqiE 'serial|uuid' here || fail "a serial number or UUID was copied"
+	run -1 --separate-stderr "$cap" here
+	assert_equal "$stderr" "capture-sysfs: 'here': exists and is not empty"
+	run -2 --separate-stderr "$cap"
+	assert_equal "$stderr" "Usage: capture-sysfs DEST [ROOT]"
+	run -0 "$cap" --help
+	assert_line --index 0 "Usage: capture-sysfs DEST [ROOT]"
+}
+
 @test "vm-1node (captured from this kind of VM): exact text and JSON" {
 	probe_matches vm-1node
 	probe_matches vm-1node --json
