@@ -413,6 +413,15 @@ print(d["file_size"] - d["data_bytes"] - d["padding_bytes"])')
 	[ ! -e www/put/bad.slab ]
 }
 
+@test "shuffle-plan -o http://... uploads the plan; one that fails leaves no object" {
+	start_nginx www
+	shuffle-plan -q --seed 3 -o local.plan www/d.slab
+	shuffle-plan -q --seed 3 -o "$HTTP_URL/put/p.plan" "$HTTP_URL/d.slab"
+	cmp local.plan www/put/p.plan
+	run -1 --separate-stderr shuffle-plan -q -o "$HTTP_URL/put/bad.plan" www/missing.slab
+	[ ! -e www/put/bad.plan ]
+}
+
 @test "slab.Dataset and slab.Loader read a URL through libslab as they read the local file" {
 	need_libslab
 	start_nginx www
