@@ -2297,15 +2297,27 @@ class Loader:
             raise StopIteration
         return b
 
+    def _last(self):
+        """What close() kept of the counts (skipped, error, stats), or None while open (and
+        in a fork() child, which has none of its own)."""
+        return getattr(self, "_final", None) if self._closed else None
+
     @property
     def skipped(self):
-        """Samples skipped so far (on_error="skip")."""
+        """Samples skipped so far (on_error="skip"); after close(), in the whole run."""
+        last = self._last()
+        if last is not None:
+            return last[0]
         own = self._handle()
         return self._lib.slab_loader_skipped(own.loader)
 
     @property
     def error(self):
-        """The first skipped sample's error, or the failure's ("" when none)."""
+        """The first skipped sample's error, or the failure's ("" when none); after close(),
+        as it was then."""
+        last = self._last()
+        if last is not None:
+            return last[1]
         own = self._handle()
         return self._lib.slab_loader_error(own.loader).decode("utf-8", "replace")
 
@@ -2314,10 +2326,16 @@ class Loader:
         wanted fields), images, scaled (DCT-scaled decodes: at 1/2, 1/4 or 1/8), scales
         ({1: n, 2: n, 4: n, 8: n}), region (decodes of only the crop's region),
         decoded_pixels; and for video, clips (made), video_decoded (frames decoded for
-        them, sampled or not) and video_converted (frames sampled, cropped and resized)."""
+        them, sampled or not) and video_converted (frames sampled, cropped and resized).
+        After close(), the run's (so that a `with` block's end can be logged)."""
+        last = self._last()
+        if last is not None:
+            return dict(last[2], scales=dict(last[2]["scales"]))
+        return self._stats(self._handle())
+
+    def _stats(self, own):
         st = _CLoaderStats()
         st.size = ctypes.sizeof(st)
-        own = self._handle()
         self._lib.slab_loader_stats(own.loader, ctypes.byref(st))
         scales = {1 << k: st.scaled[k] for k in range(4)}
         return {"batches": st.batches, "samples": st.samples, "skipped": st.skipped,
@@ -2347,6 +2365,12 @@ class Loader:
             own = self._owner
             if own is not None and own.loader and self._pid == os.getpid():
                 self._lib.slab_loader_stop(own.loader)
+                # the threads stopped: the counts are final; kept for skipped, error and
+                # stats() after the close
+                self._final = (self._lib.slab_loader_skipped(own.loader),
+                               self._lib.slab_loader_error(own.loader).decode("utf-8",
+                                                                             "replace"),
+                               self._stats(own))
             self._files = self._bases = None
             self._owner = None
 

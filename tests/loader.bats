@@ -175,10 +175,17 @@ with slab.Loader(["cut.slab"], batch_size=4, image="jpg", size=(8, 8), on_error=
     got = [(len(b), b.skipped, b.keys) for b in ld]
     print(got, ld.skipped)
     print(ld.error)
+    st = ld.stats()
+# the run's counts stay readable once the with block has closed the loader
+print(ld.skipped, ld.error == "", ld.stats() == st, st["samples"], st["skipped"])
+ld.stats()["scales"][1] = -1
+print(ld.stats()["scales"][1] != -1)
 PY
 	assert_line --index 0 "'cut.slab': sample #2 'a000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
 	assert_line --index 1 "[(3, 1, ['a000000', 'a000001', 'a000003']), (2, 0, ['a000004', 'a000005'])] 1"
 	assert_line --index 2 "'cut.slab': sample #2 'a000002': field 'jpg': corrupt JPEG: Premature end of JPEG file"
+	assert_line --index 3 "1 False True 5 1"
+	assert_line --index 4 "True"
 }
 
 @test "Loader: bad arguments, files and plans are clear errors" {
