@@ -617,6 +617,29 @@ PY
 	done
 }
 
+@test "an animated PNG (APNG) gives its default image, as PIL's convert('RGB'), whether or not it is the first frame" {
+	need_pil
+	$PY - <<'PY'
+from PIL import Image
+frames = [Image.new("RGB", (20, 14)) for _ in range(3)]
+for k, im in enumerate(frames):
+    im.putdata([((x * 13 + k * 80) % 256, (y * 17) % 256, (x * y + k) % 256)
+                for y in range(14) for x in range(20)])
+frames[0].save("anim.png", save_all=True, append_images=frames[1:])
+# the default image outside the animation (no fcTL before IDAT)
+frames[0].save("animdef.png", save_all=True, append_images=frames[1:], default_image=True)
+for f in ("anim.png", "animdef.png"):
+    im = Image.open(f)
+    assert im.n_frames >= 2, f
+    open(f + ".want", "wb").write(im.convert("RGB").tobytes())
+PY
+	for f in anim animdef; do
+		grep -qa acTL $f.png || fail "$f.png is not an APNG"
+		imgcrop --crop none --size 20x14 $f.png out.rgb
+		cmp out.rgb $f.png.want
+	done
+}
+
 # s.slab: WebDataset's own test shard, 90 samples of N.png (28x28 grey) and N.cls.
 wds_slab() {
 	need_corpus
