@@ -255,6 +255,9 @@ SLAB_API int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char 
  * behave as for a local file. Messages name the URL.
  */
 
+/* The longest timeout a remote request takes (a week, in seconds). */
+#define SLAB_NET_MAX_TIMEOUT 604800.0
+
 /* How URLs are reached. Zero fields are the defaults: the environment (SLAB_CACHE_DIR,
  * XDG_CACHE_HOME; AWS_ENDPOINT_URL, AWS_PROFILE, AWS_REGION, AWS_ACCESS_KEY_ID, ...) and
  * ~/.aws/credentials, ~/.aws/config. */
@@ -270,7 +273,8 @@ struct slab_remote_options {
 	int anonymous;          /* send requests unsigned (public buckets) */
 	unsigned connections;   /* requests in flight per dataset; 0: 16 */
 	int retries;            /* retries of a failed request; 0: 8, negative: none */
-	double timeout;         /* seconds a request may take, retries included; 0: 300 */
+	double timeout;         /* seconds a request may take, retries included; 0: 300;
+				 * over SLAB_NET_MAX_TIMEOUT (a week): a week */
 	/* One line per request (never a credential), from any thread; NULL: none. */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;

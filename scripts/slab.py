@@ -231,8 +231,9 @@ def _remote_options(remote):
         o.retries = r if r else -1
     if remote.get("timeout") is not None:
         t = remote["timeout"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-            raise ValueError("timeout must be a number of seconds above 0, not %r" % (t,))
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 604800:
+            raise ValueError("timeout must be a number of seconds above 0 and at most 604800 "
+                             "(a week), not %r" % (t,))
         o.timeout = float(t)
     return o, keep
 

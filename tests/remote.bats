@@ -451,11 +451,23 @@ try:
     slab.Loader([url], retries=-1)
 except ValueError as e:
     print("error:", e)
+for t in (float("inf"), 604801, float("nan"), 0):
+    try:
+        slab.Loader([url], timeout=t)
+    except ValueError as e:
+        print("error:", e)
+with slab.Loader([url], cache_dir=cache, timeout=604800, **kw) as r:
+    print(len(next(r)), "in a batch")
 EOF
 	assert_success
 	assert_line "9 batches"
 	assert_line --regexp "^error: '$HTTP_URL/d.slab.none': .*HTTP 404"
 	assert_line "error: retries must be at least 0, not -1"
+	assert_line "error: timeout must be a number of seconds above 0 and at most 604800 (a week), not inf"
+	assert_line "error: timeout must be a number of seconds above 0 and at most 604800 (a week), not 604801"
+	assert_line "error: timeout must be a number of seconds above 0 and at most 604800 (a week), not nan"
+	assert_line "error: timeout must be a number of seconds above 0 and at most 604800 (a week), not 0"
+	assert_line "7 in a batch"
 }
 
 # A Python consumer waits for a batch whose fetch stalls (retried within a long --timeout):

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -854,7 +855,9 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 	o->pid = getpid();
 	o->connections = c->connections ? c->connections : DEFAULT_CONNECTIONS;
 	o->retries = c->retries < 0 ? DEFAULT_RETRIES : c->retries;
-	o->timeout = c->timeout > 0 ? c->timeout : DEFAULT_TIMEOUT;
+	/* Over a week (infinity too) is a week, the tools' bound: the deadline's milliseconds
+	 * must fit a long. */
+	o->timeout = c->timeout > 0 ? fmin(c->timeout, SLAB_NET_MAX_TIMEOUT) : DEFAULT_TIMEOUT;
 	/* A stall is a quarter of the budget at most, leaving room to retry within it. */
 	o->stall = o->timeout / 4 < STALL_SECONDS ? (long)(o->timeout / 4) : STALL_SECONDS;
 	if (o->stall < 1)

@@ -552,7 +552,7 @@ int cli_remote_option(int opt, const char *arg)
 		cli_remote.retries = v ? (int)v : -1;
 		return 1;
 	case CLI_OPT_TIMEOUT:
-		if (cli_parse_decimal(arg, 0, 86400 * 7, &d) < 0)
+		if (cli_parse_decimal(arg, 0, SLAB_NET_MAX_TIMEOUT, &d) < 0)
 			return cli_usage_error("--timeout '%s': not a number of seconds above 0 and at most 604800 (a week)",
 					       arg);
 		cli_remote.timeout = d;
