@@ -51,6 +51,7 @@ pure reader gives (a verification is redone in Python only from the last point l
 reported checked); a file libslab refuses but the pure reader opens (a table checksum, which
 the pure reader checks in verify() unless check_table) is read in Python.
 """
+import array
 import collections
 import ctypes
 import ctypes.util
@@ -915,7 +916,8 @@ class SlabFile:
 
     def verify(self):
         """Check the whole file, as inspect --verify does (slab(5), checks 31 to 41, and the
-        table CRC if open did not check it); raise SlabError at the first problem."""
+        table CRC if open did not check it), in time linear in its size whatever its keys are;
+        raise SlabError at the first problem."""
         with self._lock:
             if self._handle() is not None:
                 done = [0]
@@ -963,6 +965,7 @@ class SlabFile:
         pos = min_next = d
         next_video = 0
         pages_used = 0
+        keys = []
         for i in range(self.count):
             offset, size, key, page = self._record(i)
             who = "sample %d '%s'" % (i, _show(key))
@@ -1031,9 +1034,7 @@ class SlabFile:
             # 37: a key that is safe as a member name on export
             if key.startswith(b"/") or b"\0" in key or b".." in key.split(b"/"):
                 raise self._error("sample %d: key '%s' is not a safe member name", i, _show(key))
-            # 38
-            if self._find(key) != i:
-                raise self._error("%s: key index does not lead to it", who)
+            keys.append(key)
             pos = min_next = offset + size
             # a large sample takes its pages whole: nothing may follow it in its last page
             if size > ps:
@@ -1052,18 +1053,62 @@ class SlabFile:
         if pages_used != self.page_count:
             raise self._error("table says %d %s, the samples use %d", self.page_count,
                               _plural(self.page_count, "page", "pages"), pages_used)
-        found = 0
-        for h, (v,) in enumerate(struct.iter_unpack("<Q", m[self._index:self._index + self._buckets * 8])):
+        self._verify_index(keys)
+
+    def _verify_index(self, keys):
+        """Checks 40, 41 and 38 of the key index, keys[i] being sample i's, in time linear in
+        its size whatever the keys, as libslab makes them and in its order: a lookup per
+        sample walks a whole cluster each time, quadratic on keys that share a home slot."""
+        n, B = self.count, self._buckets
+        mask = B - 1
+        # u64 slots, 8 bytes each in memory as in the file
+        slots = array.array("Q")
+        slots.frombytes(self._mv[self._index:self._index + B * 8])
+        if sys.byteorder == "big":
+            slots.byteswap()
+        seen = bytearray(n)
+        found, empty = 0, None
+        for h, v in enumerate(slots):
+            if not v:
+                if empty is None:
+                    empty = h
+                continue
             # 40
-            if v > self.count:
-                raise self._error("key index slot %d holds %d, past the %d %s", h, v, self.count,
-                                  _plural(self.count, "sample", "samples"))
-            found += v != 0
+            if v > n:
+                raise self._error("key index slot %d holds %d, past the %d %s", h, v, n,
+                                  _plural(n, "sample", "samples"))
+            seen[v - 1] = 1
+            found += 1
+        # 38: every sample is in a slot
+        if n and seen.count(0):
+            i = seen.index(0)
+            raise self._error("sample %d '%s': key index does not lead to it", i, _show(keys[i]))
         # 41
-        if found != self.count:
+        if found != n:
             raise self._error("key index has %d %s for %d %s", found,
-                              _plural(found, "entry", "entries"), self.count,
-                              _plural(self.count, "sample", "samples"))
+                              _plural(found, "entry", "entries"), n, _plural(n, "sample", "samples"))
+        # 38: keys are unique, or a lookup would find the first of two
+        first = {}
+        for i, key in enumerate(keys):
+            j = first.setdefault(key, i)
+            if j != i:
+                raise self._error("sample %d '%s': same key as sample %d", i, _show(key), j)
+        # 38: a lookup probes from the key's home slot to the first empty one, so the sample
+        # in slot h is found when no empty slot lies between its home and h: one walk round
+        # from the slot after an empty one (B >= 2N leaves one), a run of filled slots at a
+        # time, t counting slots from there; a home must lie in the run before its slot
+        if empty is None:
+            raise self._error("key index has no empty slot")
+        run = 0
+        for t in range(B):
+            v = slots[(empty + 1 + t) & mask]
+            if not v:
+                run = t + 1
+                continue
+            home = (fnv1a64(keys[v - 1]) - (empty + 1)) & mask
+            if home < run or home > t:
+                raise self._error("sample %d '%s': key index does not lead to it",
+                                  v - 1, _show(keys[v - 1]))
 
 
 class Dataset:
