@@ -441,6 +441,23 @@ def _show(key):
     return key[:200].decode("utf-8", "backslashreplace")
 
 
+# The SlabFiles of this process: a fork() child gives each a new lock (see _after_fork).
+_slab_files = weakref.WeakSet()
+
+
+def _after_fork():
+    """In a fork() child, before anything else runs: a SlabFile's lock that a thread of the
+    parent held as fork() ran (inside a call: verify(), sample()...) is held in the child
+    too, by a thread the child does not have, and the child's first call would wait for it
+    for ever. The child is one thread: it takes each file over with a lock of its own."""
+    for f in list(_slab_files):
+        f._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 class SlabFile:
     """One .slab file, mapped read-only. Checks header, trailer and layout on open; a table
     checksum check is optional (check_table=True) because pure-Python CRC-32C is slow.
@@ -453,7 +470,10 @@ class SlabFile:
     raise SlabError naming it ("... the file is N bytes now, M when it was opened (truncated
     while in use)"). The fields' data are views of the mapping, read by whoever reads them:
     bytes a truncation cut off end the process with SIGBUS there, as any mmap does (and any
-    read of the pure Python reader, without libslab). slab.Loader guards its reads."""
+    read of the pure Python reader, without libslab). slab.Loader guards its reads.
+
+    fork(): a child process may go on using the SlabFiles (and Datasets) its parent opened,
+    even one that another thread of the parent was inside a call of as fork() ran."""
 
     def __init__(self, path, check_table=False, **remote):
         self.path = path
@@ -463,6 +483,7 @@ class SlabFile:
         self._crc = 0                   # libslab's last error code
         self._ident = None              # (st_dev, st_ino) of a local file, as opened
         self._lock = threading.Lock()
+        _slab_files.add(self)
         local = path
         if is_url(path):
             local = self._url_open(path, remote)

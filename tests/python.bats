@@ -561,3 +561,45 @@ print(len(f), reads)
 PY
 	assert_output "2000 2000"
 }
+
+@test "fork() while another thread is inside a SlabFile's call: the child reads, verifies and closes, no hang" {
+	small_slab
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib run -0 pyslab - <<'PY'
+import os, threading, slab
+d = slab.Dataset("small.slab")
+f = d.files[0]
+# A thread of the parent's inside a call (verify(), sample()...) as fork() runs: the file's
+# lock, held here for as long as the test needs, would be held in the child too, by a thread
+# the child does not have.
+inside, leave = threading.Event(), threading.Event()
+def busy():
+    with f._lock:
+        inside.set()
+        leave.wait()
+t = threading.Thread(target=busy)
+t.start()
+inside.wait()
+pid = os.fork()
+if pid == 0:
+    s = d[0]
+    print("child:", s.key, [bytes(s[n]) for n in s.fields], f.key(1), f.find("d/c"), flush=True)
+    del s
+    f.verify()
+    d.close()
+    print("child: closed", flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+leave.set()
+t.join()
+print("child exit", os.waitstatus_to_exitcode(status))
+print("parent:", d[0].key, d.files[0].find("d/b"))
+d.close()
+PY
+	assert_line --index 0 "child: d/a [b'1', b'one'] d/b 2"
+	assert_line --index 1 "child: closed"
+	assert_line --index 2 "child exit 0"
+	assert_line --index 3 "parent: d/a 1"
+	done
+}
