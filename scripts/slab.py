@@ -48,8 +48,9 @@ buffer export held until close(), so the mapping cannot go away under it, and fi
 memoryviews of Python's mapping, which refuses to close while one is alive. When libslab
 finds damage, the same access is made again in Python so that the message is the one the
 pure reader gives (a verification is redone in Python only from the last point libslab
-reported checked); a file libslab refuses but the pure reader opens (a table checksum, which
-the pure reader checks in verify() unless check_table) is read in Python.
+reported checked). A file libslab refuses to open is refused: the pure reader opens it again,
+the table checksum included whatever check_table says, for its message (libslab's when the
+pure reader finds nothing), never to read the records of a table libslab found damaged.
 """
 import array
 import collections
@@ -461,6 +462,7 @@ if hasattr(os, "register_at_fork"):
 class SlabFile:
     """One .slab file, mapped read-only. Checks header, trailer and layout on open; a table
     checksum check is optional (check_table=True) because pure-Python CRC-32C is slow.
+    Through libslab it is always made: a file libslab refuses raises SlabError on open.
 
     The checks are those of slab(5), WHAT A READER CHECKS, in its order; the comment at each
     gives its number there. A damaged or crafted file raises SlabError: on open, on the
@@ -481,6 +483,7 @@ class SlabFile:
         self._c = self._cbuf = None
         self._cbase = 0
         self._crc = 0                   # libslab's last error code
+        self._c_refused = None          # libslab's SlabError when it refused to open the file
         self._ident = None              # (st_dev, st_ino) of a local file, as opened
         self._lock = threading.Lock()
         _slab_files.add(self)
@@ -520,7 +523,13 @@ class SlabFile:
                 self._open(len(self._map), False, trusted=True)
                 self._table_checked = True
             else:
-                self._open(len(self._map), check_table)
+                # a file libslab refused: the pure code meets the damage again, for its
+                # message, the table checksum included (libslab's refusal may be that one),
+                # and never opens what libslab found damaged
+                refused = self._c_refused
+                self._open(len(self._map), check_table or refused is not None)
+                if refused is not None:
+                    raise refused
         except BaseException:
             try:
                 self.close()
@@ -561,6 +570,11 @@ class SlabFile:
             return False
         name = self._cname = os.fsencode(self.path)
         if _lib.slab_open_mem(h, buf.buf, buf.len, name) < 0:
+            msg = _lib.slab_error(h)
+            head = b"'" + name + b"': "
+            if msg.startswith(head):
+                msg = msg[len(head):]
+            self._c_refused = self._error("%s", msg.decode("utf-8", "backslashreplace"))
             _lib.slab_close(h)
             ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
             return False

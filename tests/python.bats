@@ -603,3 +603,38 @@ PY
 	assert_line --index 3 "parent: d/a 1"
 	done
 }
+
+# libslab checks the table's CRC on open, fast; the pure reader only with check_table=True.
+# A file libslab refuses is refused, whichever reader then gives the message: never opened
+# to serve the records of a table found damaged (here sample 0's txt moved one byte back).
+@test "slab.py: a file libslab refuses on open (table checksum) raises SlabError, not wrong bytes" {
+	need_libslab
+	small_slab
+	cp small.slab bad.slab
+	at=$(python3 -c 'import struct, sys
+b = open("small.slab", "rb").read()
+tb = struct.unpack_from("<Q", b, len(b) - 56)[0]
+print(tb + struct.unpack_from("<Q", b, tb + 56)[0] + 32)')
+	flip bad.slab "$at"
+	run -1 --separate-stderr inspect --get d/a --field txt bad.slab
+	assert_equal "$stderr" "inspect: 'bad.slab': table checksum mismatch (table at offset 8192)"
+	SLAB_LIBRARY=$LIBSLAB run -0 pyslab - <<'PY'
+import slab
+for check_table in (False, True):
+    try:
+        f = slab.SlabFile("bad.slab", check_table)
+        print("opened:", bytes(f.sample(0)["txt"]))
+    except slab.SlabError as e:
+        print(e)
+PY
+	assert_output "bad.slab: table checksum mismatch (table at offset 8192)
+bad.slab: table checksum mismatch (table at offset 8192)"
+	SLAB_LIBRARY=none run -0 pyslab - <<'PY'
+import slab
+try:
+    slab.SlabFile("bad.slab", True)
+except slab.SlabError as e:
+    print(e)
+PY
+	assert_output "bad.slab: table checksum mismatch (table at offset 8192)"
+}
