@@ -638,3 +638,17 @@ except slab.SlabError as e:
 PY
 	assert_output "bad.slab: table checksum mismatch (table at offset 8192)"
 }
+
+@test "slab.py FILE: a table whose checksum does not match is refused without --verify too, as inspect refuses it" {
+	small_slab
+	cp small.slab bad.slab
+	flip bad.slab 8300
+	run -1 --separate-stderr inspect bad.slab
+	assert_equal "$stderr" "inspect: 'bad.slab': table checksum mismatch (table at offset 8192)"
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" bad.slab small.slab
+	assert_equal "$stderr" "slab.py: bad.slab: table checksum mismatch (table at offset 8192)"
+	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
+	done
+}
