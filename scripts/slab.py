@@ -44,8 +44,9 @@ The first that loads, has major version 0 (LIBSLAB_MAJOR) and is not a sanitizer
 slab.backend says which ("libslab 0.1.0 (/path)" or "python") and slab.backend_reason why.
 
 The file is mapped once, by Python; libslab reads that mapping (slab_open_mem) through a
-buffer export held until close(), so the mapping cannot go away under it, and fields are
-memoryviews of Python's mapping, which refuses to close while one is alive. When libslab
+buffer export held until close(), or until the SlabFile is let go (then libslab's reader is
+closed and the mapping unmapped, as without libslab), so the mapping cannot go away under it,
+and fields are memoryviews of Python's mapping, which refuses to close while one is alive. When libslab
 finds damage, the same access is made again in Python so that the message is the one the
 pure reader gives (a verification is redone in Python only from the last point libslab
 reported checked). A file libslab refuses to open is refused: the pure reader opens it again,
@@ -442,6 +443,23 @@ def _show(key):
     return key[:200].decode("utf-8", "backslashreplace")
 
 
+def _c_release(h, buf):
+    """Close a SlabFile's libslab reader and let go of the buffer export it reads (the
+    mapping's, which cannot be unmapped while it is held)."""
+    _lib.slab_close(h)
+    if buf is not None:
+        ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
+
+
+def _c_finalizer(f, h, buf):
+    """What closes f's libslab reader: close(), or f's collection when it is let go without
+    one, which would otherwise keep the reader and the file's mapping for the life of the
+    process. Not at exit: a thread still reading through f then would meet a freed reader."""
+    fin = weakref.finalize(f, _c_release, h, buf)
+    fin.atexit = False
+    return fin
+
+
 # The SlabFiles of this process: a fork() child gives each a new lock (see _after_fork).
 _slab_files = weakref.WeakSet()
 
@@ -555,6 +573,7 @@ class SlabFile:
             _lib.slab_close(h)
             raise SlabError(msg)
         self._c, self._cbase = h, _lib.slab_base(h)
+        self._c_free = _c_finalizer(self, h, None)
         self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
         return os.fsdecode(_lib.slab_local_path(h))
 
@@ -579,6 +598,7 @@ class SlabFile:
             ctypes.pythonapi.PyBuffer_Release(ctypes.byref(buf))
             return False
         self._c, self._cbuf, self._cbase = h, buf, buf.buf
+        self._c_free = _c_finalizer(self, h, buf)
         self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
         return True
 
@@ -740,10 +760,8 @@ class SlabFile:
     def close(self):
         with self._lock:
             if self._c is not None:
-                _lib.slab_close(self._c)
-                if self._cbuf is not None:
-                    ctypes.pythonapi.PyBuffer_Release(ctypes.byref(self._cbuf))
                 self._c = self._cbuf = None
+                self._c_free()
         if self._mv is not None:
             self._mv.release()
         if self._map is not None:

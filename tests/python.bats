@@ -652,3 +652,37 @@ PY
 	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
 	done
 }
+
+@test "slab.py: a SlabFile or Dataset let go without close() unmaps its file; a field's view outlives it" {
+	small_slab
+	for lib in $BACKENDS; do
+	check_backend "$lib"
+	SLAB_LIBRARY=$lib run -0 pyslab - <<'PY'
+import gc, slab
+def maps():
+    return sum(line.rstrip().endswith("/small.slab") for line in open("/proc/self/maps"))
+for _ in range(50):
+    f = slab.SlabFile("small.slab")
+    f.sample(0)
+del f
+gc.collect()
+print("after 50 files:", maps())
+d = slab.Dataset("small.slab")
+txt = d[0]["txt"]
+del d
+gc.collect()
+print("view:", bytes(txt), maps())
+del txt
+gc.collect()
+print("no view:", maps())
+f = slab.SlabFile("small.slab")
+f.close()
+f.close()
+print("closed twice:", maps())
+PY
+	assert_output "after 50 files: 0
+view: b'one' 1
+no view: 0
+closed twice: 0"
+	done
+}
