@@ -232,6 +232,35 @@ damaged_setup() {
 	assert_equal "$stderr" "inspect: 'c.slab': sample #0 '$key' field '$name': checksum mismatch (bytes at offset $off, size $len)"
 }
 
+@test "--get and --tar check the bytes they write: a damaged field is an error, not output" {
+	small_slab
+	cp small.slab c.slab; flip c.slab 4098   # d/a's txt: "one"
+	run -1 --separate-stderr inspect --get d/a --field txt c.slab
+	assert_equal "$stderr" "inspect: 'c.slab': sample #0 'd/a' field 'txt': checksum mismatch (bytes at offset 4097, size 3)"
+	assert_equal "$output" ""
+	inspect --get d/b c.slab > b.out     # the other fields are intact
+	printf 'two' | cmp - b.out
+	# nothing of the damaged sample goes into the tar, and no end of archive after what
+	# went before: the output never reads as a whole tar
+	for at in 4098 4100; do
+		cp small.slab c.slab; flip c.slab $at
+		run -1 --separate-stderr sh -c 'inspect --tar c.slab > out.tar'
+		assert_equal "$(filesize out.tar)" 0
+	done
+	assert_equal "$stderr" "inspect: 'c.slab': sample #1 'd/b' field 'txt': checksum mismatch (bytes at offset 4100, size 3)"
+	cp small.slab c.slab
+	printf 'x%.0s' $(seq 20000) > big.txt
+	mkdir -p src/e && cp big.txt src/e/a.txt && printf 'two' > src/e/b.txt
+	(cd src && tar cf ../big.tar e/a.txt e/b.txt)
+	pack -q --page-size 4K -o c.slab big.tar
+	off=$(inspect --list c.slab | awk -F'\t' 'NR == 2 { split($4, f, ":"); print f[2] }')
+	flip c.slab "$off"
+	run -1 --separate-stderr sh -c 'inspect --tar c.slab > out.tar'
+	assert_equal "$stderr" "inspect: 'c.slab': sample #1 'e/b' field 'txt': checksum mismatch (bytes at offset $off, size 3)"
+	run -2 --separate-stderr tar tf out.tar
+	assert_line --index 0 "e/a.txt"
+}
+
 @test "a flipped byte in padding between samples is found" {
 	damaged_setup
 	# the last byte before the table is padding (the table starts 4096-aligned)

@@ -6,6 +6,7 @@
 #include "format.h"
 #include "io.h"
 #include "json.h"
+#include "reader.h"
 #include "slab.h"
 #include "tarout.h"
 
@@ -520,6 +521,11 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 	if (r == 0) {
 		cli_error("'%s': sample '%.*s' has no field '%s'", path, (int)smp.key_len, smp.key,
 			  slab_field_name(s, (unsigned)f));
+		return -1;
+	}
+	/* The field's bytes, or nothing: a damaged one is not written as if it were the field. */
+	if (slab_check_field(s, idx, (unsigned)f, &fl) < 0) {
+		cli_error("%s", slab_error(s));
 		return -1;
 	}
 	cli_flush_stdout();

@@ -867,6 +867,33 @@ int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, u
 	return (int)n;
 }
 
+/* Field f of sample i, whose record and bytes fl holds (slab_get()), has the CRC its record
+ * gives. */
+static int check_field(struct slab *s, uint64_t i, unsigned f, const struct slab_field *fl)
+{
+	struct slab_sample smp;
+	int r;
+
+	if (slab_crc32c(0, fl->data, (size_t)fl->size) == fl->crc)
+		return 0;
+	if ((r = sample_at(s, i, &smp)) < 0)
+		return r;
+	return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
+			 (unsigned long long)i, (int)(smp.key_len > 200 ? 200 : smp.key_len), smp.key,
+			 s->names[f], (unsigned long long)fl->offset, (unsigned long long)fl->size);
+}
+
+int slab_check_field(struct slab *s, uint64_t i, unsigned f, const struct slab_field *fl)
+{
+	int ret;
+
+	if (i >= s->nsamples || f >= s->nfields)
+		return slab_fail(&s->err, SLAB_ERR_RANGE, who(s), "sample #%llu field %u out of range",
+				 (unsigned long long)i, f);
+	GUARDED(s, ret, check_field(s, i, f, fl));
+	return ret;
+}
+
 /* Bytes in [from, to) must all be zero: padding carries no data, so a flipped bit there is
  * damage too. */
 static int check_zero(struct slab *s, uint64_t from, uint64_t to, uint64_t i)
@@ -1048,10 +1075,8 @@ static int verify_sample(struct slab *s, uint64_t i, const struct slab_sample *s
 							 (unsigned long long)i, kl, smp->key, s->names[f]);
 			continue;
 		}
-		if (slab_crc32c(0, fl.data, (size_t)fl.size) != fl.crc)
-			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
-					 (unsigned long long)i, kl, smp->key, s->names[f],
-					 (unsigned long long)fl.offset, (unsigned long long)fl.size);
+		if ((r = check_field(s, i, f, &fl)) < 0)
+			return r;
 		spans[n].off = fl.offset;
 		spans[n].size = fl.size;
 		spans[n].f = f;

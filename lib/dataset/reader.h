@@ -45,6 +45,16 @@ void slab_cancel_fetches(const struct slab *s, int on);
  * groups), where slab_sample()'s copy of the key costs as much as the loop's own work. */
 int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size);
 
+struct slab_field;
+
+/* Field f of sample i, as slab_get() gave it in *fl: 0 when its bytes have the CRC-32C its
+ * record gives; else SLAB_ERR_CORRUPT, the error naming the sample, its key, the field and
+ * the offset as slab_verify() does (SLAB_ERR_IO when the bytes cannot be read: the file
+ * truncated while in use). What hands a field's bytes on as they are (inspect --get, a tar
+ * export) checks them first: a damaged file must not give wrong bytes as if they were the
+ * field's. */
+int slab_check_field(struct slab *s, uint64_t i, unsigned f, const struct slab_field *fl);
+
 /* The pages fetched together with data page `page` (a URL's page group, remote.h): pages
  * [*first, *end) of the data; [page, page + 1) for a local file. */
 void slab_page_group(const struct slab *s, uint64_t page, uint64_t *first, uint64_t *end);

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "fault.h"
 #include "io.h"
+#include "reader.h"
 #include "slab.h"
 
 #include <archive.h>
@@ -25,6 +26,7 @@ struct slab_tarout {
 	int write_errno;                /* the first write that failed: nothing is written after */
 	const void *fault;              /* a write from the input failed with EFAULT: where */
 	int input_fault;                /* the input could not be read: nothing is written after */
+	int check;                      /* the fields' CRCs are checked first (a file's export) */
 	unsigned nf_cap;                /* capacity of ids and fl */
 	unsigned *ids;
 	struct slab_field *fl;
@@ -246,6 +248,17 @@ static int write_header(struct slab_tarout *t)
 	return r;
 }
 
+/* The input's error r (a damaged sample): as after a fault reading it, nothing more is
+ * written, not even the end of the archive, so that what was written does not read as a whole
+ * tar. Returns r. */
+static int input_failed(struct slab_tarout *t, struct slab *s, int r)
+{
+	t->input_fault = 1;
+	if (!t->write_errno)
+		t->write_errno = EFAULT;
+	return slab_fail_from(&t->err, r, slab_error(s));
+}
+
 static int tarout_sample(struct slab_tarout *t, struct slab *s, int src, uint64_t i,
 			 const unsigned char *bytes)
 {
@@ -258,9 +271,15 @@ static int tarout_sample(struct slab_tarout *t, struct slab *s, int src, uint64_
 		return r;
 	n = slab_sample_fields(s, i, bytes, t->ids, t->fl);
 	if (n < 0)
-		return slab_fail_from(&t->err, n, slab_error(s));
+		return input_failed(t, s, n);
 	if ((r = slab_sample(s, i, &smp)) < 0)
-		return slab_fail_from(&t->err, r, slab_error(s));
+		return input_failed(t, s, r);
+	/* An export: every field's bytes are the field's before any member of the sample is
+	 * written; a damaged one ends the stream, never goes into it as if it were the input's.
+	 * (A stream in plan order passes the bytes on as stored: prefetch(1).) */
+	for (int k = 0; t->check && k < n; k++)
+		if ((r = slab_check_field(s, i, t->ids[k], &t->fl[k])) < 0)
+			return input_failed(t, s, r);
 	for (int k = 0; k < n; k++) {
 		const struct slab_field *f = &t->fl[k];
 		const char *field = slab_field_name(s, t->ids[k]);
@@ -398,6 +417,7 @@ int slab_tarout_export(struct slab_tarout *t, int fd, struct slab *const *sets, 
 {
 	int r = slab_tarout_open(t, fd);
 
+	t->check = 1;
 	for (size_t k = 0; k < n && r == 0; k++)
 		for (uint64_t i = 0; i < slab_count(sets[k]) && r == 0; i++)
 			r = slab_tarout_sample(t, sets[k], i, NULL);

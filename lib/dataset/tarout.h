@@ -16,7 +16,10 @@ struct slab_tarout *slab_tarout_new(void);
 /* Write every sample of the n datasets, in order, to fd as one tar stream (ustar, pax
  * headers where names or sizes need them), fields in the order they had in the packed input,
  * mode 0644, time 0: slab_tarout_open(), slab_tarout_sample() for each, slab_tarout_finish().
- * 0, or a negative error with the reason in slab_tarout_error(). */
+ * Each sample's fields are checked against their CRCs before it is written (slab_tarout_sample()
+ * alone passes them on as stored). 0, or a negative error with the reason in
+ * slab_tarout_error(); after an error of the input's (a damaged sample) nothing more is
+ * written, not even the end of the archive. */
 int slab_tarout_export(struct slab_tarout *t, int fd, struct slab *const *sets, size_t n);
 
 /* ---- Streaming: one sample at a time ------------------------------------------------------ */
