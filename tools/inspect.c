@@ -502,14 +502,14 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 			if (r == 1) {
 				if (f >= 0) {
 					cli_error("'%s': sample '%.*s' has several fields: choose one with --field",
-						  path, (int)smp.key_len, smp.key);
+						  path, slab_key_shown(smp.key_len), smp.key);
 					return -2;
 				}
 				f = (int)k;
 			}
 		}
 		if (f < 0) {
-			cli_error("'%s': sample '%.*s' has no fields", path, (int)smp.key_len, smp.key);
+			cli_error("'%s': sample '%.*s' has no fields", path, slab_key_shown(smp.key_len), smp.key);
 			return -1;
 		}
 	}
@@ -519,7 +519,7 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 		return -1;
 	}
 	if (r == 0) {
-		cli_error("'%s': sample '%.*s' has no field '%s'", path, (int)smp.key_len, smp.key,
+		cli_error("'%s': sample '%.*s' has no field '%s'", path, slab_key_shown(smp.key_len), smp.key,
 			  slab_field_name(s, (unsigned)f));
 		return -1;
 	}

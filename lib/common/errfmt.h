@@ -21,4 +21,13 @@ static inline const char *slab_plural(uint64_t n, const char *one, const char *m
 	return n == 1 ? one : many;
 }
 
+/* The precision a message shows a key with ("'%.*s'"): its first 200 bytes, so that a long
+ * key (a u32 length in the format: over INT_MAX would be a negative precision, all of it read
+ * to a NUL) cannot make the message its own size. */
+#define SLAB_KEY_SHOWN 200
+static inline int slab_key_shown(size_t key_len)
+{
+	return (int)(key_len > SLAB_KEY_SHOWN ? SLAB_KEY_SHOWN : key_len);
+}
+
 #endif

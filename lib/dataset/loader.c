@@ -148,10 +148,8 @@ static int name_cmp(const void *a, const void *b)
 static int sample_fail(struct slab_loader_batch *b, int rc, const char *path, uint64_t index,
 		       const struct slab_sample *smp, const char *why)
 {
-	size_t kl = smp->key_len > 200 ? 200 : smp->key_len;
-
 	return slab_fail(&b->err, rc, path, "sample #%llu '%.*s': %s", (unsigned long long)index,
-			 (int)kl, smp->key, why);
+			 slab_key_shown(smp->key_len), smp->key, why);
 }
 
 /* Map [p, p + n) of a file's mapping into the page tables in one call (MADV_POPULATE_READ,

@@ -577,7 +577,7 @@ static int sample_at(struct slab *s, uint64_t i, struct slab_sample *out)
 		(void)*(volatile const char *)(out->key + out->key_len - 1);
 	if (!inside(out->offset, out->size, s->data_offset, s->table_offset))
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': bytes at offset %llu, size %llu outside the data area",
-			    (unsigned long long)i, (int)(key_len > 200 ? 200 : key_len), out->key,
+			    (unsigned long long)i, slab_key_shown(key_len), out->key,
 			    (unsigned long long)out->offset, (unsigned long long)out->size);
 	return 0;
 }
@@ -727,7 +727,7 @@ static int find_key(struct slab *s, const char *key, size_t key_len, uint64_t *i
 		}
 	}
 	return slab_fail(&s->err, SLAB_ERR_NOTFOUND, who(s), "no sample with key '%.*s'",
-		    (int)(key_len > 200 ? 200 : key_len), key);
+		    slab_key_shown(key_len), key);
 }
 
 int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
@@ -762,7 +762,7 @@ int slab_key_safe(const char *key, size_t key_len)
 static int check_key(struct slab *s, uint64_t i, const struct slab_sample *smp)
 {
 	const char *nul = memchr(smp->key, '\0', smp->key_len);
-	int kl = (int)(smp->key_len > 200 ? 200 : smp->key_len);
+	int kl = slab_key_shown(smp->key_len);
 
 	if (slab_key_safe(smp->key, smp->key_len))
 		return 0;
@@ -849,7 +849,7 @@ int slab_sample_fields(struct slab *s, uint64_t i, const unsigned char *bytes, u
 				return slab_fail(&s->err, SLAB_ERR_CORRUPT, NULL,
 						 "sample #%llu '%.*s' field '%s': offset %llu, size %llu outside the sample (offset %llu, size %llu)",
 						 (unsigned long long)i,
-						 (int)(smp.key_len > 200 ? 200 : smp.key_len), smp.key,
+						 slab_key_shown(smp.key_len), smp.key,
 						 s->names[f], (unsigned long long)cur.offset,
 						 (unsigned long long)cur.size, (unsigned long long)smp.offset,
 						 (unsigned long long)smp.size);
@@ -879,7 +879,7 @@ static int check_field(struct slab *s, uint64_t i, unsigned f, const struct slab
 	if ((r = sample_at(s, i, &smp)) < 0)
 		return r;
 	return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' field '%s': checksum mismatch (bytes at offset %llu, size %llu)",
-			 (unsigned long long)i, (int)(smp.key_len > 200 ? 200 : smp.key_len), smp.key,
+			 (unsigned long long)i, slab_key_shown(smp.key_len), smp.key,
 			 s->names[f], (unsigned long long)fl->offset, (unsigned long long)fl->size);
 }
 
@@ -963,7 +963,7 @@ static int verify_key_index(struct slab *s, unsigned char *seen, struct slab_key
 			size_t len;
 			const char *key = record_key(s, i, &len);
 			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': key index does not lead to it",
-			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key);
+			     (unsigned long long)i, slab_key_shown(len), key);
 			goto out;
 		}
 	if (used != N) {
@@ -981,7 +981,7 @@ static int verify_key_index(struct slab *s, unsigned char *seen, struct slab_key
 		uint64_t first = slab_keyset_find(ks, hash, key, len);
 		if (first != SLAB_KEYSET_NONE) {
 			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': same key as sample #%llu",
-			     (unsigned long long)i, (int)(len > 200 ? 200 : len), key,
+			     (unsigned long long)i, slab_key_shown(len), key,
 			     (unsigned long long)first);
 			goto out;
 		}
@@ -1013,7 +1013,7 @@ static int verify_key_index(struct slab *s, unsigned char *seen, struct slab_key
 		home = (slab_key_hash(key, len) - (empty + 1)) & mask;
 		if (home < run || home > t) {
 			slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s': key index does not lead to it",
-			     (unsigned long long)(v - 1), (int)(len > 200 ? 200 : len), key);
+			     (unsigned long long)(v - 1), slab_key_shown(len), key);
 			goto out;
 		}
 	}
@@ -1046,7 +1046,7 @@ static int verify_sample(struct slab *s, uint64_t i, const struct slab_sample *s
 	struct span *spans = v->spans;
 	struct slab_field fl;
 	unsigned n = 0;
-	int kl = (int)(smp->key_len > 200 ? 200 : smp->key_len);
+	int kl = slab_key_shown(smp->key_len);
 
 	if (smp->offset < v->min_next)
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "sample #%llu '%.*s' at offset %llu overlaps the sample before it or its pages",

@@ -548,39 +548,39 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 	if (!slab_key_safe(key, key_len))
 		return writer_fail(w, SLAB_ERR_INVAL,
 				   "key '%.*s' is not a safe member name (absolute, with a '..' component or a NUL byte)",
-				   (int)(key_len > 200 ? 200 : key_len), key);
+				   slab_key_shown(key_len), key);
 	if (nfields > 255)
 		return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' has more than 255 fields",
-			    (int)(key_len > 200 ? 200 : key_len), key);
+			    slab_key_shown(key_len), key);
 	for (size_t i = 0; i < nfields; i++) {
 		unsigned image = fields[i].flags & SLAB_FIELD_IMAGE;
 
 		if (!fields[i].name)
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field %zu: no name",
-					   (int)(key_len > 200 ? 200 : key_len), key, i);
+					   slab_key_shown(key_len), key, i);
 		if (!fields[i].data && fields[i].size)
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': no data for %llu %s",
-					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name,
+					   slab_key_shown(key_len), key, fields[i].name,
 					   (unsigned long long)fields[i].size,
 					   slab_plural(fields[i].size, "byte", "bytes"));
 		/* slab(5): at most one image flag. */
 		if (image & (image - 1))
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': more than one image flag",
-					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
+					   slab_key_shown(key_len), key, fields[i].name);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(fields[i].name, fields[j].name) == 0)
 				return slab_fail(&w->err, SLAB_ERR_DUPFIELD, NULL, "sample '%.*s': field '%s' given twice",
-					    (int)(key_len > 200 ? 200 : key_len), key,
+					    slab_key_shown(key_len), key,
 					    fields[i].name);
 		size += fields[i].size;
 		if (!(fields[i].flags & SLAB_FIELD_VIDEO))
 			continue;
 		if (fields[i].flags & SLAB_FIELD_IMAGE)
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': a video and an image",
-					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
+					   slab_key_shown(key_len), key, fields[i].name);
 		if (!videos || !videos[i])
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': a video without its info",
-					   (int)(key_len > 200 ? 200 : key_len), key, fields[i].name);
+					   slab_key_shown(key_len), key, fields[i].name);
 		nv++;
 	}
 	if (w->nvideos + nv > UINT32_MAX)
@@ -592,7 +592,7 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 	first = slab_keyset_find(&w->keyset, hash, key, key_len);
 	if (first != SLAB_KEYSET_NONE) {
 		return slab_fail(&w->err, SLAB_ERR_DUPKEY, NULL, "key '%.*s' appears again (first as sample %llu)",
-			    (int)(key_len > 200 ? 200 : key_len), key,
+			    slab_key_shown(key_len), key,
 			    (unsigned long long)first);
 	}
 
