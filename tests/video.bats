@@ -732,6 +732,23 @@ PY
 	done
 }
 
+@test "RGB video (FFV1's planar RGB of 10 and 16 bits, 16-bit PNG): ffmpeg's colours, not shifted through YUV" {
+	need_video_tools
+	local fmt codec
+	for fmt in ffv1:gbrp16le ffv1:gbrp10le png:rgb48be libx264rgb:bgr24; do
+		codec=${fmt%%:*}
+		ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " $codec " || continue
+		make_video rgb.mkv 64x48 25 6 -c:v "$codec" -pix_fmt "${fmt#*:}" ||
+			fail "ffmpeg could not make $fmt"
+		run -0 vidclip --crop none --size 64x48 --frames 3 --stride 2 --start begin rgb.mkv clip.raw
+		ref_frames rgb.mkv ref.raw 0 2 4
+		# (libswscale goes through YUV from 16-bit planar RGB: the same matrix both ways,
+		# full range, gives the RGB back; BT.601 one way and BT.709 the other shifted
+		# colours by up to 40 levels)
+		cmp clip.raw ref.raw || fail "$fmt: not ffmpeg's frames"
+	done
+}
+
 @test "full-size frames are ffmpeg's decode byte for byte: H.264 4:2:0 and 4:4:4, VP9, MPEG-4, MPEG-2" {
 	need_video_tools
 	local f path w h frames

@@ -23,6 +23,7 @@
 #include <libavutil/avutil.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
 #include "error.h"
@@ -61,6 +62,7 @@
 	X(avutil, av_get_pix_fmt_name) \
 	X(avutil, av_log_set_callback) \
 	X(avutil, av_malloc) \
+	X(avutil, av_pix_fmt_desc_get) \
 	X(avutil, av_reduce) \
 	X(avutil, av_strerror) \
 	X(avcodec, av_packet_alloc) \
@@ -1483,6 +1485,7 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 	struct slab_image_region r;
 	unsigned align;
 	uint32_t y0, y1, H = (uint32_t)f->height;
+	const AVPixFmtDescriptor *desc = ff.av_pix_fmt_desc_get(f->format);
 	int cs = f->colorspace, range = f->color_range == AVCOL_RANGE_JPEG, ret;
 	double sx = (double)f->width / d->info.width, sy = (double)f->height / d->info.height;
 	double cx0 = p->x * sx, cx1 = ((double)p->x + p->w) * sx;
@@ -1490,6 +1493,16 @@ static int emit(struct slab_video_decoder *d, const AVFrame *f, const struct sla
 
 	if (f->width <= 0 || f->height <= 0)
 		return corrupt(d, "a frame of %dx%d", f->width, f->height);
+	/* RGB frames (FFV1's, VP9's and HEVC's GBR 4:4:4, 16-bit PNG) are RGB already: where
+	 * libswscale has no direct path to RGBA (planar RGB of 9 to 16 bits) it goes through
+	 * YUV, from RGB by the destination's matrix and range and back by the source's, so the
+	 * two must be the same, full range (GBR frames say AVCOL_SPC_RGB, whose entry in
+	 * libswscale's table is BT.709's against the default BT.601: colours shifted by up to
+	 * 40 levels). */
+	if (cs == AVCOL_SPC_RGB || (desc && (desc->flags & AV_PIX_FMT_FLAG_RGB))) {
+		cs = SWS_CS_DEFAULT;
+		range = 1;
+	}
 	/* (the nearest resize picks whole pixels of a box of whole pixels: the nearest box) */
 	if (spec->resize == SLAB_IMAGE_RESIZE_NEAREST && (sx != 1 || sy != 1)) {
 		cx0 = floor(cx0 + 0.5);
