@@ -202,6 +202,32 @@ reserved.slab: sample 0 'k0' field cls: reserved record bytes are not zero"
 	assert_line --index 1 --regexp $'^1\tt2\t'
 }
 
+@test "pack --image-check: a damaged frame that no clip at the video's average rate picks is a bad sample" {
+	# 30 frames a second for 20 frames, then 10 a second: at the average rate (15.4) the
+	# check's clip passes over every other frame of the start; frame 3 (0.1 s) damaged.
+	mkdir d
+	ffmpeg -nostdin -v error -f lavfi -i "testsrc2=size=96x64:rate=30,setpts='if(lt(N\,20)\,N/30\,20/30+(N-20)/10)/TB'" \
+		-frames:v 40 -fps_mode passthrough -c:v mpeg4 -g 100 -bf 0 -q:v 2 vfr.mp4
+	local pos size
+	IFS=, read -r pos size < <(ffprobe -v error -select_streams v -show_entries packet=pos,size \
+		-of csv=p=0 vfr.mp4 | sed -n 4p | awk -F, '{ print $2 "," $1 }')
+	python3 - vfr.mp4 d/k.mp4 "$pos" "$size" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+pos, size = int(sys.argv[3]), int(sys.argv[4])
+b[pos + size // 4:pos + size] = b"\xff" * (size - size // 4)
+open(sys.argv[2], "wb").write(b)
+PY
+	(cd d && tar --format=gnu -cf ../d.tar k.mp4)
+	run -1 --separate-stderr pack -q --image-check -o d.slab d.tar
+	assert_equal "$stderr" "pack: 'd.tar': sample 'k' field 'mp4': corrupt video: the frame at 0.100 s does not decode whole"
+	[ ! -e d.slab ]
+	# the undamaged video passes
+	cp vfr.mp4 d/k.mp4
+	(cd d && tar --format=gnu -cf ../d.tar k.mp4)
+	run -0 pack -q --image-check -o d.slab d.tar
+}
+
 @test "pack --image-check: a frame size that changes part way, and packets before the first keyframe, are no bad samples" {
 	# r0: 1 s at 96x64 then 1 s at 64x48 (VP9 streams put end to end), recorded at the size
 	# of its start; r1: H.264 cut mid-group (-ss after -i, -copyinkf), recorded with the

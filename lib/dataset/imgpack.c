@@ -264,6 +264,7 @@ static int do_video(struct slab_imgpack *ip, const void *data, size_t len,
 		if (!(ip->vdec = slab_video_decoder_new()))
 			return slab_fail(&ip->err, SLAB_ERR_NOMEM, NULL, "out of memory");
 		slab_video_decoder_limits(ip->vdec, ip->o.max_pixels, 0);
+		slab_video_decoder_check(ip->vdec, 1);
 	}
 	r = slab_video_info(ip->vdec, data, len, &res->video);
 	if ((r == SLAB_ERR_CORRUPT || slab_video_ready(NULL) < 0) && !ip->o.check) {

@@ -356,6 +356,9 @@ struct slab_video_decoder {
 	 * (+inf for none). */
 	double keep_from;
 	int no_skip;                            /* SLAB_VIDEO_SKIP=0: decode every frame */
+	/* slab_video_decoder_check(): every frame decoded (none left out, to the end of the
+	 * stream), and one that does not decode whole fails the clip, picked or not. */
+	int check;
 	/* Skipping is off for the open video (unordered: a decoded frame's time went back, so
 	 * the order frames are shown in is not their times') or for the clip being decoded
 	 * again (full_clip); skipped_max is the latest time of a packet left out since the last
@@ -444,6 +447,11 @@ void slab_video_decoder_limits(struct slab_video_decoder *d, uint64_t max_pixels
 {
 	d->max_pixels = max_pixels ? max_pixels : SLAB_IMAGE_MAX_PIXELS;
 	d->max_frames = max_frames ? max_frames : SLAB_VIDEO_MAX_FRAMES;
+}
+
+void slab_video_decoder_check(struct slab_video_decoder *d, int every)
+{
+	d->check = every != 0;
 }
 
 const char *slab_video_error(const struct slab_video_decoder *d)
@@ -1281,7 +1289,7 @@ static void skip_nonref(struct slab_video_decoder *d)
 	int skip = 0;
 	long b;
 
-	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->unordered || d->full_clip || d->linear ||
+	if (k->pts == AV_NOPTS_VALUE || d->no_skip || d->check || d->unordered || d->full_clip || d->linear ||
 	    d->vfr) {
 		d->cc->skip_frame = AVDISCARD_DEFAULT;
 		return;
@@ -1651,6 +1659,14 @@ static int uneven(const struct slab_video_decoder *d, double dt)
 	return g > 0 && fabs(g - floor(g + 0.5)) > 0.25;
 }
 
+/* A frame shown at t that does not decode whole: an error (d->err); else 0. */
+static int whole(struct slab_video_decoder *d, const AVFrame *f, double t)
+{
+	if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT))
+		return corrupt(d, "the frame at %.3f s does not decode whole", t);
+	return 0;
+}
+
 /* The clip: targets t_k = t0 + k step (wrapped past the end under LOOP), each given the frame
  * nearest to t_k (the earlier of two as near); past the end, the last frame. Where frames are
  * a frame apart, that is the first frame whose time is at or after t_k less half a frame;
@@ -1760,6 +1776,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 							d->indexed = 0;
 					}
 					cur_t = frame_time(d, d->frame, -1.0 / d->fps);
+					if (d->check && (ret = whole(d, d->frame, cur_t)) < 0)
+						return ret;
 					/* Now that its frames' times are known, a seek. */
 					if (d->linear && from_start && !known && d->dts_known &&
 					    key_past_start(d, t))
@@ -1809,6 +1827,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 				break;
 			}
 			cur_t = frame_time(d, d->frame, cur_t);
+			if (d->check && (ret = whole(d, d->frame, cur_t)) < 0)
+				return ret;
 			/* A time going back: frames are not shown in the order of their times
 			 * (a damaged or badly muxed file), which skip_nonref() counts on. Nothing
 			 * is skipped in this video from here on, and the clip is decoded again
@@ -1840,8 +1860,8 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			pick = d->before;
 			pick_t = before_t;
 		}
-		if (pick->decode_error_flags || (pick->flags & AV_FRAME_FLAG_CORRUPT))
-			return corrupt(d, "the frame at %.3f s does not decode whole", pick_t);
+		if ((ret = whole(d, pick, pick_t)) < 0)
+			return ret;
 		ret = put_frame(d, pick, spec, p, out, k, made_k == k - 1 && pick_t == made_t);
 		if (ret < 0)
 			return ret;
@@ -1851,6 +1871,18 @@ static int decode_clip(struct slab_video_decoder *d, const struct slab_video_spe
 			lap[2 * k] = t;
 			lap[2 * k + 1] = pick_t;
 		}
+	}
+	/* Checking every frame: those after the last target's too. */
+	while (d->check && !eof) {
+		if ((ret = next_frame(d)) < 0)
+			return ret;
+		if (ret == FROM_START)
+			return AGAIN;
+		if (ret == 0)
+			break;
+		cur_t = frame_time(d, d->frame, cur_t);
+		if ((ret = whole(d, d->frame, cur_t)) < 0)
+			return ret;
 	}
 	return 0;
 }

@@ -13,6 +13,11 @@
  * be NULL). */
 int slab_video_ready(struct slab_err *err);
 
+/* With every set, each clip d decodes decodes every frame from its first to the end of the
+ * stream (none left out) and fails at the first that does not decode whole, picked or not
+ * ("corrupt video: the frame at 1.234 s does not decode whole"): pack's check. */
+void slab_video_decoder_check(struct slab_video_decoder *d, int every);
+
 /* The size of struct slab_video_spec's first version (sized.h): all of it so far. */
 #define SLAB_VIDEO_SPEC_FIRST SLAB_SIZED_END(struct slab_video_spec, codec_threads)
 
