@@ -896,7 +896,8 @@ SLAB_API void slab_video_decoder_limits(struct slab_video_decoder *d, uint64_t m
 					uint64_t max_frames);
 
 /* 1 when the bytes start as a container the pipeline reads (MP4/MOV, Matroska/WebM, AVI,
- * MPEG-TS, MPEG-PS, FLV, animated GIF), else 0. Cheap: magic bytes only. */
+ * MPEG-TS of 188-, 192- (M2TS) or 204-byte packets, MPEG-PS, FLV, animated GIF), else 0.
+ * Cheap: magic bytes only. */
 SLAB_API int slab_video_probe(const void *data, size_t len);
 
 /* The video stream's size, frames, duration, rate and codec. 0, SLAB_ERR_CORRUPT (not a

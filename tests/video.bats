@@ -373,6 +373,36 @@ print((a.transpose(3, 0, 1, 2) == c).all())' $(wc -w <<<"$want")
 	cmp clip.raw ref.raw || fail "mpeg2.ts: not ffmpeg's frames 0-59"
 }
 
+@test "MPEG-TS of 192-byte packets (M2TS, AVCHD's .MTS) and of 204 (DVB): read as MPEG-TS, ffmpeg's frames" {
+	need_video_tools
+	make_video a.m2ts 96x64 25 30 -c:v libx264 -pix_fmt yuv420p -crf 12 -g 10 -f mpegts \
+		-mpegts_m2ts_mode 1
+	# 204: each 188-byte packet followed by 16 bytes (DVB's Reed-Solomon parity)
+	$VPY - "$(v h264.ts)" a204.ts <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+assert len(b) % 188 == 0
+open(sys.argv[2], "wb").write(b"".join(b[i:i + 188] + bytes(16) for i in range(0, len(b), 188)))
+PY
+	run -0 vidclip --info a.m2ts x
+	assert_output "video 96x64 frames 30 duration 1.200 fps 25/1 codec h264"
+	run -0 vidclip --crop none --size 96x64 --frames 5 --stride 3 --start random --index 1 \
+		a.m2ts clip.raw
+	assert_line --index 1 --regexp "^clip first 16 "
+	ref_frames a.m2ts ref.raw 16 19 22 25 28
+	cmp clip.raw ref.raw || fail "a.m2ts: not ffmpeg's frames"
+	run -0 vidclip --crop none --size 96x64 --frames 40 --start begin a204.ts clip.raw
+	all_frames "$(v h264.ts)" ref.raw
+	cmp clip.raw ref.raw || fail "a204.ts: not ffmpeg's frames of h264.ts"
+	# pack finds them too, and records them
+	mkdir -p p
+	cp a.m2ts p/k.mts
+	tar -C p -cf p.tar k.mts
+	run -0 pack -q --image-check -o p.slab p.tar
+	run -0 inspect --list p.slab
+	assert_output --regexp $'\tmts:[0-9]+:[0-9]+:96x64:h264:30f:1\\.20s:25fps$'
+}
+
 @test "Xvid AVI with packed B-frames (UCF101's kind): counted as it decodes, its frames ffmpeg's to the end" {
 	need_video_tools libxvid
 	make_video xvid.avi 64x48 25 60 -c:v libxvid -q:v 2 -bf 2 -g 30 ||

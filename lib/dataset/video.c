@@ -272,6 +272,23 @@ static int refuse_open(struct AVFormatContext *s, AVIOContext **pb, const char *
 
 /* ---- containers ------------------------------------------------------------------------ */
 
+/* Whether the bytes start with three MPEG-TS packets: of 188 bytes, of 192 (M2TS: AVCHD
+ * camcorders' .MTS, Blu-ray; a 4-byte time stamp before each) or of 204 (DVB's, 16 bytes of
+ * Reed-Solomon after each), as FFmpeg's demuxer reads them all. */
+static int ts_packets(const unsigned char *p, size_t len)
+{
+	static const unsigned size[] = { 188, 192, 204 };
+
+	for (size_t i = 0; i < sizeof(size) / sizeof(size[0]); i++) {
+		size_t at = size[i] == 192 ? 4 : 0;
+
+		if (len > at + 2 * size[i] && p[at] == 0x47 && p[at + size[i]] == 0x47 &&
+		    p[at + 2 * size[i]] == 0x47)
+			return 1;
+	}
+	return 0;
+}
+
 /* The demuxer for the bytes, by their magic, or NULL: the pipeline reads these and no other
  * (FFmpeg's other demuxers are never asked, so none of them meets a field's bytes). */
 static const char *demuxer_of(const unsigned char *p, size_t len)
@@ -287,7 +304,7 @@ static const char *demuxer_of(const unsigned char *p, size_t len)
 		return "matroska";
 	if (len >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "AVI ", 4) == 0)
 		return "avi";
-	if (len >= 2 * 188 + 1 && p[0] == 0x47 && p[188] == 0x47 && p[2 * 188] == 0x47)
+	if (ts_packets(p, len))
 		return "mpegts";
 	if (len >= 9 && memcmp(p, "FLV\x01", 4) == 0)
 		return "flv";
