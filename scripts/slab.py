@@ -2000,7 +2000,8 @@ class Loader:
       clip (crop, scale, ratio, center_ratio, flip as for images), resized to size=(H, W)
       (resize as for images), uint8 RGB: b.images (also b.clips) is (n, T, H, W, 3), or
       (n, 3, T, H, W) with chw=True, zero-copy as images are. channels, alpha and
-      background go with image= alone (ValueError). A video of fewer frames than the clip
+      background go with image= alone, frames, stride, fps, clip_start and on_short with
+      video= alone (ValueError). A video of fewer frames than the clip
       spans: on_short="pad" (default: the clip from the first frame, the last frame
       repeated to fill it), "loop" (from the first frame, on from the first frame again
       after the last) or "error" (a bad sample, on_error). A corrupt, truncated or
@@ -2086,6 +2087,18 @@ class Loader:
             raise ValueError("on_error must be 'raise' or 'skip', not %r" % (on_error,))
         if image is not None and video is not None:
             raise ValueError("image and video exclude each other: give one")
+        if video is None:
+            # (as prefetch's --frames ... without --video: taken silently, they would give
+            # images, or raw fields, where clips were meant)
+            for what, v, default in (("frames", frames, 16), ("stride", stride, 1)):
+                if _given(v, default):
+                    raise ValueError("%s goes with video= (clips), not %r without it"
+                                     % (what, v))
+            for what, v, default in (("fps", fps, None), ("clip_start", clip_start, "random"),
+                                     ("on_short", on_short, "pad")):
+                if not (v is default or (isinstance(v, str) and v == default)):
+                    raise ValueError("%s goes with video= (clips), not %r without it"
+                                     % (what, v))
         if video is not None:
             if not isinstance(video, str) or not video:
                 raise ValueError("video must be a field name such as 'mp4', not %r" % (video,))

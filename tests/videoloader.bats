@@ -394,7 +394,9 @@ for kw in (dict(video="mp4", image="mp4"), dict(video="mp4", channels=1),
            dict(video="mp4", frames=65536), dict(video="mp4", stride=2, fps=5),
            dict(video="mp4", fps=0), dict(video="mp4", fps=1e-310), dict(video="mp4", fps="5"),
            dict(video="mp4", clip_start="end"), dict(video="mp4", on_short="skip"),
-           dict(video=""), dict(video="mp4", max_frames=0)):
+           dict(video=""), dict(video="mp4", max_frames=0), dict(image="mp4", frames=8),
+           dict(frames=8), dict(image="mp4", stride=2), dict(image="mp4", fps=5),
+           dict(image="mp4", clip_start="center"), dict(on_short="loop")):
     try:
         slab.Loader(["m.slab"], **kw)
     except (ValueError, TypeError) as e:
@@ -418,6 +420,12 @@ ValueError clip_start must be 'random', 'center' or 'begin', not 'end'
 ValueError on_short must be 'pad', 'loop' or 'error', not 'skip'
 ValueError video must be a field name such as 'mp4', not ''
 ValueError max_frames must be at least 1, not 0
+ValueError frames goes with video= (clips), not 8 without it
+ValueError frames goes with video= (clips), not 8 without it
+ValueError stride goes with video= (clips), not 2 without it
+ValueError fps goes with video= (clips), not 5 without it
+ValueError clip_start goes with video= (clips), not 'center' without it
+ValueError on_short goes with video= (clips), not 'loop' without it
 'm.slab': sample #0 'm0': field 'cls': corrupt video: not MP4/MOV, Matroska/WebM, AVI, MPEG-TS, MPEG-PS, FLV or GIF: starts with 0x30 0x0a"
 }
 
