@@ -67,7 +67,7 @@ BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -pthread
 FFMPEG_PKGS   = libavformat libavcodec libswscale libavutil
 FFMPEG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(FFMPEG_PKGS) 2>/dev/null)
 FFMPEG_LIBS   := $(shell $(PKG_CONFIG) --libs $(FFMPEG_PKGS) 2>/dev/null)
-LDLIBS  = -larchive -lturbojpeg -ljpeg -lspng -ldeflate -lwebp -lcurl -lnettle -lm -pthread
+LDLIBS  = -larchive -lz -lturbojpeg -ljpeg -lspng -ldeflate -lwebp -lcurl -lnettle -lm -pthread
 ALL_LDFLAGS = $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # Include paths per layer (see the top of this file).

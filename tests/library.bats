@@ -459,7 +459,7 @@ ldconfig "
 	[[ $have == *" -lslab "* ]] || fail "no -lslab: $output"
 	# libslab's libraries as the build links them, each with what its own .pc says a static
 	# link needs (libcurl's TLS and HTTP/2 libraries...)
-	for m in libarchive libturbojpeg libjpeg spng libdeflate libwebp libcurl nettle; do
+	for m in libarchive libturbojpeg libjpeg spng libdeflate libwebp libcurl nettle zlib; do
 		for l in $(pkg-config --static --libs-only-l "$m"); do
 			[[ $have == *" $l "* ]] || fail "$l (of $m) missing from: $output"
 		done
@@ -557,16 +557,16 @@ EOF
 
 @test "a build without the libraries' headers says in one line what is missing and what installs it" {
 	run -1 env PKG_CONFIG=/nonexistent/pkg-config "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: pkg-config libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: pkg-config libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev zlib1g-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	mkdir pc
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libarchive-dev libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev zlib1g-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	cp "$(pkg-config --variable=pcfiledir libarchive)/libarchive.pc" pc/
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libturbojpeg0-dev libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev zlib1g-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	cp "$(pkg-config --variable=pcfiledir libturbojpeg)/libturbojpeg.pc" pc/
 	run -1 env PKG_CONFIG_LIBDIR="$PWD/pc" "$SLAB_ROOT/scripts/check-deps"
-	assert_output "slab: cannot build: missing Debian packages: libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
+	assert_output "slab: cannot build: missing Debian packages: libjpeg62-turbo-dev libspng-dev libdeflate-dev libwebp-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libcurl4-openssl-dev nettle-dev zlib1g-dev; scripts/install-deps installs them (as root), and so do make demo and make check"
 	run -0 "$SLAB_ROOT/scripts/check-deps"
 	assert_output ""
 }

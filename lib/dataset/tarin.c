@@ -7,14 +7,19 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define READ_BLOCK (1u << 20)
+#define ZBUF_SIZE READ_BLOCK    /* a gzip input's compressed bytes: takes the first read whole */
+_Static_assert(ZBUF_SIZE >= READ_BLOCK, "gz_start() copies a first read of up to READ_BLOCK");
+#define GZ_STEP (64u << 10)      /* inflated bytes per call of inflate() */
 
 struct input;
 
@@ -46,7 +51,8 @@ static const char *who(const struct slab_tarin *t)
 }
 
 /* A failure libarchive gives no errno nor text for, after the input's last byte: its gzip
- * reader's, on a stream cut inside its 8-byte trailer. */
+ * reader's, on a stream cut inside its 8-byte trailer (gzip files are now inflated by struct
+ * gz below, which says so itself; this stays for any other reader that fails so). */
 static int silent_end(const struct slab_tarin *t)
 {
 	return archive_errno(t->a) == 0 && !archive_error_string(t->a) && t->input_ended;
@@ -101,11 +107,13 @@ const char *slab_tarin_warning(const struct slab_tarin *t)
 	return t->warning.text;
 }
 
+static uint64_t raw_bytes(const struct slab_tarin *t);
+
 void slab_tarin_stats(const struct slab_tarin *t, struct slab_tarin_stats *st)
 {
 	*st = t->st;
 	if (t->a)
-		st->raw_bytes = (uint64_t)archive_filter_bytes(t->a, -1);
+		st->raw_bytes = raw_bytes(t);
 }
 
 /* What every input shares: the name for messages, the options and a reader that takes any
@@ -163,6 +171,14 @@ static int open_result(struct slab_tarin *t, int r)
 	return 0;
 }
 
+static const unsigned char *nonzero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return p + i;
+	return NULL;
+}
+
 /*
  * Our own input rather than archive_read_open_filename(): libarchive's buffer comes from
  * malloc, 16 bytes past a page boundary, and the kernel's copy into a buffer that is not
@@ -178,7 +194,209 @@ struct input {
 	void *buf;                      /* two halves of READ_BLOCK, used in turn, so the block before */
 	unsigned half;                  /* the last one stays readable (trailing_data()) */
 	size_t last_n, prev_n;          /* bytes in the last block read and in the one before */
+	int looked;                     /* the first bytes have been seen: gz says what they were */
+	struct gz *gz;                  /* a gzip input's inflater; NULL for any other */
 };
+
+/*
+ * A gzip input is inflated here, and libarchive reads the plain tar: its gzip reader checks
+ * neither the CRC-32 nor the length (ISIZE) in a member's trailer, so flipped bits in the
+ * compressed data were packed as good data, and the .slab file's own CRCs then vouched for
+ * them. zlib checks both (windowBits 15 + 16). Members follow one another as one stream
+ * (`cat a.tar.gz b.tar.gz`); after the last only zeros may follow (tape padding, as gzip -d
+ * takes it), which this layer checks itself, as trailing_data() does for the other
+ * compressions.
+ */
+struct gz {
+	z_stream z;
+	unsigned char *buf;             /* ZBUF_SIZE compressed bytes, page aligned */
+	int raw_eof;                    /* read(2) gave 0 */
+	int between;                    /* a member ended: what follows is not yet known */
+	int padding;                    /* zeros after the last member: only zeros may follow */
+	int eof;                        /* the whole input is read and checked */
+	int err;                        /* an error found after bytes still to give: next call's */
+	char msg[160];
+};
+
+/* The input offset of the next compressed byte inflate has not taken. */
+static uint64_t gz_offset(const struct input *in)
+{
+	return in->pos - in->gz->z.avail_in;
+}
+
+/* The input's damage as an errno for archive_set_error: libarchive's ARCHIVE_ERRNO_MISC
+ * (archive_platform.h, not installed), which fail_archive() calls corrupt. */
+#define GZ_DAMAGE (-1)
+
+/* An error of the gzip layer, given at the next read (or now, if nothing is to be given
+ * before it). err: an errno, or GZ_DAMAGE. Returns -1. */
+static int gz_error(struct input *in, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int gz_error(struct input *in, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(in->gz->msg, sizeof(in->gz->msg), fmt, ap);
+	va_end(ap);
+	in->gz->err = err;
+	return -1;
+}
+
+/* More compressed bytes after those inflate has not taken yet (moved to the buffer's
+ * start). 0 (raw_eof set at the end) or -1 (gz_error). */
+static int gz_refill(struct input *in)
+{
+	struct gz *g = in->gz;
+	size_t have = g->z.avail_in;
+
+	if (have && g->z.next_in != g->buf)
+		memmove(g->buf, g->z.next_in, have);
+	g->z.next_in = g->buf;
+	for (;;) {
+		ssize_t n = read(in->fd, g->buf + have, ZBUF_SIZE - have);
+		if (n >= 0) {
+			in->t->input_ended |= n == 0;
+			g->raw_eof |= n == 0;
+			in->pos += (uint64_t)n;
+			g->z.avail_in = (uInt)(have + (size_t)n);
+			return 0;
+		}
+		if (errno != EINTR)
+			return gz_error(in, errno, "read error at offset %llu: %s",
+					(unsigned long long)in->pos, strerror(errno));
+	}
+}
+
+/* After a member's end: another member (reset the inflater, 1), zeros to the end (0, eof
+ * set when all are read) or other data (-1, the error trailing_data() gives, in its words). */
+static int gz_next_member(struct input *in)
+{
+	struct gz *g = in->gz;
+	const unsigned char *bad;
+
+	while (g->z.avail_in < 3 && !g->raw_eof && !g->padding)
+		if (gz_refill(in) < 0)
+			return -1;
+	if (!g->padding && g->z.avail_in >= 3 && memcmp(g->z.next_in, "\x1f\x8b\x08", 3) == 0) {
+		g->between = 0;
+		return inflateReset(&g->z) == Z_OK ? 1 :
+		       gz_error(in, GZ_DAMAGE, "cannot restart the gzip inflater");
+	}
+	for (;;) {
+		if ((bad = nonzero(g->z.next_in, g->z.avail_in)) != NULL) {
+			g->z.avail_in -= (uInt)(bad - g->z.next_in);
+			g->z.next_in = (unsigned char *)bad;
+			if (in->seekable)
+				return gz_error(in, GZ_DAMAGE, "data after the end of its last gzip stream at offset %llu, not read",
+						(unsigned long long)gz_offset(in));
+			return gz_error(in, GZ_DAMAGE, "data after the end of its last gzip stream, near offset %llu, not read",
+					(unsigned long long)gz_offset(in));
+		}
+		g->padding = 1;
+		g->z.avail_in = 0;
+		if (g->raw_eof) {
+			g->eof = 1;
+			return 0;
+		}
+		if (gz_refill(in) < 0)
+			return -1;
+	}
+}
+
+/* Up to READ_BLOCK inflated bytes into b: their count, 0 at the (checked) end, or -1 with
+ * the error in in->gz. An error found after some bytes waits for the next call, so that
+ * libarchive reads the members before it and the message names the last good one. */
+static ssize_t gz_read(struct input *in, unsigned char *b)
+{
+	struct gz *g = in->gz;
+	unsigned char *end = b + READ_BLOCK;
+	int r;
+
+	if (g->err)
+		return -1;
+	g->z.next_out = b;
+	while (g->z.next_out < end && !g->eof) {
+		if (g->between) {
+			if (gz_next_member(in) < 0)
+				break;
+			continue;
+		}
+		if (!g->z.avail_in && !g->raw_eof && gz_refill(in) < 0)
+			break;
+		/* A step at a time: zlib's CRC-32 of each step's output then reads it from the
+		 * cache that inflate just wrote it to. */
+		g->z.avail_out = (uInt)(end - g->z.next_out < GZ_STEP ? end - g->z.next_out : GZ_STEP);
+		r = inflate(&g->z, Z_NO_FLUSH);
+		if (r == Z_STREAM_END) {
+			g->between = 1;
+		} else if (r == Z_MEM_ERROR) {
+			gz_error(in, ENOMEM, "out of memory (inflate)");
+			break;
+		} else if (r == Z_BUF_ERROR && !g->z.avail_in && g->raw_eof) {
+			/* pack(1)'s words for a stream cut short in every compression */
+			gz_error(in, GZ_DAMAGE, "the input ends before its compressed stream does");
+			break;
+		} else if (r != Z_OK && r != Z_BUF_ERROR) {
+			gz_error(in, GZ_DAMAGE, "gzip stream: %s at compressed offset %llu",
+				 g->z.msg ? g->z.msg : "corrupt data", (unsigned long long)gz_offset(in));
+			break;
+		}
+	}
+	if (g->z.next_out > b)
+		return (ssize_t)(g->z.next_out - b);
+	return g->err ? -1 : 0;
+}
+
+/* The first bytes, n of them at b, start a gzip member: take them as the inflater's first
+ * input. 0, or -1 with the error in in->gz (when out of memory, none). */
+static int gz_start(struct input *in, const unsigned char *b, size_t n)
+{
+	struct gz *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return -1;
+	in->gz = g;
+	if (posix_memalign((void **)&g->buf, 4096, ZBUF_SIZE) != 0)
+		return gz_error(in, ENOMEM, "out of memory");
+	if (inflateInit2(&g->z, 15 + 16) != Z_OK)   /* leaves z.state NULL */
+		return gz_error(in, ENOMEM, "out of memory (inflateInit2)");
+	memcpy(g->buf, b, n);
+	g->z.next_in = g->buf;
+	g->z.avail_in = (uInt)n;
+	return 0;
+}
+
+static void gz_free(struct gz *g)
+{
+	if (!g)
+		return;
+	if (g->z.state)
+		inflateEnd(&g->z);
+	free(g->buf);
+	free(g);
+}
+
+/* read(2) into b until at least want bytes are there or the input ends: the first bytes of a
+ * pipe written a byte at a time still show a gzip magic. Bytes read, or -1 (errno). */
+static ssize_t read_at_least(struct input *in, unsigned char *b, size_t want)
+{
+	size_t have = 0;
+
+	while (have < want) {
+		ssize_t n = read(in->fd, b + have, READ_BLOCK - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		in->t->input_ended |= n == 0;
+		in->pos += (uint64_t)n;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	return (ssize_t)have;
+}
 
 static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 {
@@ -186,10 +404,33 @@ static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 
 	for (;;) {
 		unsigned char *b = (unsigned char *)in->buf + (size_t)(in->half ^ 1) * READ_BLOCK;
-		ssize_t n = read(in->fd, b, READ_BLOCK);
+		ssize_t n;
+
+		if (in->gz) {
+			*out = b;
+			in->half ^= 1;
+			if ((n = gz_read(in, b)) < 0)
+				archive_set_error(a, in->gz->err, "%s", in->gz->msg);
+			return n;
+		}
+		if (!in->looked) {
+			in->looked = 1;
+			n = read_at_least(in, b, 3);
+			if (n >= 3 && memcmp(b, "\x1f\x8b\x08", 3) == 0) {
+				if (gz_start(in, b, (size_t)n) < 0) {
+					archive_set_error(a, ENOMEM, "%s", in->gz ? in->gz->msg : "out of memory");
+					return -1;
+				}
+				continue;
+			}
+		} else {
+			n = read(in->fd, b, READ_BLOCK);
+			if (n >= 0) {
+				in->t->input_ended |= n == 0;
+				in->pos += (uint64_t)n;
+			}
+		}
 		if (n >= 0) {
-			in->t->input_ended |= n == 0;
-			in->pos += (uint64_t)n;
 			if (n > 0) {
 				in->half ^= 1;
 				in->prev_n = in->last_n;
@@ -214,7 +455,8 @@ static la_int64_t input_skip(struct archive *a, void *data, la_int64_t request)
 	uint64_t n = (uint64_t)request;
 
 	(void)a;
-	if (!in->seekable || request <= 0)
+	/* A gzip input's offsets are the inflated tar's: it is read through instead. */
+	if (!in->seekable || in->gz || request <= 0)
 		return 0;
 	if (n > in->size - in->pos)
 		n = in->size - in->pos;
@@ -232,6 +474,7 @@ static int input_close(struct archive *a, void *data)
 	(void)a;
 	if (in->fd > 0)
 		close(in->fd);
+	gz_free(in->gz);
 	free(in->buf);
 	free(in);
 	return ARCHIVE_OK;
@@ -285,14 +528,6 @@ int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_ta
 	return r;
 }
 
-static const unsigned char *nonzero(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return p + i;
-	return NULL;
-}
-
 /* The input from *at to its end (pread for a file, read for a pipe): 0 when every byte is
  * zero, 1 at the first that is not (*at its offset), or an error. */
 static int zeros_to_end(struct slab_tarin *t, uint64_t *at)
@@ -328,10 +563,40 @@ static int zeros_to_end(struct slab_tarin *t, uint64_t *at)
 	}
 }
 
+/* The compressed bytes read: what the progress line counts. libarchive counts what our
+ * input gives it, inflated for a gzip input. */
+static uint64_t raw_bytes(const struct slab_tarin *t)
+{
+	if (t->in && t->in->gz)
+		return t->in->pos - t->in->start;
+	return (uint64_t)archive_filter_bytes(t->a, -1);
+}
+
+/* trailing_data() for a gzip input: the gzip layer checks what follows its last member
+ * itself, when it is read to the end, as libarchive reads a tar's concatenated archives. In
+ * case libarchive stopped short of that, the rest is read here: the inflated bytes must be
+ * zeros (the tar's end blocks), and every member's checks still hold. 0 or an error. */
+static int gz_drain(struct slab_tarin *t)
+{
+	struct input *in = t->in;
+	ssize_t n;
+
+	while ((n = gz_read(in, in->buf)) > 0)
+		if (nonzero(in->buf, (size_t)n))
+			return slab_fail(&t->err, SLAB_ERR_CORRUPT, who(t),
+					 "truncated or corrupt archive: data after the end of its tar archive, not read");
+	if (n < 0) {
+		archive_set_error(t->a, in->gz->err, "%s", in->gz->msg);
+		return fail_archive(t, SLAB_ERR_CORRUPT, "truncated or corrupt archive");
+	}
+	return 0;
+}
+
 /*
  * At the archive's end: the input must hold nothing more than zeros (tape padding, which
  * gzip -d accepts too). libarchive's gzip, bzip2 and lz4 readers end their stream at the first
- * bytes that do not start another member of their format and leave them unread, so without
+ * bytes that do not start another member of their format and leave them unread (gzip is now
+ * inflated by struct gz, which makes this check itself: gz_drain()), so without
  * this `cat a.tar.gz b.tar` packed a.tar alone, and a concatenation of .tar.gz shards whose
  * second member header is damaged packed the first shard alone, both with exit status 0.
  * 0 or an error.
@@ -345,6 +610,8 @@ static int trailing_data(struct slab_tarin *t)
 
 	if (!in)
 		return 0;
+	if (in->gz)
+		return gz_drain(t);
 	/* Where libarchive stopped reading the input; at: where the check is. */
 	at = end = in->start + (uint64_t)archive_filter_bytes(t->a, -1);
 	if (!in->seekable) {
@@ -520,7 +787,7 @@ static int next_member(struct slab_tarin *t)
 			/* libarchive ends a tar at a header boundary without its end-of-archive
 			 * blocks ("some writers omit them"), where a cut input ends too: say so. */
 			/* Not a byte: a producer upstream that failed (curl -f) looks the same. */
-			if (!t->st.members && archive_filter_bytes(t->a, -1) == 0)
+			if (!t->st.members && raw_bytes(t) == 0)
 				slab_fail(&t->warning, 0, who(t), "the input is empty (0 bytes): it adds no samples");
 			if (t->st.members && archive_filter_bytes(t->a, 0) - before < 512) {
 				if (t->last_good)
