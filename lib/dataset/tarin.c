@@ -207,6 +207,9 @@ struct input {
  * takes it), which this layer checks itself, as trailing_data() does for the other
  * compressions.
  */
+/* A gzip member's first bytes: its magic and the deflate method. */
+static const unsigned char gz_magic[3] = { 0x1f, 0x8b, 0x08 };
+
 struct gz {
 	z_stream z;
 	unsigned char *buf;             /* ZBUF_SIZE compressed bytes, page aligned */
@@ -243,29 +246,40 @@ static int gz_error(struct input *in, int err, const char *fmt, ...)
 	return -1;
 }
 
+/* read(2) of up to len bytes of the input, again when interrupted, its end (input_ended) and
+ * offset (pos) kept. Bytes read, or -1 (errno). */
+static ssize_t read_input(struct input *in, void *b, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(in->fd, b, len);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0) {
+		in->t->input_ended |= n == 0;
+		in->pos += (uint64_t)n;
+	}
+	return n;
+}
+
 /* More compressed bytes after those inflate has not taken yet (moved to the buffer's
  * start). 0 (raw_eof set at the end) or -1 (gz_error). */
 static int gz_refill(struct input *in)
 {
 	struct gz *g = in->gz;
 	size_t have = g->z.avail_in;
+	ssize_t n;
 
 	if (have && g->z.next_in != g->buf)
 		memmove(g->buf, g->z.next_in, have);
 	g->z.next_in = g->buf;
-	for (;;) {
-		ssize_t n = read(in->fd, g->buf + have, ZBUF_SIZE - have);
-		if (n >= 0) {
-			in->t->input_ended |= n == 0;
-			g->raw_eof |= n == 0;
-			in->pos += (uint64_t)n;
-			g->z.avail_in = (uInt)(have + (size_t)n);
-			return 0;
-		}
-		if (errno != EINTR)
-			return gz_error(in, errno, "read error at offset %llu: %s",
-					(unsigned long long)in->pos, strerror(errno));
-	}
+	n = read_input(in, g->buf + have, ZBUF_SIZE - have);
+	if (n < 0)
+		return gz_error(in, errno, "read error at offset %llu: %s",
+				(unsigned long long)in->pos, strerror(errno));
+	g->raw_eof |= n == 0;
+	g->z.avail_in = (uInt)(have + (size_t)n);
+	return 0;
 }
 
 /* After a member's end: another member (reset the inflater, 1), zeros to the end (0, eof
@@ -275,10 +289,11 @@ static int gz_next_member(struct input *in)
 	struct gz *g = in->gz;
 	const unsigned char *bad;
 
-	while (g->z.avail_in < 3 && !g->raw_eof && !g->padding)
+	while (g->z.avail_in < sizeof(gz_magic) && !g->raw_eof && !g->padding)
 		if (gz_refill(in) < 0)
 			return -1;
-	if (!g->padding && g->z.avail_in >= 3 && memcmp(g->z.next_in, "\x1f\x8b\x08", 3) == 0) {
+	if (!g->padding && g->z.avail_in >= sizeof(gz_magic) &&
+	    memcmp(g->z.next_in, gz_magic, sizeof(gz_magic)) == 0) {
 		g->between = 0;
 		return inflateReset(&g->z) == Z_OK ? 1 :
 		       gz_error(in, GZ_DAMAGE, "cannot restart the gzip inflater");
@@ -384,15 +399,12 @@ static ssize_t read_at_least(struct input *in, unsigned char *b, size_t want)
 	size_t have = 0;
 
 	while (have < want) {
-		ssize_t n = read(in->fd, b + have, READ_BLOCK - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		in->t->input_ended |= n == 0;
-		in->pos += (uint64_t)n;
-		if (n == 0)
+		ssize_t n = read_input(in, b + have, READ_BLOCK - have);
+		if (n <= 0) {
+			if (n < 0)
+				return -1;
 			break;
+		}
 		have += (size_t)n;
 	}
 	return (ssize_t)have;
@@ -415,8 +427,8 @@ static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 		}
 		if (!in->looked) {
 			in->looked = 1;
-			n = read_at_least(in, b, 3);
-			if (n >= 3 && memcmp(b, "\x1f\x8b\x08", 3) == 0) {
+			n = read_at_least(in, b, sizeof(gz_magic));
+			if (n >= (ssize_t)sizeof(gz_magic) && memcmp(b, gz_magic, sizeof(gz_magic)) == 0) {
 				if (gz_start(in, b, (size_t)n) < 0) {
 					archive_set_error(a, ENOMEM, "%s", in->gz ? in->gz->msg : "out of memory");
 					return -1;
@@ -424,26 +436,20 @@ static la_ssize_t input_read(struct archive *a, void *data, const void **out)
 				continue;
 			}
 		} else {
-			n = read(in->fd, b, READ_BLOCK);
-			if (n >= 0) {
-				in->t->input_ended |= n == 0;
-				in->pos += (uint64_t)n;
-			}
+			n = read_input(in, b, READ_BLOCK);
 		}
-		if (n >= 0) {
-			if (n > 0) {
-				in->half ^= 1;
-				in->prev_n = in->last_n;
-				in->last_n = (size_t)n;
-			}
-			*out = b;
-			return n;
-		}
-		if (errno != EINTR) {
+		if (n < 0) {
 			archive_set_error(a, errno, "read error at offset %llu: %s",
 					  (unsigned long long)in->pos, strerror(errno));
 			return -1;
 		}
+		if (n > 0) {
+			in->half ^= 1;
+			in->prev_n = in->last_n;
+			in->last_n = (size_t)n;
+		}
+		*out = b;
+		return n;
 	}
 }
 
