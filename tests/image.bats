@@ -80,28 +80,21 @@ setup_jpegs() {
 
 @test "a file cut inside its format's signature is that format cut short, not bytes of no known format" {
 	# JPEG's is ff d8 ff; PNG's 89 'PNG' 0d 0a 1a 0a; WebP's 'RIFF', a size, 'WEBP'.
-	printf '\377\330' > j.img
-	run -1 --separate-stderr imgcrop --size 4x4 j.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'j.img': corrupt JPEG: the data ends after 2 bytes, inside its signature"
-	printf '\211' > p.img
-	run -1 --separate-stderr imgcrop --size 4x4 p.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'p.img': corrupt PNG: the data ends after 1 byte, inside its signature"
-	printf '\211PNG\r\n\032' > p.img
-	run -1 --separate-stderr imgcrop --size 4x4 p.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'p.img': corrupt PNG: the data ends after 7 bytes, inside its signature"
-	printf 'RIFF' > w.img
-	run -1 --separate-stderr imgcrop --size 4x4 w.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'w.img': corrupt WebP: the data ends after 4 bytes, inside its signature"
-	printf 'RIFF\044\000\000\000WEB' > w.img
-	run -1 --separate-stderr imgcrop --size 4x4 w.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'w.img': corrupt WebP: the data ends after 11 bytes, inside its signature"
+	# refused BYTES MESSAGE: imgcrop of a file of BYTES (printf escapes) fails saying MESSAGE.
+	refused() {
+		# shellcheck disable=SC2059
+		printf "$1" > f.img
+		run -1 --separate-stderr imgcrop --size 4x4 f.img out.rgb
+		assert_equal "$stderr" "imgcrop: 'f.img': $2"
+	}
+	refused '\377\330' "corrupt JPEG: the data ends after 2 bytes, inside its signature"
+	refused '\211' "corrupt PNG: the data ends after 1 byte, inside its signature"
+	refused '\211PNG\r\n\032' "corrupt PNG: the data ends after 7 bytes, inside its signature"
+	refused 'RIFF' "corrupt WebP: the data ends after 4 bytes, inside its signature"
+	refused 'RIFF\044\000\000\000WEB' "corrupt WebP: the data ends after 11 bytes, inside its signature"
 	# Bytes that leave the signature are still no known format's, however short.
-	printf 'RIFF\044\000\000\000WAV' > x.img
-	run -1 --separate-stderr imgcrop --size 4x4 x.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'x.img': not a JPEG, PNG or WebP image: starts with 0x52 0x49 0x46 0x46"
-	printf '\211PNX' > x.img
-	run -1 --separate-stderr imgcrop --size 4x4 x.img out.rgb
-	assert_equal "$stderr" "imgcrop: 'x.img': not a JPEG, PNG or WebP image: starts with 0x89 0x50 0x4e 0x58"
+	refused 'RIFF\044\000\000\000WAV' "not a JPEG, PNG or WebP image: starts with 0x52 0x49 0x46 0x46"
+	refused '\211PNX' "not a JPEG, PNG or WebP image: starts with 0x89 0x50 0x4e 0x58"
 	# pack --image-check says the same of such a field; unchecked, it is kept as bytes.
 	mkdir s && printf '\211PNG' > s/k.png && (cd s && tar --format=gnu -cf ../cut.tar k.png)
 	run -1 --separate-stderr pack --image-check -o c.slab cut.tar
