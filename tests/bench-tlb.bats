@@ -398,6 +398,20 @@ system_is() {
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["system"]["cpu_model"] == "AMD \x1b[31mEPYC\x1b]0;x\x07", d["system"]' "$output"
 }
 
+@test "--svg: a CPU model that is not UTF-8 (or U+FFFE) still gives a well-formed chart, U+FFFD in its place" {
+	cp -a "$SYSFS/vm-1node" tree
+	printf 'processor\t: 0\nmodel name\t: Caf\351 \377 EPYC \001\357\277\276 <&>\n' > tree/proc/cpuinfo
+	run -0 bench-tlb "${MINI[@]}" --backing 4k --sysfs-root tree --svg chart.svg
+	python3 - chart.svg <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+want = "Caf\ufffd \ufffd EPYC \ufffd <&>, not pinned; "
+assert any(t.startswith(want) for t in texts), [t for t in texts if "EPYC" in t]
+PY
+}
+
 @test "--sysfs-root: cache files, CPU model and THP settings the kernel never writes: a warning naming the file and the text, left out" {
 	cp -a "$SYSFS/vm-1node" tree
 	local c=tree/sys/devices/system/cpu/cpu0/cache

@@ -160,6 +160,54 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at s (at most n bytes), or minus the length of its
+ * longest ill-formed start (Unicode's "maximal subpart"), which is replaced by one U+FFFD.
+ * Overlong forms, surrogates and values past U+10FFFF are ill-formed (RFC 3629).
+ */
+int cli_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int need, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		need = 1;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		need = 2;
+		if (s[0] == 0xe0)
+			lo = 0xa0;
+		else if (s[0] == 0xed)
+			hi = 0x9f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		need = 3;
+		if (s[0] == 0xf0)
+			lo = 0x90;
+		else if (s[0] == 0xf4)
+			hi = 0x8f;
+	} else {
+		return -1;
+	}
+	for (i = 1; i <= need; i++) {
+		if ((size_t)i >= n || s[i] < lo || s[i] > hi)
+			return -i;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return need + 1;
+}
+
+/* The code point of the well-formed sequence of k bytes at s. */
+uint32_t cli_utf8_value(const unsigned char *s, int k)
+{
+	uint32_t cp = s[0] & (0x7f >> k);
+
+	for (int i = 1; i < k; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
 int cli_unsafe_codepoint(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||

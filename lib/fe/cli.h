@@ -33,6 +33,12 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
  * on the line, so that a key can show as another. Text output escapes their bytes (\xHH),
  * --json writes them as \uXXXX. */
 int cli_unsafe_codepoint(uint32_t cp);
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes, n > 0), or minus the
+ * length of its longest ill-formed start, which a writer replaces by one U+FFFD (overlong
+ * forms, surrogates and values past U+10FFFF are ill-formed); and the code point of a
+ * well-formed sequence of k bytes. --json and the SVG charts write strings through them. */
+int cli_utf8_seq(const unsigned char *s, size_t n);
+uint32_t cli_utf8_value(const unsigned char *s, int k);
 /* The same for formatted text (a line's end is the caller's: a "\n" in it is escaped too).
  * With f NULL, both only count. */
 size_t cli_printf_escaped(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -43,54 +43,6 @@ static void indent(struct json *j)
 }
 
 /*
- * Length of the well-formed UTF-8 sequence at s (at most n bytes), or minus the length of its
- * longest ill-formed start (Unicode's "maximal subpart"), which is replaced by one U+FFFD.
- * Overlong forms, surrogates and values past U+10FFFF are ill-formed (RFC 3629).
- */
-static int utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	int need, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 1;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 2;
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		else if (s[0] == 0xed)
-			hi = 0x9f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 3;
-		if (s[0] == 0xf0)
-			lo = 0x90;
-		else if (s[0] == 0xf4)
-			hi = 0x8f;
-	} else {
-		return -1;
-	}
-	for (i = 1; i <= need; i++) {
-		if ((size_t)i >= n || s[i] < lo || s[i] > hi)
-			return -i;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need + 1;
-}
-
-/* The code point of the well-formed sequence of k bytes at s. */
-static uint32_t utf8_value(const unsigned char *s, int k)
-{
-	uint32_t cp = s[0] & (0x7f >> k);
-
-	for (int i = 1; i < k; i++)
-		cp = cp << 6 | (s[i] & 0x3f);
-	return cp;
-}
-
-/*
  * A JSON string of len bytes: valid JSON whatever they are, and nothing in it that acts on a
  * terminal when the output is read there: control bytes (DEL too), C1 controls and the
  * bidirectional controls of cli_unsafe_codepoint() as \uXXXX (a parser reads the same
@@ -126,12 +78,12 @@ static void put_string(FILE *out, const char *str, size_t len)
 		if (esc != NULL) {
 			k = 1;
 		} else {
-			k = utf8_seq(s + i, len - i);
+			k = cli_utf8_seq(s + i, len - i);
 			if (k < 0) {
 				esc = "\\ufffd";
 				k = -k;
-			} else if (k > 1 && cli_unsafe_codepoint(utf8_value(s + i, k))) {
-				snprintf(ubuf, sizeof(ubuf), "\\u%04x", (unsigned)utf8_value(s + i, k));
+			} else if (k > 1 && cli_unsafe_codepoint(cli_utf8_value(s + i, k))) {
+				snprintf(ubuf, sizeof(ubuf), "\\u%04x", (unsigned)cli_utf8_value(s + i, k));
 				esc = ubuf;
 			}
 		}

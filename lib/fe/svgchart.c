@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "svgchart.h"
 
 #define WIDTH 1000
@@ -21,20 +22,41 @@ struct frame {
 	double top, bottom;
 };
 
-static void put_text(FILE *f, const char *s)
+/*
+ * Text as XML character data: markup characters as entities, and nothing a parser refuses:
+ * control characters are not allowed in XML 1.0, even escaped, and are left out; bytes that
+ * are not UTF-8 (a CPU model from a hand-made tree) and the non-characters U+FFFE and U+FFFF
+ * become U+FFFD, as --json writes them, so the file stays well-formed whatever it is given.
+ */
+static void put_text(FILE *f, const char *str)
 {
-	for (; s != NULL && *s != '\0'; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			/* Control characters are not allowed in XML 1.0, even escaped. */
-			if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n')
-				putc(*s, f);
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = str != NULL ? strlen(str) : 0;
+
+	for (size_t i = 0; i < len;) {
+		int k;
+
+		switch (s[i]) {
+		case '&': fputs("&amp;", f); i++; continue;
+		case '<': fputs("&lt;", f); i++; continue;
+		case '>': fputs("&gt;", f); i++; continue;
+		case '"': fputs("&quot;", f); i++; continue;
+		case '\'': fputs("&apos;", f); i++; continue;
 		}
+		if (s[i] < 0x80) {
+			if (s[i] >= 0x20 || s[i] == '\t' || s[i] == '\n')
+				putc(s[i], f);
+			i++;
+			continue;
+		}
+		k = cli_utf8_seq(s + i, len - i);
+		if (k < 0 || (k == 3 && cli_utf8_value(s + i, k) >= 0xfffe)) {
+			fputs("\xef\xbf\xbd", f);
+			i += (size_t)(k < 0 ? -k : k);
+			continue;
+		}
+		fwrite(s + i, 1, (size_t)k, f);
+		i += (size_t)k;
 	}
 }
 
