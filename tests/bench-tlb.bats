@@ -374,6 +374,12 @@ system_is() {
 	assert_line "  levels of the 4k curve (within 25% over an octave or more; caches per sysfs: L1d 48.0 KiB, L2 2.0 MiB, L3 22.5 MiB):"
 }
 
+@test "--sysfs-root: a file missing from one cache leaves out that cache, not the caches after it" {
+	cp -a "$SYSFS/vm-1node" tree
+	rm tree/sys/devices/system/cpu/cpu0/cache/index0/type
+	system_is tree '{"cpu_model": "AMD EPYC", "thp_enabled": "madvise", "thp_defrag": "madvise", "caches": [{"name": "L2", "level": 2, "type": "Unified", "size": 524288}, {"name": "L3", "level": 3, "type": "Unified", "size": 33554432}]}'
+}
+
 @test "--sysfs-root: a tree without cpuinfo, THP files or caches gives an empty description" {
 	cp -a "$SYSFS/vm-1node" tree
 	rm tree/proc/cpuinfo tree/sys/kernel/mm/transparent_hugepage/enabled \

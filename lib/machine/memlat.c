@@ -692,6 +692,19 @@ int slab_memlat_cgroup(struct slab_sysfs *fs, struct slab_memlat_cgroup *cg)
 	return cg->limited ? 0 : SLAB_ERR_NOTFOUND;
 }
 
+static int index_exists(struct slab_sysfs *fs, unsigned cpu, const char *index)
+{
+	char rel[96];
+	int fd;
+
+	snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/cache/%s", cpu, index);
+	fd = slab_sysfs_openat(fs, rel, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_cache *c, int max)
 {
 	int cnt = 0;
@@ -702,8 +715,10 @@ int slab_memlat_caches(struct slab_sysfs *fs, unsigned cpu, struct slab_sysfs_ca
 
 		snprintf(index, sizeof(index), "index%d", idx);
 		rc = slab_sysfs_cache(fs, cpu, index, &c[cnt]);
-		if (rc == SLAB_ERR_IO)
-			break;          /* no such index: the last was the last */
+		/* No such index: the last was the last. A file missing from one that is there
+		 * leaves out that cache only, not those after it. */
+		if (rc == SLAB_ERR_IO && !index_exists(fs, cpu, index))
+			break;
 		if (rc < 0 || strcmp(c[cnt].type, "Instruction") == 0)
 			continue;
 		cnt++;
