@@ -104,6 +104,16 @@ Try 'numa-probe --help' for more information."
 	assert_line --index 0 "Usage: capture-sysfs DEST [ROOT]"
 }
 
+@test "capture-sysfs: a ROOT that is missing or holds no sys/devices/system fails with exit 1 and writes nothing" {
+	local cap="$SLAB_ROOT/scripts/capture-sysfs"
+	run -1 --separate-stderr "$cap" out nowhere
+	assert_equal "$stderr" "capture-sysfs: 'nowhere': not a sysfs root (no sys/devices/system)"
+	mkdir -p notsys/sys
+	run -1 --separate-stderr "$cap" out notsys/
+	assert_equal "$stderr" "capture-sysfs: 'notsys/': not a sysfs root (no sys/devices/system)"
+	[ ! -e out ] || fail "a tree was written"
+}
+
 @test "vm-1node (captured from this kind of VM): exact text and JSON" {
 	probe_matches vm-1node
 	probe_matches vm-1node --json
