@@ -114,6 +114,17 @@ Try 'numa-probe --help' for more information."
 	[ ! -e out ] || fail "a tree was written"
 }
 
+@test "capture-sysfs: a DEST that is a file, even an empty one, is refused as not a folder" {
+	local cap="$SLAB_ROOT/scripts/capture-sysfs" f
+	: > empty
+	echo x > full
+	for f in empty full; do
+		run -1 --separate-stderr "$cap" $f "$SYSFS/vm-1node"
+		assert_equal "$stderr" "capture-sysfs: '$f': exists and is not a folder"
+	done
+	assert_equal "$(cat full)" x
+}
+
 @test "vm-1node (captured from this kind of VM): exact text and JSON" {
 	probe_matches vm-1node
 	probe_matches vm-1node --json
