@@ -769,6 +769,19 @@ static double median_of(const double *m, size_t first, size_t last, double *v)
  */
 #define LEVEL_SPAN 1.25
 
+/* A plateau's label for joining neighbours: its cache, MEMORY, or NO_LABEL. */
+#define MEMORY (-1)
+#define NO_LABEL (-2)
+
+static int plateau_label(const struct slab_memlat_plateau *p, int ncaches, double memory_ns)
+{
+	if (p->cache >= 0)
+		return p->cache;
+	if (ncaches > 0 || (memory_ns > 0 && p->value >= memory_ns))
+		return MEMORY;
+	return NO_LABEL;
+}
+
 static void find_plateaus(const uint64_t *sizes, size_t n, const double *m,
 			  const struct slab_sysfs_cache *caches, int ncaches, double memory_ns,
 			  struct slab_memlat_verdict *v, double *scratch)
@@ -829,12 +842,19 @@ static void find_plateaus(const uint64_t *sizes, size_t n, const double *m,
 				break;
 			}
 	}
-	/* Neighbours with one label are one level that rises slowly (or noise cut in two). */
+	/*
+	 * Neighbours with one label are one level that rises slowly (or noise cut in two). A
+	 * plateau no cache holds is memory only when caches are known (it is past them all) or
+	 * it is slower than memory_ns; otherwise it has no label, and is joined to nothing:
+	 * without caches in sysfs (some VMs), L1 and memory are two levels, not one.
+	 */
 	if (ncaches > 0 || memory_ns > 0) {
 		size_t w = 0;
 
 		for (size_t k = 0; k < v->nplateaus; k++) {
-			if (w > 0 && v->plateaus[w - 1].cache == v->plateaus[k].cache) {
+			if (w > 0 && plateau_label(&v->plateaus[w - 1], ncaches, memory_ns) ==
+				     plateau_label(&v->plateaus[k], ncaches, memory_ns) &&
+			    plateau_label(&v->plateaus[k], ncaches, memory_ns) != NO_LABEL) {
 				v->plateaus[w - 1].last = v->plateaus[k].last;
 				continue;
 			}

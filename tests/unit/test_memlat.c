@@ -260,6 +260,38 @@ static void test_too_few(void)
 	CHECK(c.sizes == NULL && c.n == 0);
 }
 
+/* No caches in sysfs (some VMs): the levels below 50 ns have no label, and are not joined
+ * to one another or to memory as if they had one; the two memory plateaus still are. */
+static void test_no_caches(void)
+{
+	struct curves c;
+	struct slab_memlat_verdict v;
+	const double frac[NB] = { 0, -1, 1 };
+	const double *med[NB];
+
+	CHECK(curves_init(&c, 256 * MiB) == 0);
+	c.m[SLAB_MEMLAT_4K] = curve(&c, small_pages, 0);
+	c.m[SLAB_MEMLAT_HUGETLB] = curve(&c, levels, 0);
+	med[0] = c.m[0];
+	med[1] = c.m[1];
+	med[2] = c.m[2];
+	CHECK(slab_memlat_analyse(c.sizes, c.n, med, frac, NULL, 0, 50, &v) == 0);
+	CHECK(v.ref == SLAB_MEMLAT_HUGETLB);
+	CHECK(v.nplateaus == 4);
+	if (v.nplateaus == 4) {
+		CHECK(v.plateaus[0].value == 1.0 && v.plateaus[0].lo == 1.0 &&
+		      v.plateaus[0].hi == 1.0);
+		CHECK(c.sizes[v.plateaus[0].last] == 32 * KiB);
+		CHECK(v.plateaus[1].value == 4.0);
+		CHECK(v.plateaus[2].value == 12.0);
+		CHECK(v.plateaus[3].value == 80.0 && c.sizes[v.plateaus[3].last] == 256 * MiB);
+		for (int k = 0; k < 4; k++)
+			CHECK(v.plateaus[k].cache == -1);
+	}
+	CHECK(v.reach == index_of(&c, 8 * MiB));
+	curves_free(&c);
+}
+
 /* ---- the memory cgroup on hand-made trees ------------------------------------------------- */
 
 static char tree[64];
@@ -429,6 +461,7 @@ int main(void)
 	test_huge_pages_remove_step();
 	test_noise();
 	test_too_few();
+	test_no_caches();
 	test_cgroup();
 	test_sysfs_numbers();
 	return UNIT_DONE();
