@@ -244,6 +244,19 @@ assert (a["numa_node"], a["cpu_node"], a["memory_node"], a["cpus"]) == (3, 1, 1,
 '
 }
 
+@test "a GPU on a memory-only node whose distance row is missing or junk: the nearest node from the other rows" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	echo 3 > "tree/sys/bus/pci/devices/0000:b8:00.0/numa_node"
+	local row=tree/sys/devices/system/node/node3/distance how
+	for how in missing junk; do
+		if [ $how = missing ]; then rm -f $row; else echo '24 x 26 10' > $row; fi
+		run -0 --separate-stderr numa-probe --sysfs-root tree
+		assert_line "  0000:b8:00.0 gpu card1, node 3: numactl --cpunodebind=1 --membind=1"
+		assert_line "    nearest to node 3: CPUs 4-7; NVMe on node 1: none; network on node 1: none"
+		assert_line --partial "note: nodes 2, 3 have memory but no CPUs (CXL or other far memory, distance 14-24 from the CPU nodes)"
+	done
+}
+
 @test "missing files are normal: unknown fields, never a failure" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	rm tree/proc/cpuinfo tree/sys/kernel/mm/transparent_hugepage/enabled

@@ -1212,6 +1212,18 @@ static int node_has_memory(const struct slab_topo_node *nd)
 	return nd != NULL && nd->mem_total != 0;        /* unknown (-1) counts as memory */
 }
 
+/* Node index a's distance to node index b: its own row's, else b's row's way back (the
+ * kernel's table is symmetric), as a row of a node can be missing or junk alone; -1
+ * unknown. */
+static int distance(const struct slab_topo_info *ti, unsigned a, unsigned b)
+{
+	const int *ra = ti->nodes[a].distance, *rb = ti->nodes[b].distance;
+
+	if (ra != NULL && ra[b] >= 0)
+		return ra[b];
+	return rb != NULL ? rb[a] : -1;
+}
+
 /* The node nearest to node index from (itself first) that satisfies want; -1 if none. */
 static int nearest(const struct slab_topo_info *ti, unsigned from,
 		   int (*want)(const struct slab_topo_node *))
@@ -1221,7 +1233,7 @@ static int nearest(const struct slab_topo_info *ti, unsigned from,
 	if (want(&ti->nodes[from]))
 		return ti->nodes[from].id;
 	for (unsigned j = 0; j < ti->nnodes; j++) {
-		int dist = ti->nodes[from].distance ? ti->nodes[from].distance[j] : -1;
+		int dist = distance(ti, from, j);
 
 		if (!want(&ti->nodes[j]))
 			continue;
@@ -1533,13 +1545,15 @@ static void warnings(struct slab_topo *t)
 				continue;
 			n++;
 			sb_add(&b, "%s%d", b.len ? ", " : "", nd->id);
-			for (unsigned j = 0; nd->distance && j < ti->nnodes; j++) {
-				if (!node_has_cpus(&ti->nodes[j]) || nd->distance[j] < 0)
+			for (unsigned j = 0; j < ti->nnodes; j++) {
+				int d = distance(ti, k, j);
+
+				if (!node_has_cpus(&ti->nodes[j]) || d < 0)
 					continue;
-				if (nd->distance[j] < dmin)
-					dmin = nd->distance[j];
-				if (nd->distance[j] > dmax)
-					dmax = nd->distance[j];
+				if (d < dmin)
+					dmin = d;
+				if (d > dmax)
+					dmax = d;
 			}
 		}
 		if (n && dmax >= 0)
