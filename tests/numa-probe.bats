@@ -590,6 +590,23 @@ assert len(w) == 10, w
 	assert_line "  transparent huge pages: unknown (defrag: madvise)"
 }
 
+@test "a package id of -1 (the kernel's unknown) is no socket: the others are counted, or sockets are unknown" {
+	cp -a "$SYSFS/cxl-memnodes" tree
+	local c
+	echo -1 > tree/sys/devices/system/cpu/cpu3/topology/physical_package_id
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	assert_line "  sockets:  2"
+	assert_line "  cores:    8 (4 per socket)"
+	for c in 0 1 2 4 5 6 7; do
+		echo -1 > tree/sys/devices/system/cpu/cpu$c/topology/physical_package_id
+	done
+	run -0 --separate-stderr numa-probe --sysfs-root tree
+	assert_equal "$stderr" ""
+	assert_line "  sockets:  unknown"
+	assert_line "  cores:    8"
+	jcheck tree 'assert d["cpu"]["sockets"] is None and d["cpu"]["cores"] == 8, d["cpu"]'
+}
+
 @test "control characters in names from the tree are escaped in the text, kept in the JSON" {
 	cp -a "$SYSFS/cxl-memnodes" tree
 	printf 'processor\t: 0\nmodel name\t: Xeon \033[31mred\033]0;title\a\n' > tree/proc/cpuinfo

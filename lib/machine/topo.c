@@ -730,8 +730,10 @@ static void read_cpus(struct slab_topo *t)
 
 		path_fmt(rel, sizeof(rel), "sys/devices/system/cpu/cpu%u/topology/physical_package_id",
 			 cpu);
+		/* -1 is the kernel's "unknown" (some arm64 and virtual machines), not one more
+		 * socket: counted without it, as a file that cannot be read is. */
 		if (read_num(t, rel, -1, INT_MAX, "a package id (-1, or 0 and up)",
-			     "sockets are counted without it", &pkg) == 0)
+			     "sockets are counted without it", &pkg) == 0 && pkg >= 0)
 			pkgs[npkg++] = pkg;
 		else
 			pkg = -1;
