@@ -2510,11 +2510,13 @@ def _escaped(text):
 
 
 def _main(argv, state):
-    if "--help" in argv or "-h" in argv:
+    # after --, --help, -h and --version are file names
+    opts = argv[:argv.index("--") if "--" in argv else len(argv)]
+    if "--help" in opts or "-h" in opts:
         print(HELP % LIBSLAB_MAJOR, end="")
         print("Reading through: %s (%s)" % (backend, backend_reason))
         return 0
-    if "--version" in argv[:argv.index("--") if "--" in argv else len(argv)]:
+    if "--version" in opts:
         print("slab.py (slab) %s" % __version__)
         return 0
     verify, paths, options = False, [], True

@@ -155,6 +155,14 @@ usage: slab.py [--verify] [--] FILE...
 	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152"
 	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" --verify -- --verify
 	assert_output "--verify: 3 samples, fields cls,txt, page size 2097152, verified"
+	# after --, --help and -h are file names too, as --version is
+	cp small.slab ./--help
+	cp small.slab ./-h
+	run -0 pyslab "$SLAB_ROOT/scripts/slab.py" -- --help -h
+	assert_output "--help: 3 samples, fields cls,txt, page size 2097152
+-h: 3 samples, fields cls,txt, page size 2097152"
+	run -1 --separate-stderr pyslab "$SLAB_ROOT/scripts/slab.py" -- missing -h
+	assert_equal "$stderr" "slab.py: 'missing': No such file or directory"
 }
 
 @test "slab.py: control bytes and bidirectional controls in names and paths are escaped, as the tools escape them" {
