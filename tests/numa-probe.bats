@@ -102,6 +102,19 @@ Try 'numa-probe --help' for more information."
 	assert_equal "$stderr" "Usage: capture-sysfs DEST [ROOT]"
 	run -0 "$cap" --help
 	assert_line --index 0 "Usage: capture-sysfs DEST [ROOT]"
+	# an unknown option is a usage error, before or after the operands, and makes nothing;
+	# after --, a name beginning with - is a DEST
+	run -2 --separate-stderr "$cap" --bogus new
+	assert_equal "$stderr" "capture-sysfs: unknown option '--bogus'
+Usage: capture-sysfs DEST [ROOT]"
+	run -2 --separate-stderr "$cap" new -x
+	assert_equal "$stderr" "capture-sysfs: unknown option '-x'
+Usage: capture-sysfs DEST [ROOT]"
+	[ ! -e new ] && [ ! -e ./--bogus ] && [ ! -e ./-x ]
+	"$cap" -- -x "$SYSFS/vm-1node"
+	numa-probe --json --sysfs-root "$SYSFS/vm-1node" > want.json
+	numa-probe --json --sysfs-root ./-x > got.json
+	cmp want.json got.json
 }
 
 @test "capture-sysfs: a ROOT that is missing or holds no sys/devices/system fails with exit 1 and writes nothing" {
