@@ -281,6 +281,21 @@ Try 'slab --help' for more information."
 	mkdir alone/slab-pack
 	run -126 --separate-stderr env PATH="$PWD/nothing" alone/slab pack --version
 	assert_equal "$stderr" "slab: '$(pwd -P)/alone/slab-pack': Is a directory"
+	rmdir alone/slab-pack
+	# So is one found on PATH: a script whose interpreter is missing (ENOENT, as for no
+	# file at all) was found, and is named by its path; one that is not executable is
+	# passed over for an executable one further on PATH, as execvp does.
+	mkdir broken
+	printf '#!/nonexistent/sh\n' > broken/slab-pack
+	chmod +x broken/slab-pack
+	run -126 --separate-stderr env PATH="$PWD/nothing:$PWD/broken" alone/slab pack --version
+	assert_output ""
+	assert_equal "$stderr" "slab: '$PWD/broken/slab-pack': No such file or directory"
+	chmod -x broken/slab-pack
+	run -126 --separate-stderr env PATH="$PWD/broken:$PWD/nothing" alone/slab pack --version
+	assert_equal "$stderr" "slab: '$PWD/broken/slab-pack': Permission denied"
+	run -0 env PATH="$PWD/broken:$PWD/root/usr/bin:/usr/bin:/bin" alone/slab pack --version
+	assert_output "slab-pack (slab) $(slab_version)"
 }
 
 @test "in the build tree the front runs the short-named tools beside it; elsewhere it never runs a short name" {

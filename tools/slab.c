@@ -92,6 +92,48 @@ static int runnable(const char *path)
 }
 
 /*
+ * execvp(name, argv), but telling what execvp's errno cannot: whether a file of that name was
+ * found on PATH at all. A tool there that does not run with ENOENT (a script whose interpreter
+ * is missing) was found, and is not "not installed". As execvp: each folder of PATH in turn
+ * (an empty one the current folder; no PATH, /bin:/usr/bin), the first executable file run, a
+ * file that is not executable passed over but remembered. Only returns on failure: 1 when a
+ * file was found (path its path, errno why it does not run), else 0 (errno ENOENT).
+ */
+static int run_from_path(const char *name, char **argv, char *path, size_t size)
+{
+	const char *dirs = getenv("PATH"), *d, *end;
+	char file[PATH_MAX + 64];
+	int r, found = 0, err = ENOENT;
+
+	if (dirs == NULL)
+		dirs = "/bin:/usr/bin";
+	for (d = dirs;; d = end + 1) {
+		end = strchr(d, ':');
+		if (end == NULL)
+			end = d + strlen(d);
+		if ((size_t)(end - d) + strlen(name) + 2 <= sizeof(file)) {
+			snprintf(file, sizeof(file), "%.*s%s%s", (int)(end - d), d,
+				 end == d ? "" : "/", name);
+			if ((r = runnable(file)) > 0) {
+				snprintf(path, size, "%s", file);
+				execv(file, argv);
+				return 1;
+			}
+			/* not executable: the next folder's may be; else this is why */
+			if (r < 0 && !found) {
+				found = 1;
+				err = errno;
+				snprintf(path, size, "%s", file);
+			}
+		}
+		if (*end == '\0')
+			break;
+	}
+	errno = err;
+	return found;
+}
+
+/*
  * Replace this process with the tool, argv[0] the name it was found by (slab-pack, or pack in
  * a build tree), args after it. Looked for beside this program (/proc/self/exe's folder: an
  * installed front runs the tools installed with it, whatever PATH says), then on PATH. Only
@@ -143,8 +185,7 @@ static int run_tool(const struct tool *t, char **args, int nargs)
 		}
 	}
 	argv[0] = name;
-	snprintf(path, sizeof(path), "%s", name);
-	execvp(name, argv);
+	found = run_from_path(name, argv, path, sizeof(path));
 fail:
 	err = errno;
 	free(argv);
