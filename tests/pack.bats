@@ -202,6 +202,23 @@ PY
 	assert_equal "${lines[0]}" "0	d/a	0	txt:4096:3"
 }
 
+@test "--fields: a name that no sample has is a warning, even with -q; the file is still written" {
+	small_tar
+	run -0 --separate-stderr pack -q -o f.slab --fields txt,jgp,nope small.tar
+	assert_equal "$stderr" "pack: warning: --fields 'jgp': no sample has that field
+pack: warning: --fields 'nope': no sample has that field"
+	run -0 inspect --list f.slab
+	assert_equal "${#lines[@]}" 2
+	# every name found: no warning
+	run -0 --separate-stderr pack -q -o g.slab --fields txt small.tar
+	assert_equal "$stderr" ""
+	# no name found: an empty dataset, still with its warning
+	run -0 --separate-stderr pack -q -o h.slab --fields jgp small.tar
+	assert_equal "$stderr" "pack: warning: --fields 'jgp': no sample has that field"
+	run -0 inspect h.slab
+	assert_line "samples:      0"
+}
+
 @test "a key appearing again later is an error naming the key and input" {
 	python3 - <<'PY'
 import tarfile, io

@@ -300,6 +300,7 @@ struct run {
 	const char *outname;
 	uint64_t bad_samples;
 	uint64_t data_in;
+	unsigned char *kept;            /* per --fields name: some sample written has it */
 	double start, last_progress;
 	int progress;
 };
@@ -359,6 +360,9 @@ static int emit(struct run *r, struct job *jb)
 		cli_error("%s", slab_writer_error(r->w));
 		return -1;
 	}
+	for (size_t k = 0; k < r->o->nkeep; k++)
+		for (size_t i = 0; !r->kept[k] && i < s->nfields; i++)
+			r->kept[k] = strcmp(jb->fin[i].name, r->o->keep[k]) == 0;
 	show_progress(r, 0);
 	return 0;
 }
@@ -879,7 +883,8 @@ int main(int argc, char **argv)
 	r.o = &o;
 	r.outname = strcmp(o.output, "-") ? o.output : "(stdout)";
 	r.w = slab_writer_new();
-	if (!opt_text || !r.w) {
+	r.kept = calloc(o.nkeep ? o.nkeep : 1, 1);
+	if (!opt_text || !r.w || !r.kept) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -903,6 +908,11 @@ int main(int argc, char **argv)
 	if (cli_output_commit(&output) < 0)
 		goto out;
 	cli_progress_clear();
+	/* A name of --fields that no sample had is most likely a typo (jgp for jpg): the
+	 * file is right, but not what was meant. */
+	for (size_t k = 0; k < o.nkeep; k++)
+		if (!r.kept[k])
+			cli_warn("warning: --fields '%s': no sample has that field", o.keep[k]);
 	if (cli_verbosity >= 1)
 		summary(&r, &in, cli_now() - r.start);
 	ret = SLAB_EXIT_OK;
@@ -910,6 +920,7 @@ out:
 	cli_progress_clear();
 	cli_output_abort(&output);
 	slab_writer_free(r.w);
+	free(r.kept);
 	free(opt_text);
 	for (size_t i = 0; i < o.nkeep; i++)
 		free(o.keep[i]);
