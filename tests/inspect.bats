@@ -371,6 +371,30 @@ PY
 	assert_output --partial "inspect: refusing to write a tar to a terminal"
 }
 
+@test "--get to a terminal writes plain text only: escape sequences and binary bytes are refused" {
+	command -v script >/dev/null || skip "script(1) not installed"
+	mkdir -p t
+	printf 'cat\n' > t/a.cls
+	printf '\e]0;owned\a\e[2J' > t/b.cls
+	printf '\xff\xd8\xff\xe0' > t/c.cls
+	printf 'l\xc3\xa9\tchat\n' > t/d.cls
+	printf 'x\r\n' > t/e.cls
+	(cd t && tar --format=gnu -cf ../t.tar a.cls b.cls c.cls d.cls e.cls)
+	pack -q -o t.slab t.tar
+	# (stty -onlcr: the terminal passes a newline on as it is)
+	run -0 script -qec "stty -onlcr; inspect --get a --field cls t.slab" /dev/null
+	assert_output "cat"
+	run -0 script -qec "stty -onlcr; inspect --get d t.slab" /dev/null
+	assert_output $'l\xc3\xa9\tchat'
+	for k in b c e; do
+		run -2 script -qec "stty -onlcr; inspect --get $k --field cls t.slab" /dev/null
+		assert_output "inspect: 't.slab': sample '$k' field 'cls' is not plain text: refusing to write it to a terminal (redirect it)"
+	done
+	# redirected, the bytes as they are
+	inspect --get b --field cls t.slab > b.out
+	cmp b.out t/b.cls
+}
+
 @test "--tar and --list into a reader that stops early, SIGPIPE ignored: a quiet stop, exit 0" {
 	mkwds --count 50 -o big.tar
 	pack -q -o big.slab big.tar

@@ -528,6 +528,14 @@ static int get(struct slab *s, const char *path, const char *what, const char *f
 		cli_error("%s", slab_error(s));
 		return -1;
 	}
+	/* Written as they are, a field's bytes could drive the terminal (a crafted label's escape
+	 * sequences) or garble it (a JPEG): on a terminal, only text that shows as it is. */
+	if (isatty(STDOUT_FILENO) && !cli_text_shown_safely(fl.data, (size_t)fl.size)) {
+		cli_error("'%s': sample '%.*s' field '%s' is not plain text: refusing to write it to "
+			  "a terminal (redirect it)", path, slab_key_shown(smp.key_len), smp.key,
+			  slab_field_name(s, (unsigned)f));
+		return -2;
+	}
 	cli_flush_stdout();
 	/* At most 1 GiB a call, as slab_write_full() writes. */
 	if (slab_write_chunked(STDOUT_FILENO, fl.data, fl.size, 1u << 30, &done) != 0 &&

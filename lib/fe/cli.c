@@ -280,6 +280,21 @@ size_t cli_fput_escaped(const char *s, size_t len, FILE *f)
 	return escape_to(f, NULL, s, len);
 }
 
+int cli_text_shown_safely(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t k;
+
+	for (size_t i = 0; i < len; i += k) {
+		k = 1;
+		if ((p[i] >= 0x20 && p[i] < 0x7f) || p[i] == '\t' || p[i] == '\n')
+			continue;
+		if (p[i] < 0x80 || (k = utf8_len(p + i, len - i)) == 0)
+			return 0;
+	}
+	return 1;
+}
+
 /* fmt formatted whole (in a small buffer, else one from the heap: truncated to the small one
  * when there is no memory, which beats nothing), then escaped to f (NULL: only counted). */
 static size_t vescaped(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

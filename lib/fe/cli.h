@@ -26,6 +26,11 @@ extern int cli_verbosity;
  * It allocates nothing. Returns the length written (for padding a column). Messages
  * (cli_error ...) escape by themselves. */
 size_t cli_fput_escaped(const char *s, size_t len, FILE *f);
+/* 1 when the len bytes at data are text a terminal shows as it is (printable ASCII, tab,
+ * newline and the UTF-8 that cli_fput_escaped() leaves alone), 0 when any byte could drive
+ * the terminal (an escape sequence, a carriage return, a bidirectional control) or is not
+ * UTF-8: binary data, or text crafted to rewrite the screen. */
+int cli_text_shown_safely(const void *data, size_t len);
 #define cli_fputs_escaped(s, f) cli_fput_escaped((s), strlen(s), (f))
 /* Code points that are well-formed UTF-8 yet act on a terminal: the C1 controls
  * (U+0080..U+009F; U+009B is a CSI to some terminals) and the bidirectional embeddings,
