@@ -1401,16 +1401,17 @@ def _subset_globals(lib, dataset, subset):
 USAGE = "usage: slab.py [--verify] [--] FILE...\n       slab.py --version"
 HELP = USAGE + """
 
-Print each .slab file's summary, once its header, trailer and table checksums match (as
-inspect's); with --verify, check the whole file as inspect --verify does, every CRC-32C
-included. --version prints the module's version (slab.__version__).
+Print each .slab file's summary, once its header, trailer and table checksums
+match (as inspect's); with --verify, check the whole file as inspect --verify
+does, every CRC-32C included. --version prints the module's version
+(slab.__version__).
 
-libslab.so, when found, makes the checks (much faster); else Python does. Looked for in this
-order: $SLAB_LIBRARY (a path; empty or "none" for pure Python), the package's own
-libslab.so.0 (pip install), <scripts>/../build/libslab.so in a source tree, installed (the
-LIBDIR make install
-recorded, find_library("slab"), libslab.so.0). A library of another major version than %d,
-or built with a sanitizer, is passed over.
+libslab.so, when found, makes the checks (much faster); else Python does.
+Looked for in this order: $SLAB_LIBRARY (a path; empty or "none" for pure
+Python), the package's own libslab.so.0 (pip install),
+<scripts>/../build/libslab.so in a source tree, installed (the LIBDIR make
+install recorded, find_library("slab"), libslab.so.0). A library of another
+major version than %d, or built with a sanitizer, is passed over.
 """
 
 

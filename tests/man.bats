@@ -312,7 +312,7 @@ options_documented() {
 	options_documented slab
 }
 
-@test "every tool's --help, and slab --help, is at most 80 columns wide, as built and as installed" {
+@test "every tool's --help, slab --help and slab.py --help are at most 80 columns wide, as built and as installed" {
 	local t cmd wide="" dir="$BATS_TEST_TMPDIR/installed"
 	mkdir -p "$dir"
 	for t in pack inspect shuffle-plan prefetch bench-tlb numa-probe slab; do
@@ -329,6 +329,11 @@ options_documented() {
 				'length($0) > 80 { printf "\n%s --help: %d columns: %s", t, length($0), $0 }')
 		done
 	done
+	# slab.py's too (its last line names the library it found: none here, a short line)
+	run -0 --separate-stderr env SLAB_LIBRARY=none python3 "$SLAB_ROOT/scripts/slab.py" --help
+	[ "$(wc -l <<<"$output")" -ge 5 ] || fail "slab.py --help: $output"
+	wide+=$(expand <<<"$output" | LC_ALL=C awk \
+		'length($0) > 80 { printf "\nslab.py --help: %d columns: %s", length($0), $0 }')
 	[ -z "$wide" ] || fail "wider than 80 columns:$wide"
 }
 
