@@ -303,6 +303,31 @@ GET /d.slab bytes=0-4095 200"
 	inspect --tar "$u" | cmp - tar.local
 }
 
+# A state file that said the metadata was there was trusted as it stood: cut short, its page
+# bytes past the end faulted (SIGBUS); a page size of 0 in it divided by zero (SIGFPE).
+@test "a state file cut short or damaged by hand is not used: the cache is made again" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	prefetch -q --warm "$u"
+	state=$(find cache -name '*.state')
+	inspect --tar www/d.slab >tar.local
+	truncate -s 4096 "$state"
+	run -0 --separate-stderr prefetch --status "$u"
+	assert_equal "$stderr" ""
+	inspect --tar "$u" | cmp - tar.local
+	prefetch -q --warm "$u"
+	# the page size, then the page count, zeroed and too large
+	printf '\0\0\0\0\0\0\0\0' | dd of="$state" bs=1 seek=16 conv=notrunc status=none
+	run -0 --separate-stderr prefetch --status "$u"
+	assert_equal "$stderr" ""
+	inspect --tar "$u" | cmp - tar.local
+	printf '\0\0\0\0\0\0\1\0' | dd of="$state" bs=1 seek=40 conv=notrunc status=none
+	run -0 --separate-stderr prefetch --status "$u"
+	assert_equal "$stderr" ""
+	inspect --verify -q "$u"
+	inspect --tar "$u" | cmp - tar.local
+}
+
 @test "an object replaced on the server: the old cache is not used, and a change during a run is an error" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

@@ -418,6 +418,27 @@ static void geometry(struct slab_remote *r, const unsigned char *head, const uns
 		    (r->table_offset - r->data_offset + r->page_size - 1) / r->page_size : 0;
 }
 
+/* Does a state file that says the metadata is there agree with the header and trailer in
+ * the data file, and hold a byte for each page? One damaged or cut short (by hand, a full
+ * disk, a disk fault) would have every reader divide by a page size of 0 or fault on the page
+ * bytes past its end: such a cache is not used but made again. 1 when it can be used. */
+static int state_sane(struct slab_remote *r, const unsigned char *h)
+{
+	unsigned char head[32], tr[SLAB_TRAILER_SIZE];
+	struct stat st;
+
+	if (r->size < SLAB_HEADER_SIZE + SLAB_TRAILER_SIZE ||
+	    pread(r->data_fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    pread(r->data_fd, tr, sizeof(tr), (off_t)(r->size - sizeof(tr))) != (ssize_t)sizeof(tr))
+		return 0;
+	geometry(r, head, tr);
+	if (state_get64(h, ST_PAGE) != r->page_size || state_get64(h, ST_DATA) != r->data_offset ||
+	    state_get64(h, ST_TABLE) != r->table_offset || state_get64(h, ST_PAGES) != r->npages ||
+	    r->table_offset > r->size - SLAB_TRAILER_SIZE || r->data_offset > r->table_offset)
+		return 0;
+	return fstat(r->state_fd, &st) == 0 && (uint64_t)st.st_size >= STATE_HEADER + r->npages;
+}
+
 /* Check the metadata in the data file with the reader's own checks. 0, or its error. */
 static int check_meta(struct slab_remote *r, struct slab_err *err)
 {
@@ -505,7 +526,8 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 		struct stat st;
 
 		r->data_fd = open(r->data_path, O_RDWR | O_CLOEXEC);
-		if (r->data_fd < 0 || fstat(r->data_fd, &st) < 0 || (uint64_t)st.st_size != r->size) {
+		if (r->data_fd < 0 || fstat(r->data_fd, &st) < 0 || (uint64_t)st.st_size != r->size ||
+		    (slab_le32(h + ST_META) && !state_sane(r, h))) {
 			if (r->data_fd >= 0)
 				close(r->data_fd);
 			close(r->state_fd);
