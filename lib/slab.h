@@ -314,7 +314,9 @@ SLAB_API void slab_fetch_ahead(struct slab *s, uint64_t off, uint64_t len);
 /* Are they all present? 1 for a local file. */
 SLAB_API int slab_fetched(const struct slab *s, uint64_t off, uint64_t len);
 /* Drop the whole .slab pages inside [off, off + len) from the local cache (len 0: to the
- * end); 0 for a local file. Bytes of those pages handed out before must not be read after. */
+ * end); 0 for a local file. Bytes of those pages handed out before must not be read after.
+ * Refused (SLAB_ERR_IO, nothing dropped) while another process has the URL open: it would
+ * read the dropped pages as zeros. */
 SLAB_API int slab_uncache(struct slab *s, uint64_t off, uint64_t len);
 
 /* What ties a plan to its files: their content, not their names. */

@@ -103,6 +103,35 @@ twice() {
 }
 
 # A relative XDG_CACHE_HOME made the cache under wherever the process ran.
+# --evict of a URL punched out pages another process was reading: its stream carried zeros
+# in place of the samples' bytes, exit status 0.
+@test "prefetch --evict of a URL another process is reading is refused; the reader's bytes are the object's" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	shuffle-plan -q --seed 3 --mode random -o p www/d.slab
+	prefetch -q --plan p --emit www/d.slab >emit.local
+	prefetch -q --warm "$u"
+	mkfifo fifo
+	prefetch -q --plan p --emit "$u" >fifo &
+	pid=$!
+	exec 4<fifo
+	# a byte of the stream: the reader has the URL open and is writing it
+	head -c 1 <&4 >emit.url
+	run -1 --separate-stderr prefetch --evict "$u"
+	assert_equal "$stderr" "prefetch: '$u': not evicted: another process is reading it from the local cache"
+	cat <&4 >>emit.url
+	exec 4<&-
+	wait "$pid"
+	cmp emit.url emit.local
+	run prefetch --status --json "$u"
+	assert_line --partial '"percent": 100'
+	# once no other process has it open, it goes
+	run -0 --separate-stderr prefetch --evict "$u"
+	assert_equal "$stderr" ""
+	run prefetch --status --json "$u"
+	assert_line --partial '"resident_pages": 0,'
+}
+
 @test "the default cache folder: XDG_CACHE_HOME when absolute, else ~/.cache/slab" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

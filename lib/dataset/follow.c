@@ -604,7 +604,7 @@ static int release(struct slab_follow *f, uint64_t g)
 			      (size_t)(ahi - alo), MADV_DONTNEED);
 	if (slab_pagecache_advise(pc, lo, hi - lo, SLAB_PAGECACHE_DONTNEED) < 0)
 		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_pagecache_error(pc));
-	if (f->punch && f->remote[file] && slab_uncache(f->files[file], lo, hi - lo) < 0)
+	if (f->punch && f->remote[file] && slab_uncache_budget(f->files[file], lo, hi - lo) < 0)
 		return slab_fail_from(&f->err, SLAB_ERR_IO, slab_error(f->files[file]));
 	f->whole[g] = 0;        /* read whole again when it comes back */
 	f->st.released++;

@@ -496,15 +496,25 @@ int slab_fetched(const struct slab *s, uint64_t off, uint64_t len)
 	return s->remote ? slab_remote_cached(s->remote, off, to_end(s, off, len)) : 1;
 }
 
-int slab_uncache(struct slab *s, uint64_t off, uint64_t len)
+static int uncache(struct slab *s, uint64_t off, uint64_t len, int evict)
 {
 	struct slab_err e;
 	int rc;
 
 	if (!s->remote)
 		return 0;
-	rc = slab_remote_drop(s->remote, off, to_end(s, off, len), &e);
+	rc = slab_remote_drop(s->remote, off, to_end(s, off, len), evict, &e);
 	return rc < 0 ? slab_fail_from(&s->err, rc, e.text) : 0;
+}
+
+int slab_uncache(struct slab *s, uint64_t off, uint64_t len)
+{
+	return uncache(s, off, len, 1);
+}
+
+int slab_uncache_budget(struct slab *s, uint64_t off, uint64_t len)
+{
+	return uncache(s, off, len, 0);
 }
 
 void slab_close(struct slab *s)

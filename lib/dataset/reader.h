@@ -58,5 +58,8 @@ int slab_check_field(struct slab *s, uint64_t i, unsigned f, const struct slab_f
 /* The pages fetched together with data page `page` (a URL's page group, remote.h): pages
  * [*first, *end) of the data; [page, page + 1) for a local file. */
 void slab_page_group(const struct slab *s, uint64_t page, uint64_t *first, uint64_t *end);
+/* slab_uncache() for a local cache budget's own drops (follow.c): not refused while other
+ * processes read the object (the budget's caveat, prefetch(1) --disk). */
+int slab_uncache_budget(struct slab *s, uint64_t off, uint64_t len);
 
 #endif

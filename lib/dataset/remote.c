@@ -95,6 +95,22 @@ struct slab_remote {
 	int child;                      /* this is a fork() child's copy: no fetchers */
 };
 
+/* Every process that has the object open holds a read lock (an open file description
+ * lock, released by a kill as by a close) on the state file's header, which no page lock
+ * covers: an eviction of the whole object takes the write lock there, and so never drops
+ * pages that another process may be reading, nor waits while one does. A process opening the
+ * object while an eviction runs waits for it. */
+static int hold_open(int fd)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0,
+			    .l_len = STATE_HEADER };
+	int rc;
+
+	while ((rc = fcntl(fd, F_OFD_SETLKW, &fl)) < 0 && errno == EINTR)
+		;
+	return rc;
+}
+
 /* In a fork() child (a DataLoader's worker over a dataset opened before the fork) the
  * background fetchers do not exist, a lock may be held by a thread that does not either,
  * and the state file's description, whose OFD locks keep other processes out, is shared
@@ -122,6 +138,7 @@ static void after_fork(struct slab_remote *r)
 	if (fd >= 0) {
 		close(r->state_fd);
 		r->state_fd = fd;
+		(void)hold_open(fd);    /* the child reads the object too */
 	}
 }
 
@@ -567,6 +584,11 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 	}
 	if ((rc = state_map(r, err)) < 0)
 		goto fail;
+	if (hold_open(r->state_fd) < 0) {
+		rc = slab_fail(err, SLAB_ERR_IO, url, "cache lock '%s': %s", r->state_path,
+			       strerror(errno));
+		goto fail;
+	}
 	close(lock);
 	*out = r;
 	*data_path = r->data_path;
@@ -959,14 +981,41 @@ int slab_remote_cached(const struct slab_remote *r, uint64_t off, uint64_t len)
 	return 1;
 }
 
-int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct slab_err *err)
+static int drop_pages(struct slab_remote *r, uint64_t off, uint64_t end, struct slab_err *err);
+
+int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, int evict,
+		     struct slab_err *err)
 {
 	const char *url = slab_net_url(r->net);
-	uint64_t p0, p1, end = off + len < off ? UINT64_MAX : off + len;
+	uint64_t end = off + len < off ? UINT64_MAX : off + len;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0,
+			    .l_len = STATE_HEADER };
+	int rc;
 
 	after_fork(r);
 	if (!r->gfirst || r->npages == 0 || len == 0 || end <= r->data_offset)
 		return 0;
+	if (!evict)
+		return drop_pages(r, off, end, err);
+	/* Another process reading the object would read the holes as its bytes. */
+	if (fcntl(r->state_fd, F_OFD_SETLK, &fl) < 0) {
+		if (errno == EAGAIN || errno == EACCES)
+			return slab_fail(err, SLAB_ERR_IO, url,
+					 "not evicted: another process is reading it from the local cache");
+		return slab_fail(err, SLAB_ERR_IO, url, "cache lock '%s': %s", r->state_path,
+				 strerror(errno));
+	}
+	rc = drop_pages(r, off, end, err);
+	fl.l_type = F_RDLCK;
+	(void)fcntl(r->state_fd, F_OFD_SETLK, &fl);
+	return rc;
+}
+
+static int drop_pages(struct slab_remote *r, uint64_t off, uint64_t end, struct slab_err *err)
+{
+	const char *url = slab_net_url(r->net);
+	uint64_t p0, p1;
+
 	if (off < r->data_offset)
 		off = r->data_offset;
 	/* Whole pages only: the first page starting at or after off, up to the last ending at

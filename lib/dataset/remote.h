@@ -49,8 +49,11 @@ void slab_remote_want(struct slab_remote *r, uint64_t off, uint64_t len);
 int slab_remote_cached(const struct slab_remote *r, uint64_t off, uint64_t len);
 
 /* Drop the whole pages in [off, off + len) from the cache (state first, then the bytes, with
- * fallocate(PUNCH_HOLE)): 0 or an error. */
-int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, struct slab_err *err);
+ * fallocate(PUNCH_HOLE)): 0 or an error. evict: refused (SLAB_ERR_IO, nothing dropped) while
+ * another process has the object open, which would read the holes as its bytes; else (a
+ * budget's own drops: its caveat in prefetch(1)) dropped whoever reads them. */
+int slab_remote_drop(struct slab_remote *r, uint64_t off, uint64_t len, int evict,
+		     struct slab_err *err);
 
 /* The page group of a page of the data: pages [*first, *end). */
 void slab_remote_group(const struct slab_remote *r, uint64_t page, uint64_t *first,
