@@ -357,6 +357,29 @@ GET /d.slab bytes=0-4095 200"
 	inspect --tar "$u" | cmp - tar.local
 }
 
+# A header or table damaged in the local cache was reported as the URL's own damage (the
+# object on the server is fine) and the URL could not be read until the cache was removed.
+@test "a header or table damaged in the local cache is fetched again, not blamed on the URL" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	prefetch -q --warm "$u"
+	data=$(find cache -name '*-d.slab' -type f)
+	size=$(filesize "$data")
+	inspect --tar www/d.slab >tar.local
+	inspect www/d.slab >summary.local
+	for at in 40 $((size - 200)); do
+		printf 'X' | dd of="$data" bs=1 seek="$at" conv=notrunc status=none
+		run -0 --separate-stderr inspect "$u"
+		assert_equal "$stderr" ""
+		inspect --tar "$u" | cmp - tar.local
+	done
+	# damaged on the server too: the URL's error, as before
+	printf 'X' | dd of=www/d.slab bs=1 seek=40 conv=notrunc status=none
+	rm -rf cache
+	run -1 --separate-stderr inspect "$u"
+	assert_equal "$stderr" "inspect: '$u': header checksum mismatch at offset 0"
+}
+
 @test "an object replaced on the server: the old cache is not used, and a change during a run is an error" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

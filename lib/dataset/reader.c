@@ -411,12 +411,21 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 		return slab_fail(&s->err, SLAB_ERR_INVAL, name,
 				 "remote options of %zu %s: no such version", o->size,
 				 slab_plural(o->size, "byte", "bytes"));
-	ret = slab_remote_open(&s->remote, name, &opt, &local, &e);
-	if (ret < 0)
-		return slab_fail_from(&s->err, ret, e.text);
-	s->remote_owned = 1;
-	if ((ret = map_open(s, local)) < 0)
-		return unopen(s, ret);
+	for (int fresh = 0;; fresh = 1) {
+		ret = slab_remote_open(&s->remote, name, &opt, fresh, &local, &e);
+		if (ret < 0)
+			return slab_fail_from(&s->err, ret, e.text);
+		s->remote_owned = 1;
+		if ((ret = map_open(s, local)) == 0)
+			break;
+		/* Metadata found in the local cache that fails the checks it passed when it was
+		 * fetched was damaged there since (by hand, a disk fault), not on the server:
+		 * the cache is made again from the server, once. */
+		if (fresh || (ret != SLAB_ERR_CORRUPT && ret != SLAB_ERR_FORMAT) ||
+		    slab_remote_fetched_meta(s->remote))
+			return unopen(s, ret);
+		unopen(s, ret);
+	}
 	if ((ret = slab_remote_bind(s->remote, s, &e)) < 0)
 		return unopen(s, slab_fail_from(&s->err, ret, e.text));
 	return 0;

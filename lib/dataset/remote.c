@@ -498,7 +498,7 @@ void slab_remote_net_config(const struct slab_remote_options *o, struct slab_net
 }
 
 int slab_remote_open(struct slab_remote **out, const char *url,
-		     const struct slab_remote_options *o, const char **data_path,
+		     const struct slab_remote_options *o, int fresh, const char **data_path,
 		     struct slab_err *err)
 {
 	struct slab_net_config c;
@@ -534,7 +534,7 @@ int slab_remote_open(struct slab_remote **out, const char *url,
 		goto fail;
 	}
 	r->state_fd = open(r->state_path, O_RDWR | O_CLOEXEC);
-	if (r->state_fd >= 0 && (pread(r->state_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	if (r->state_fd >= 0 && (fresh || pread(r->state_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 				 !state_matches(r, h))) {
 		close(r->state_fd);
 		r->state_fd = -1;
@@ -1293,6 +1293,11 @@ void slab_remote_stats_of(const struct slab_remote *r, struct slab_remote_stats 
 	slab_net_stats(r->net, &ns);
 	st->requests = ns.requests;
 	st->retries = ns.retries;
+}
+
+int slab_remote_fetched_meta(const struct slab_remote *r)
+{
+	return r->tail != 0;
 }
 
 const char *slab_remote_local(const struct slab_remote *r)

@@ -26,11 +26,16 @@ struct slab_fetcher;
 /* Resolve url, open (or make) its cache, and fetch and check the header, the table and the
  * trailer into it unless they are there for the same object (URL, size and ETag) already; a
  * cache of another version of the object is discarded first (renamed away: a process still
- * reading it keeps its files). *data_path: the local file to map (owned by the handle).
- * 0, or an error with *err naming the URL. */
+ * reading it keeps its files), and so is the cache whatever it holds when fresh is set.
+ * *data_path: the local file to map (owned by the handle). 0, or an error with *err naming
+ * the URL. */
 int slab_remote_open(struct slab_remote **out, const char *url,
-		     const struct slab_remote_options *o, const char **data_path,
+		     const struct slab_remote_options *o, int fresh, const char **data_path,
 		     struct slab_err *err);
+
+/* Did this open fetch the header, the table and the trailer (1), or find them in the cache
+ * (0)? */
+int slab_remote_fetched_meta(const struct slab_remote *r);
 
 /* Learn the page groups from the opened reader's table (s maps data_path). 0 or
  * SLAB_ERR_NOMEM. */
