@@ -964,17 +964,29 @@ static int adopt_resident(struct slab_follow *f)
 {
 	for (uint64_t g = 0; g < f->npages; g++) {
 		struct slab_pagecache_residency res;
+		int unused = f->use_off[g + 1] == f->use_off[g];
 		uint64_t lo, hi, b;
 		uint32_t file;
 
-		if (f->use_off[g + 1] == f->use_off[g])
-			continue;
 		page_range(f, g, &file, &lo, &hi);
 		if (f->punch && f->remote[file]) {
-			/* The local cache's budget: what the cache holds. */
+			/* The local cache's budget: what the cache holds, the pages no plan uses
+			 * included (another rank's plan or a --warm left them there): the budget is
+			 * the disk's, which they fill as much as any. Kept last of all, as pages
+			 * no plan uses again are; a fixed set has no room for them (below). */
+			if (unused && f->o.policy == SLAB_CACHE_FIXED)
+				continue;
 			if (!slab_fetched(f->files[file], lo, hi - lo))
 				continue;
+			if (unused) {
+				heap_push(f, g, NONE - 1);
+				f->kept_bytes += hi - lo;
+				f->st.adopted++;
+				continue;
+			}
 		} else {
+			if (unused)
+				continue;
 			if (slab_pagecache_residency(f->pcs[file], lo, hi - lo, SLAB_PAGECACHE_AUTO,
 						     &res) < 0)
 				return slab_fail_from(&f->err, SLAB_ERR_IO,
@@ -989,7 +1001,21 @@ static int adopt_resident(struct slab_follow *f)
 		f->kept_bytes += b;
 		f->st.adopted++;
 	}
-	return f->o.policy == SLAB_CACHE_BELADY ? evict(f, 0, 0) : 0;
+	if (f->o.policy == SLAB_CACHE_BELADY)
+		return evict(f, 0, 0);
+	/* A fixed set's: dropped now, the last page first (slab_fetched() of a page asks for
+	 * its group's pages from the first, which must still be there). */
+	for (uint64_t g = f->npages; g-- > 0;) {
+		uint64_t lo, hi;
+		uint32_t file;
+		int r;
+
+		page_range(f, g, &file, &lo, &hi);
+		if (f->use_off[g + 1] == f->use_off[g] && f->punch && f->remote[file] &&
+		    slab_fetched(f->files[file], lo, hi - lo) && (r = release(f, g)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* Room for the index of each page's uses, counted by the caller's walk over the plan
