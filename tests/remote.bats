@@ -144,6 +144,22 @@ twice() {
 	[ -n "$(find xdg/slab -name '*-d.slab' -type f)" ]
 }
 
+# The folders the cache made were 0755 under a umask of 022: the bytes of a private bucket's
+# objects, fetched with the user's credentials, were readable by every user of the machine.
+@test "the folders the local cache makes are the user's alone; those already there stay as they are" {
+	start_nginx www
+	u=$HTTP_URL/d.slab
+	unset SLAB_CACHE_DIR XDG_CACHE_HOME
+	chmod 0755 cache
+	(umask 022 && prefetch -q --warm "$u" && prefetch -q --warm --cache-dir cache "$u")
+	run stat -c '%a %n' "$HOME/.cache" "$HOME/.cache/slab" "$HOME"/.cache/slab/127.0.0.1_* cache cache/127.0.0.1_*
+	assert_output "700 $HOME/.cache
+700 $HOME/.cache/slab
+700 $(echo "$HOME"/.cache/slab/127.0.0.1_*)
+755 cache
+700 $(echo cache/127.0.0.1_*)"
+}
+
 @test "8 processes reading one URL through one cache fetch each page once" {
 	start_nginx www
 	u=$HTTP_URL/d.slab

@@ -183,19 +183,24 @@ static void safe_part(char *out, size_t cap, const char *s, size_t n)
 		snprintf(out, cap, "_");
 }
 
+/* The folders missing on the way to path, made the user's alone (0700, as the XDG Base
+ * Directory spec asks of ~/.cache): what the cache holds was read with the user's
+ * credentials, from private buckets too. Folders already there are left as they are. */
 static int mkdirs(const char *path)
 {
 	char buf[4096];
 	size_t n = strlen(path);
 
-	if (n >= sizeof(buf))
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
 		return -1;
+	}
 	memcpy(buf, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')
 			continue;
 		buf[i] = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 			return -1;
 		buf[i] = path[i];
 	}
