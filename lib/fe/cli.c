@@ -1286,9 +1286,14 @@ int cli_output_commit(struct cli_output *o)
 		}
 		return 0;
 	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		cli_error("'%s': %s", o->path, strerror(errno));
-		close(fd);
+	/* close() exactly once, whatever fsync() says: a second close() after a failed one
+	 * could close a descriptor another thread has just been given. */
+	int err = fsync(fd) < 0 ? errno : 0;
+
+	if (close(fd) < 0 && err == 0)
+		err = errno;
+	if (err) {
+		cli_error("'%s': %s", o->path, strerror(err));
 		cli_output_abort(o);
 		return -1;
 	}
