@@ -713,6 +713,29 @@ EOF
 	assert_output ""
 }
 
+# A presigned URL carries its credential in the query: the signature (a bearer's pass to the
+# object until it expires), the key id and maybe a session token. They were shown whole in
+# every message, every -v line, the cache's file names and its state file.
+@test "a presigned URL's signature, key id and token are never shown: messages, -v, the cache's files" {
+	NGINX_SERVER_CONF="location /r/ { return 302 gopher://h/?sig=SIGgopher; }" start_nginx www
+	q='X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAFOO%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires=600&X-Amz-Security-Token=TOKbar&X-Amz-Signature=SIGdeadbeef'
+	shown='X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Expires=600&X-Amz-Security-Token=***&X-Amz-Signature=***'
+	run -0 --separate-stderr inspect -v --list "$HTTP_URL/d.slab?$q"
+	inspect --list www/d.slab | cmp - <(printf '%s\n' "${lines[@]}")
+	assert_equal "${stderr_lines[0]}" "inspect: HEAD $HTTP_URL/d.slab?$shown: 200, ${stderr_lines[0]##*: 200, }"
+	run -1 --separate-stderr inspect --list "$HTTP_URL/none.slab?$q#frag"
+	assert_equal "$stderr" "inspect: '$HTTP_URL/none.slab?$shown#frag': HTTP 404"
+	run -1 --separate-stderr inspect --retries 0 --list "$HTTP_URL/r/d.slab?a=1;key=KEYzzz&b="
+	assert_equal "$stderr" "inspect: '$HTTP_URL/r/d.slab?a=1;key=***&b=': redirected to 'gopher://h/?sig=***', not followed (http:// and https:// are, and from https:// only https://)"
+	# the cache's files: named by the path, the query's credentials in none of them
+	run find cache -type f -name '*-d.slab'
+	assert_output --regexp '^cache/127\.0\.0\.1_[0-9]+/[0-9a-f]{16}-d\.slab$'
+	run grep -rlaE 'AKIAFOO|TOKbar|SIGdeadbeef' cache
+	assert_output ""
+	run bash -c "find cache | grep -E 'AKIAFOO|TOKbar|SIGdeadbeef'"
+	assert_output ""
+}
+
 @test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
 	NGINX_TLS=1 start_nginx www
 	u=$HTTP_URL/d.slab
@@ -809,6 +832,9 @@ EOF
 	assert_failure 1
 	assert_output --regexp "^inspect: 's3://bkt/none.slab': HTTP 404 NoSuchKey"
 	[ "${#lines[@]}" -eq 1 ]
+	# a '?' in an S3 key is the key's, not a query with values to mask
+	run -1 inspect --list 's3://bkt/a?key=v&token=t.slab'
+	assert_output "inspect: 's3://bkt/a?key=v&token=t.slab': HTTP 404 NoSuchKey"
 	run inspect --list s3://nobucket/d.slab
 	assert_failure 1
 	assert_output --regexp "^inspect: 's3://nobucket/d.slab': HTTP 404 NoSuchBucket"

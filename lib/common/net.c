@@ -154,18 +154,52 @@ static char *sb_take(struct sbuf *b)
 	return p;
 }
 
-/* url with its userinfo ("user:pass@") shown as "***@": what messages and the log name. A
- * password with a '/', '?' or '#' not percent-encoded ends the host early to a URL parser,
- * and the URL is refused as bad: its message shows it up to the first '@' masked all the
- * same. */
+/* Is a query parameter named [s, e) one that carries a credential: a presigned URL's
+ * signature, key id or session token (S3's X-Amz-Signature, X-Amz-Credential,
+ * X-Amz-Security-Token, Signature and AWSAccessKeyId; GCS's X-Goog-*; Azure's sig), or a
+ * server's own token, key or password? Showing a harmless one masked costs nothing. */
+static int secret_param(const char *s, const char *e)
+{
+	static const char *const words[] = { "sig", "credential", "token", "secret", "pass",
+					      "key", "auth" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t n = strlen(words[i]);
+
+		for (const char *p = s; p + n <= e; p++)
+			if (strncasecmp(p, words[i], n) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* url with its userinfo ("user:pass@") shown as "***@", and the value of each query
+ * parameter that carries a credential (secret_param()) as "***": what messages, the log and
+ * the cache's files name. A password with a '/', '?' or '#' not percent-encoded ends the
+ * host early to a URL parser, and the URL is refused as bad: its message shows it up to the
+ * first '@' masked all the same. Cut to fit len. */
 static void mask_into(char *buf, size_t len, const char *url)
 {
-	const char *a = strstr(url, "://"), *end, *at = NULL;
+	const char *a = strstr(url, "://"), *end, *at = NULL, *p, *q;
+	size_t n = 0;
 
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+#define PUT(s, l) \
+	do { \
+		size_t l_ = (l); \
+		if (n + 1 < len) { \
+			l_ = l_ < len - 1 - n ? l_ : len - 1 - n; \
+			memcpy(buf + n, (s), l_); \
+			n += l_; \
+			buf[n] = '\0'; \
+		} \
+	} while (0)
 	if (a) {
 		a += 3;
 		end = a + strcspn(a, "/?#");
-		for (const char *p = a; p < end; p++)
+		for (p = a; p < end; p++)
 			if (*p == '@')
 				at = p;
 		if (!at && strchr(end, '@')) {
@@ -176,15 +210,45 @@ static void mask_into(char *buf, size_t len, const char *url)
 			curl_url_cleanup(u);
 		}
 	}
-	if (at)
-		snprintf(buf, len, "%.*s***%s", (int)(a - url), url, at);
-	else
-		snprintf(buf, len, "%s", url);
+	if (at) {
+		PUT(url, (size_t)(a - url));
+		PUT("***", 3);
+		p = at;
+	} else {
+		p = url;
+	}
+	/* The query: up to the fragment, parameters separated by '&' (or ';'). An s3://
+	 * URL has none: a '?' there is the key's. */
+	q = strncasecmp(url, "s3://", 5) == 0 ? NULL : strchr(at ? at : a ? a : url, '?');
+	if (!q) {
+		PUT(p, strlen(p));
+		return;
+	}
+	PUT(p, (size_t)(q + 1 - p));
+	for (p = q + 1; *p && *p != '#';) {
+		const char *pe = p + strcspn(p, "&;#"), *eq = memchr(p, '=', (size_t)(pe - p));
+
+		if (eq && secret_param(p, eq)) {
+			PUT(p, (size_t)(eq + 1 - p));
+			PUT("***", 3);
+		} else {
+			PUT(p, (size_t)(pe - p));
+		}
+		p = pe;
+		if (*p == '&' || *p == ';') {
+			PUT(p, 1);
+			p++;
+		}
+	}
+	PUT(p, strlen(p));
+#undef PUT
 }
 
+/* Masking makes a value of fewer than three bytes "***": at most three bytes more for
+ * each parameter, which takes at least one ('&'). */
 static char *mask_dup(const char *url)
 {
-	size_t len = strlen(url) + 4;
+	size_t len = 4 * strlen(url) + 4;
 	char *p = malloc(len);
 
 	if (p)

@@ -25,7 +25,10 @@
 /* Is this name a URL this interface takes (http://, https://, s3://)? */
 int slab_net_is_url(const char *name);
 
-/* url with its userinfo ("user:pass@") shown as "***@", into buf: what a message may name. */
+/* url with its userinfo ("user:pass@") shown as "***@" and the values of the http(s) query
+ * parameters that carry a credential (a presigned URL's X-Amz-Signature, X-Amz-Credential,
+ * X-Amz-Security-Token, ...: any whose name holds "sig", "credential", "token", "secret",
+ * "pass", "key" or "auth") as "***", into buf: what a message may name. */
 void slab_net_mask(char *buf, size_t len, const char *url);
 
 /* Is endpoint one s3:// requests can be sent to: http:// or https://, a host, maybe a port
@@ -75,7 +78,7 @@ int slab_net_open(struct slab_net_object **out, const char *url, const struct sl
 		  struct slab_err *err);
 /* Accepts NULL. */
 void slab_net_close(struct slab_net_object *o);
-/* The URL as given (what messages name), userinfo ("user:pass@") shown as "***@". */
+/* The URL as given (what messages name), masked as slab_net_mask() masks it. */
 const char *slab_net_url(const struct slab_net_object *o);
 
 /* The URL the object's requests go to (s3://: the endpoint, virtual-host or path-style, the

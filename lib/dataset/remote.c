@@ -211,7 +211,7 @@ static int mkdirs(const char *path)
  * by a hash of where the requests go (an S3 key at two endpoints is two objects). */
 static int cache_names(struct slab_remote *r, const char *url, struct slab_err *err)
 {
-	const char *base = r->o.cache_dir, *env, *p, *host, *slash, *name;
+	const char *base = r->o.cache_dir, *env, *p, *host, *slash, *name, *end;
 	char root[4096], part[128], leaf[128], stem[8192];
 	size_t hl;
 	int n;
@@ -238,8 +238,13 @@ static int cache_names(struct slab_remote *r, const char *url, struct slab_err *
 	slash = strchr(host, '/');
 	hl = slash ? (size_t)(slash - host) : strlen(host);
 	safe_part(part, sizeof(part), host, hl);
-	name = strrchr(url, '/');
-	safe_part(leaf, sizeof(leaf), name ? name + 1 : url, 64);
+	/* The leaf is the path's last part: an http(s) URL's query (a presigned URL's is
+	 * mostly its signature) names nothing a reader would look for. An S3 key is the
+	 * whole rest, '?' and all. */
+	end = strncmp(url, "s3://", 5) == 0 ? host + strlen(host) : host + strcspn(host, "?#");
+	for (name = end; name > host && name[-1] != '/'; name--)
+		;
+	safe_part(leaf, sizeof(leaf), name, (size_t)(end - name) < 64 ? (size_t)(end - name) : 64);
 	n = snprintf(stem, sizeof(stem), "%s/%s%s", root, strncmp(url, "s3://", 5) ? "" : "s3-", part);
 	if (n < 0 || (size_t)n >= sizeof(stem))
 		return slab_fail(err, SLAB_ERR_INVAL, url, "cache folder name too long");

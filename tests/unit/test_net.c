@@ -142,6 +142,25 @@ static void test_urls(void)
 	CHECK(open_as("https://joe:p/w?1234@host.example/x.slab", NULL, NULL, 0, NULL, 0, &e) ==
 	      SLAB_ERR_INVAL);
 	CHECK(has(e.text, "'https://***@host.example/x.slab': bad URL: "));
+	/* A presigned URL's credentials are in its query: their values masked, the rest kept;
+	 * an s3:// URL has no query (a '?' is the key's). */
+	{
+		char m[256];
+
+		slab_net_mask(m, sizeof(m), "https://h/k?X-Amz-Credential=AKIA%2Fx&X-Amz-Date=1"
+			      "&X-Amz-Signature=ab;sig=&Key=1&x=2#frag?sig=3");
+		CHECK_STR(m, "https://h/k?X-Amz-Credential=***&X-Amz-Date=1&X-Amz-Signature=***;"
+			  "sig=***&Key=***&x=2#frag?sig=3");
+		slab_net_mask(m, sizeof(m), "http://u:p@h/k?token=t");
+		CHECK_STR(m, "http://***@h/k?token=***");
+		slab_net_mask(m, sizeof(m), "s3://b/a?key=v");
+		CHECK_STR(m, "s3://b/a?key=v");
+		slab_net_mask(m, 12, "http://h/k?sig=s");
+		CHECK_STR(m, "http://h/k?");
+		CHECK(slab_net_open(&o, "http://h/k?sig=a&b=c&pass=", NULL, &e) == 0);
+		CHECK_STR(slab_net_url(o), "http://h/k?sig=***&b=c&pass=***");
+		slab_net_close(o);
+	}
 	/* An '@' in the path of a good URL is the path's. */
 	CHECK(slab_net_open(&o, "http://host.example/a@b.slab", NULL, &e) == 0);
 	CHECK_STR(slab_net_url(o), "http://host.example/a@b.slab");
