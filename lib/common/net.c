@@ -1202,12 +1202,49 @@ static int crange_total(const char *cr, uint64_t *total)
 	return 0;
 }
 
+/* Is the answer to a ranged GET from another object than the one opened: another ETag, or
+ * (where the server sends none) another total size than slab_net_stat() found? The size from
+ * a Content-Range's total, or S3's <ActualObjectSize> of an InvalidRange error. Sets x's
+ * outcome (SLAB_ERR_CHANGED, never retried) and returns 1 when it is. */
+static int changed(struct xfer *x)
+{
+	char actual[32];
+	uint64_t total;
+	const char *e;
+	int have = crange_total(x->crange, &total) == 0;
+
+	/* A 200 carries the whole object: its length is the object's size. */
+	if (!have && x->status == 200 && x->has_clen) {
+		total = x->clen;
+		have = 1;
+	}
+	if (!have && x->small && xml_tag(x->small, "ActualObjectSize", actual, sizeof(actual)))
+		have = parse_u64(actual, &e, &total) == 0 && !*e;
+	if (x->etag_want && *x->etag_want && x->has_etag && strcmp(x->etag, x->etag_want) != 0) {
+		set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
+			"the object changed while in use (ETag %s, was %s)", x->etag, x->etag_want);
+	} else if (x->size_known && have && total != x->size_want) {
+		/* The size the object had when it was opened: where the server sends no ETag,
+		 * the only sign it was replaced by another (of another size). */
+		set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
+			"the object changed while in use (%llu bytes, was %llu)",
+			(unsigned long long)total, (unsigned long long)x->size_want);
+	} else {
+		return 0;
+	}
+	x->changed = 1;
+	return 1;
+}
+
 /* The head of a 2xx answer to a ranged GET, checked before a byte of its body is taken:
- * the range asked for, or the whole object where that was asked for; the ETag. */
+ * from the object opened (changed()), the range asked for, or the whole object where that
+ * was asked for (and it is the object opened: changed() checked its size). */
 static int check_head(struct xfer *x)
 {
 	uint64_t total;
 
+	if ((x->status == 206 || x->status == 200) && changed(x))
+		return x->outcome;
 	if (x->status == 206) {
 		char want[64];
 		size_t n = (size_t)snprintf(want, sizeof(want), "bytes %llu-%llu/",
@@ -1234,21 +1271,6 @@ static int check_head(struct xfer *x)
 			return set_why(x, XF_FATAL, SLAB_ERR_IO, "server ignored the Range header");
 	} else if (!(x->stat_get && x->status == 416)) {
 		return set_why(x, XF_FATAL, SLAB_ERR_IO, "HTTP %ld to a ranged GET", x->status);
-	}
-	if (x->etag_want && *x->etag_want && x->has_etag && strcmp(x->etag, x->etag_want) != 0) {
-		x->changed = 1;
-		return set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
-			       "the object changed while in use (ETag %s, was %s)", x->etag,
-			       x->etag_want);
-	}
-	/* The size the object had when it was opened: where the server sends no ETag, the
-	 * only sign it was replaced by another (of another size). */
-	if (x->status == 206 && x->size_known && crange_total(x->crange, &total) == 0 &&
-	    total != x->size_want) {
-		x->changed = 1;
-		return set_why(x, XF_FATAL, SLAB_ERR_CHANGED,
-			       "the object changed while in use (%llu bytes, was %llu)",
-			       (unsigned long long)total, (unsigned long long)x->size_want);
 	}
 	return XF_OK;
 }
@@ -1462,6 +1484,18 @@ static int conclude(struct conn *cn, struct xfer *x, CURLcode rc)
 			return XF_OK;
 		if (x->head && x->status >= 300 && !retryable_status(x->status))
 			return XF_OK;
+		/* A range within the size the object had, refused as past its end: the object
+		 * was replaced by a shorter one (its size said where the server says it). */
+		if (x->sink && !x->stat_get && x->status == 416) {
+			if (changed(x))
+				return x->outcome;
+			if (x->size_known && x->off + x->len <= x->size_want) {
+				x->changed = 1;
+				return set_why(x, XF_FATAL, SLAB_ERR_CHANGED, "the object changed while "
+					       "in use (shorter than the %llu bytes it was)",
+					       (unsigned long long)x->size_want);
+			}
+		}
 		return http_failure(x);
 	}
 	if (x->sink) {

@@ -102,8 +102,10 @@ int slab_net_stat(struct slab_net_object *o, uint64_t *size, char etag[SLAB_NET_
 /* Read exactly len bytes from offset off into buf (a ranged GET, "Range: bytes=off-(off+len-1)").
  * When etag is not NULL and not "", an ETag in the response must be that one: a different one
  * is SLAB_ERR_CHANGED (the object was replaced), never retried (a response without an ETag is
- * taken as it is); so is a 206 whose Content-Range gives another total than the size
- * slab_net_stat() found. Retried with capped exponential
+ * taken as it is); so is an answer that gives the object another size than the one
+ * slab_net_stat() found: a 206's Content-Range total, a 200's length, a 416's Content-Range
+ * or S3 ActualObjectSize (a range past the end of an object replaced by a shorter one).
+ * Retried with capped exponential
  * backoff and jitter (never sooner than an answer's Retry-After asks; one that asks for more
  * than the time left ends the retries), up to config.retries times and config.timeout
  * seconds in all: a
