@@ -172,7 +172,9 @@ SLAB_API const unsigned char *slab_base(const struct slab *s);
 /* The schema: field names, sorted, NUL-terminated. */
 SLAB_API unsigned slab_field_count(const struct slab *s);
 SLAB_API const char *slab_field_name(const struct slab *s, unsigned f);
-/* The path the reader was opened from (slab_open_mem()'s name), as its messages name it. */
+/* The path the reader was opened from (slab_open_mem()'s name), as its messages name it: a
+ * URL with what carries a credential masked (its user:password@ as ***@, a presigned
+ * query's signature, key id and token as ***), what a program's own messages should say. */
 SLAB_API const char *slab_path(const struct slab *s);
 
 /* The field id of a name, or SLAB_ERR_NOTFOUND (negative). */

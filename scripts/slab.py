@@ -302,6 +302,7 @@ def _load(path):
                 ("slab_verify", ctypes.c_int, [vp, _PROGRESS, vp]),
                 ("slab_open_ex", ctypes.c_int, [vp, ctypes.c_char_p, vp]),
                 ("slab_local_path", ctypes.c_char_p, [vp]),
+                ("slab_path", ctypes.c_char_p, [vp]),
                 ("slab_base", vp, [vp]),
                 ("slab_file_size", u64, [vp])):
             fn = getattr(lib, name)
@@ -497,6 +498,7 @@ class SlabFile:
 
     def __init__(self, path, check_table=False, **remote):
         self.path = path
+        self._shown = path              # what messages name (a URL: its credential masked)
         self._map = self._mv = None
         self._c = self._cbuf = None
         self._cbase = 0
@@ -556,7 +558,7 @@ class SlabFile:
             raise
 
     def _error(self, fmt, *args):
-        return SlabError("%s: %s" % (self.path, fmt % args if args else fmt))
+        return SlabError("%s: %s" % (self._shown, fmt % args if args else fmt))
 
     def _url_open(self, url, remote):
         """Open a URL in libslab, whose local cache file this object then maps; its path."""
@@ -575,6 +577,9 @@ class SlabFile:
         self._c, self._cbase = h, _lib.slab_base(h)
         self._c_free = _c_finalizer(self, h, None)
         self._csmp, self._cfld, self._cidx = _CSample(), _CField(), ctypes.c_uint64()
+        # libslab names a URL with its credentials masked: so do this object's messages
+        self._cname = _lib.slab_path(h)
+        self._shown = os.fsdecode(self._cname)
         return os.fsdecode(_lib.slab_local_path(h))
 
     def _c_open(self):

@@ -776,6 +776,45 @@ EOF
 	assert_output ""
 }
 
+# The reader named a URL's file by the URL as given, user:password@ and presigned signature and
+# all, in its messages (a key not found, a field's failed fetch), in slab.Dataset's and in
+# slab.Loader's: the transport's messages masked them, the reader's did not.
+@test "a URL's password and signature are masked in the reader's, slab.Dataset's and slab.Loader's messages" {
+	need_libslab
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u="http://joe:pw1234@${PROXY_URL#http://}/d.slab?X-Amz-Signature=SIGxyz"
+	shown="http://***@${PROXY_URL#http://}/d.slab?X-Amz-Signature=***"
+	re=$(printf '%s' "$shown" | sed 's/[.*?]/\\&/g')
+	run -1 --separate-stderr inspect --get nokey "$u"
+	assert_equal "$stderr" "inspect: '$shown': no sample with key 'nokey'"
+	# every GET refused once the Dataset is open
+	run pyslab - "$u" "$PWD/pycache" "$PROXY_RULES" <<'EOF'
+import os, sys, slab
+url, cache, rules = sys.argv[1], sys.argv[2], sys.argv[3]
+d = slab.Dataset(url, cache_dir=cache, retries=0)
+assert d.files[0].path == url
+with open(rules + ".tmp", "w") as f:
+    f.write('[{"method": "GET", "range": true, "action": "status:403"}]')
+os.rename(rules + ".tmp", rules)
+try:
+    bytes(d[5]["jpg"])
+except slab.SlabError as e:
+    print("dataset:", e)
+try:
+    with slab.Loader([url], cache_dir=cache, retries=0, batch_size=4) as r:
+        for b in r:
+            pass
+except slab.SlabError as e:
+    print("loader:", e)
+EOF
+	assert_success
+	assert_line --regexp "^dataset: $re: HTTP 403 AccessDenied: Access Denied \(bytes [0-9]+-[0-9]+\)\$"
+	assert_line --regexp "^loader: '$re': HTTP 403 AccessDenied: Access Denied \(bytes [0-9]+-[0-9]+\)\$"
+	refute_output --partial pw1234
+	refute_output --partial SIGxyz
+}
+
 @test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
 	NGINX_TLS=1 start_nginx www
 	u=$HTTP_URL/d.slab

@@ -240,7 +240,7 @@ static int load_one(struct worker *w, struct slab_loader_batch *b, uint64_t e, s
 	struct slab_loader *l = w->l;
 	const struct slab_plan_entry *en = &l->plan->entries[e];
 	struct slab *s = w->rd[en->file];
-	const char *path = slab_dataset_path(l->d, en->file);
+	const char *path = slab_path(slab_dataset_file(l->d, en->file));
 	struct slab_loader_sample *r = &b->recs[j];
 	struct fref *fr = &b->frefs[j * l->nf];
 	struct slab_sample smp;
@@ -450,10 +450,10 @@ static int load_guarded(struct worker *w, struct slab_loader_batch *b, uint64_t 
 		}
 		fi = file_at(l, hint, g.addr);
 		if (fi < 0)
-			return slab_fail(&b->err, SLAB_ERR_IO, slab_dataset_path(l->d, hint),
+			return slab_fail(&b->err, SLAB_ERR_IO, slab_path(slab_dataset_file(l->d, hint)),
 					 "cannot read the file's mapping (an I/O error, or the file "
 					 "was truncated while in use)");
-		return slab_fault_fail(&b->err, slab_dataset_path(l->d, (uint32_t)fi),
+		return slab_fault_fail(&b->err, slab_path(slab_dataset_file(l->d, (uint32_t)fi)),
 				       slab_base(slab_dataset_file(l->d, (uint32_t)fi)),
 				       slab_file_size(slab_dataset_file(l->d, (uint32_t)fi)), g.addr);
 	}
@@ -865,7 +865,7 @@ static int start_threads(struct slab_loader *l)
 			if (!(w->rd[i] = slab_new()))
 				return nomem(l);
 			rc = slab_open_mem(w->rd[i], slab_base(s), (size_t)slab_file_size(s),
-					   slab_dataset_path(l->d, i));
+					   slab_path(slab_dataset_file(l->d, i)));
 			if (rc < 0)
 				return slab_fail_from(&l->err, rc, slab_error(w->rd[i]));
 			slab_share_remote(w->rd[i], s);
@@ -1272,7 +1272,7 @@ static int check_files(struct slab_loader *l, struct slab_loader_batch *b)
 			continue;
 		last = f;
 		if (slab_shrunk(s, &now)) {
-			slab_fail(&l->fault_err, SLAB_ERR_IO, slab_dataset_path(l->d, f),
+			slab_fail(&l->fault_err, SLAB_ERR_IO, slab_path(slab_dataset_file(l->d, f)),
 				  "the file is %llu bytes now, %llu when it was opened (truncated "
 				  "while in use)", (unsigned long long)now,
 				  (unsigned long long)slab_file_size(s));

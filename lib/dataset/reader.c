@@ -398,17 +398,29 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	struct slab_remote_options opt;
 	struct slab_err e;
 	const char *local;
+	char *shown;
+	size_t len;
 	int ret;
 
-	if ((ret = set_name(s, name)) < 0)
-		return ret;
 	if (!slab_net_is_url(name)) {
+		if ((ret = set_name(s, name)) < 0)
+			return ret;
 		ret = map_open(s, name);
 		return ret < 0 ? unopen(s, ret) : 0;
 	}
+	/* Every message of the reader names a URL as the transport's do: never with the
+	 * credential it may carry. Masking adds at most three bytes a query parameter. */
+	len = 4 * strlen(name) + 4;
+	if (!(shown = malloc(len)))
+		return slab_fail(&s->err, SLAB_ERR_NOMEM, NULL, "out of memory");
+	slab_net_mask(shown, len, name);
+	ret = set_name(s, shown);
+	free(shown);
+	if (ret < 0)
+		return ret;
 	memset(&opt, 0, sizeof(opt));
 	if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
-		return slab_fail(&s->err, SLAB_ERR_INVAL, name,
+		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s),
 				 "remote options of %zu %s: no such version", o->size,
 				 slab_plural(o->size, "byte", "bytes"));
 	for (int fresh = 0;; fresh = 1) {
