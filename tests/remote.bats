@@ -815,6 +815,38 @@ EOF
 	refute_output --partial SIGxyz
 }
 
+# The tools named their inputs and outputs by the arguments as given: inspect's summary,
+# --verify and --json, prefetch's --warm, --status and --evict, shuffle-plan -v and pack's
+# last line showed a URL's user:password@ and presigned signature, which every message of
+# the library masks.
+@test "the tools' output, messages and -v lines never show a URL's password or signature" {
+	start_nginx www
+	u="http://joe:pw1234@${HTTP_URL#http://}/d.slab?X-Amz-Signature=SIGxyz"
+	shown="http://***@${HTTP_URL#http://}/d.slab?X-Amz-Signature=***"
+	run -0 inspect --verify "$u"
+	assert_output --regexp "^$(printf '%s' "$shown" | sed 's/[.*?]/\\&/g'): ok, 60 samples, "
+	run -0 inspect "$u"
+	assert_line --index 0 "file:         $shown"
+	run -0 inspect --json "$u"
+	assert_line --index 1 "  \"file\": \"$shown\","
+	{
+		prefetch -v --warm "$u"
+		prefetch --status --json "$u"
+		prefetch --status "$u"
+		prefetch -v --evict "$u"
+		shuffle-plan -v -o p.plan "$u"
+		pack -v -o "http://joe:pw1234@${HTTP_URL#http://}/put/x.slab?sig=SIGxyz" in.tar
+		pack -o "http://joe:pw1234@${HTTP_URL#http://}/nop/x.slab?sig=SIGxyz" in.tar || true
+	} >out 2>&1
+	run grep -c -e pw1234 -e SIGxyz out
+	assert_output 0
+	run cat out
+	assert_line "prefetch: '$shown': evicted, 0 of 102 pages still in the local cache"
+	assert_line --partial "shuffle-plan: file 0 '$shown': 60 samples,"
+	assert_line --partial "pack: 'http://***@${HTTP_URL#http://}/put/x.slab?sig=***': 60 samples,"
+	assert_line "pack: 'http://***@${HTTP_URL#http://}/nop/x.slab?sig=***': PUT: HTTP 405"
+}
+
 @test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
 	NGINX_TLS=1 start_nginx www
 	u=$HTTP_URL/d.slab

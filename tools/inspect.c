@@ -746,6 +746,9 @@ int main(int argc, char **argv)
 			ret = SLAB_EXIT_FAIL;
 			continue;       /* the other files still get their turn */
 		}
+		/* From here on the file is named as its reader names it: a URL without
+		 * the credential it may carry. */
+		path = cli_shown(path);
 		switch (mode) {
 		case MODE_SUMMARY:
 			r = json ? summary_json(s, path, &j) : summary_text(s, path, shown);

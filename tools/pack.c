@@ -881,7 +881,7 @@ int main(int argc, char **argv)
 	}
 	memset(&r, 0, sizeof(r));
 	r.o = &o;
-	r.outname = strcmp(o.output, "-") ? o.output : "(stdout)";
+	r.outname = strcmp(o.output, "-") ? cli_shown(o.output) : "(stdout)";
 	r.w = slab_writer_new();
 	r.kept = calloc(o.nkeep ? o.nkeep : 1, 1);
 	if (!opt_text || !r.w || !r.kept) {

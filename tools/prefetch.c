@@ -281,7 +281,7 @@ static int status_url(const char *url, struct json *j, struct res_total *tot)
 	tot->bytes += st.bytes_cached;
 	if (j) {
 		json_object_begin(j, NULL);
-		json_string(j, "file", url);
+		json_string(j, "file", cli_shown(url));
 		json_string(j, "cache", slab_local_path(s));
 		json_u64(j, "size", slab_file_size(s));
 		json_u64(j, "pages", st.pages);
@@ -295,8 +295,8 @@ static int status_url(const char *url, struct json *j, struct res_total *tot)
 	} else {
 		status_row(cli_human_size(st.bytes_cached, a, sizeof(a)), st.pages_cached,
 			   cli_human_size(slab_file_size(s), b, sizeof(b)),
-			   percent(st.pages_cached, st.pages), url);
-		cli_info("'%s': cached in '%s', in pages of %llu bytes", url, slab_local_path(s),
+			   percent(st.pages_cached, st.pages), cli_shown(url));
+		cli_info("'%s': cached in '%s', in pages of %llu bytes", cli_shown(url), slab_local_path(s),
 			 (unsigned long long)slab_page_size(s));
 	}
 	slab_close(s);
@@ -351,7 +351,7 @@ static int status(char **paths, int n, int json)
 		shown++;
 		if (json) {
 			json_object_begin(&j, NULL);
-			json_string(&j, "file", paths[i]);
+			json_string(&j, "file", cli_shown(paths[i]));
 			json_u64(&j, "size", slab_pagecache_size(pc));
 			json_u64(&j, "pages", r.pages);
 			json_u64(&j, "resident_pages", r.resident);
@@ -366,9 +366,9 @@ static int status(char **paths, int n, int json)
 		} else {
 			status_row(cli_human_size(bytes, a, sizeof(a)), r.resident,
 				   cli_human_size(slab_pagecache_size(pc), b, sizeof(b)),
-				   percent(r.resident, r.pages), paths[i]);
+				   percent(r.resident, r.pages), cli_shown(paths[i]));
 			if (r.dirty != UINT64_MAX && r.dirty > 0)
-				cli_info("'%s': %llu dirty %s", paths[i], (unsigned long long)r.dirty,
+				cli_info("'%s': %llu dirty %s", cli_shown(paths[i]), (unsigned long long)r.dirty,
 					 slab_plural(r.dirty, "page", "pages"));
 		}
 		slab_pagecache_close(pc);
@@ -466,7 +466,7 @@ static int warm(char **paths, int n)
 			cli_error("out of memory");
 			return SLAB_EXIT_FAIL;
 		}
-		w.name = paths[i];
+		w.name = cli_shown(paths[i]);
 		if (slab_is_url(paths[i])) {
 			r = warm_url(paths[i], progress, &w, &bytes);
 		} else {
@@ -484,7 +484,7 @@ static int warm(char **paths, int n)
 			ret = SLAB_EXIT_FAIL;
 		} else {
 			warmed++;
-			cli_info("'%s': %s in %.2f s, %.1f MB/s", paths[i],
+			cli_info("'%s': %s in %.2f s, %.1f MB/s", cli_shown(paths[i]),
 				 cli_human_size(bytes, a, sizeof(a)), cli_now() - t0,
 				 rate(bytes, cli_now() - t0));
 		}
@@ -517,7 +517,7 @@ static int evict(char **paths, int n)
 			} else if (cli_verbosity >= 2) {
 				slab_remote_stats(s, &st);
 				cli_info("'%s': evicted, %llu of %llu %s still in the local cache",
-					 paths[i], (unsigned long long)st.pages_cached,
+					 cli_shown(paths[i]), (unsigned long long)st.pages_cached,
 					 (unsigned long long)st.pages, slab_plural(st.pages, "page", "pages"));
 			}
 			slab_close(s);
@@ -985,7 +985,7 @@ static int emitter_check_spliced(struct emitter *e, struct slab *const *files,
 		    (uint64_t)st.st_size < slab_file_size(files[i])) {
 			cli_error("'%s': the file is %llu bytes now, %llu when it was opened "
 				  "(truncated while in use): bytes of it in the pipe may have "
-				  "reached the reader as zeros", paths[i],
+				  "reached the reader as zeros", cli_shown(paths[i]),
 				  (unsigned long long)st.st_size,
 				  (unsigned long long)slab_file_size(files[i]));
 			return -1;
@@ -1197,7 +1197,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 
 				if (progress)
 					fputs("\r\033[K", stderr);
-				slab_fault_fail(&e, paths[it.file], slab_base(files[it.file]),
+				slab_fault_fail(&e, cli_shown(paths[it.file]), slab_base(files[it.file]),
 						slab_file_size(files[it.file]), it.bytes);
 				cli_error("%s", e.text);
 				goto out;

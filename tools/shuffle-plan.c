@@ -560,7 +560,7 @@ int main(int argc, char **argv)
 			failed = 1;
 			continue;
 		}
-		cli_info("file %d '%s': %llu %s, %llu %s of %s", i, argv[optind + i],
+		cli_info("file %d '%s': %llu %s, %llu %s of %s", i, cli_shown(argv[optind + i]),
 			 (unsigned long long)slab_count(files[i]),
 			 slab_plural(slab_count(files[i]), "sample", "samples"),
 			 (unsigned long long)slab_page_count(files[i]),
@@ -604,7 +604,7 @@ int main(int argc, char **argv)
 	if (cli_close_stdout() < 0)
 		goto out;
 	if (cli_verbosity >= 1)
-		summary(plan, output ? (strcmp(output, "-") ? output : "(stdout)") : NULL, cli_now() - t0);
+		summary(plan, output ? (strcmp(output, "-") ? cli_shown(output) : "(stdout)") : NULL, cli_now() - t0);
 	ret = SLAB_EXIT_OK;
 out:
 	cli_output_abort(&outf);

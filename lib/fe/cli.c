@@ -403,6 +403,46 @@ static void vmessage(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+/* The masked names made so far: kept (and reachable) until the process ends, so that a
+ * name can be used as freely as the argument it stands for. */
+struct shown {
+	struct shown *next;
+	char *name;                     /* as given */
+	char text[];                    /* masked */
+};
+static struct shown *shown_list;
+static pthread_mutex_t shown_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *cli_shown(const char *name)
+{
+	size_t len;
+	struct shown *sh;
+	const char *ret;
+
+	if (!slab_net_is_url(name))
+		return name;
+	pthread_mutex_lock(&shown_lock);
+	for (sh = shown_list; sh && strcmp(sh->name, name) != 0; sh = sh->next)
+		;
+	if (!sh) {
+		/* Masking adds at most three bytes a query parameter. */
+		len = 4 * strlen(name) + 4;
+		sh = malloc(sizeof(*sh) + len);
+		if (sh && !(sh->name = strdup(name))) {
+			free(sh);
+			sh = NULL;
+		}
+		if (sh) {
+			slab_net_mask(sh->text, len, name);
+			sh->next = shown_list;
+			shown_list = sh;
+		}
+	}
+	ret = sh ? sh->text : "(a URL)";
+	pthread_mutex_unlock(&shown_lock);
+	return ret;
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -733,7 +773,7 @@ void cli_write_error(const char *path, int err)
 {
 	int named = path != NULL && strcmp(path, "-") != 0;
 
-	cli_error("%s%s%swrite error%s%s", named ? "'" : "", named ? path : "", named ? "': " : "",
+	cli_error("%s%s%swrite error%s%s", named ? "'" : "", named ? cli_shown(path) : "", named ? "': " : "",
 		  err ? ": " : "", err ? strerror(err) : "");
 }
 
@@ -1089,14 +1129,14 @@ static int upload_open(struct cli_output *o, const char *url)
 		return -1;
 	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		cli_error("'%s': pipe: %s", url, strerror(errno));
+		cli_error("'%s': pipe: %s", cli_shown(url), strerror(errno));
 		slab_net_upload_abort(up->u);
 		free(up);
 		return -1;
 	}
 	up->rfd = p[0];
 	if (pthread_create(&up->tid, NULL, upload_main, up) != 0) {
-		cli_error("'%s': cannot start the upload thread", url);
+		cli_error("'%s': cannot start the upload thread", cli_shown(url));
 		close(p[0]);
 		close(p[1]);
 		slab_net_upload_abort(up->u);

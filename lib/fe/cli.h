@@ -54,6 +54,11 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only when verbosity >= 2. */
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The name messages and reports give an input: the path itself, or a URL with what carries
+ * a credential masked as slab_net_mask() masks it (user:password@, a presigned query's
+ * signature), as libslab's own messages give it. Valid for the life of the process. */
+const char *cli_shown(const char *name);
+
 /* A usage error: the message, then "Try 'tool --help' for more information.", returns
  * SLAB_EXIT_USAGE for main to return. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
