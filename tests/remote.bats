@@ -847,6 +847,35 @@ EOF
 	assert_line "pack: 'http://***@${HTTP_URL#http://}/nop/x.slab?sig=***': PUT: HTTP 405"
 }
 
+# A presigned URL is signed for one method: a server answers its HEAD 403 (S3:
+# SignatureDoesNotMatch), and a plain server's 403 to HEAD failed the open at once, so a
+# presigned GET URL could not be read at all. A refused HEAD is followed by the GET of the
+# first byte, whose answer gives the size, or, refused too, the server's code in its body.
+@test "an http(s) URL whose HEAD is refused (a presigned GET URL) is read through a GET" {
+	start_nginx www
+	start_proxy "$HTTP_URL"
+	u="$PROXY_URL/d.slab?X-Amz-Expires=600&X-Amz-Signature=SIGxyz"
+	proxy_rules '[{"method": "HEAD", "action": "status:403:SignatureDoesNotMatch"}]'
+	inspect --list www/d.slab >list.local
+	run -0 --separate-stderr inspect --list "$u"
+	cmp list.local <(printf '%s\n' "${lines[@]}")
+	run awk 'NR <= 2 { print $1, $3, $4 }' "$PROXY_LOG"
+	assert_output "HEAD - 403
+GET bytes=0-0 206"
+	# the GET refused too: what the server said in its body
+	rm -rf cache
+	proxy_rules '[{"action": "status:403:AccessDenied"}]'
+	run -1 --separate-stderr inspect --list "$u"
+	assert_equal "$stderr" "inspect: '$PROXY_URL/d.slab?X-Amz-Expires=600&X-Amz-Signature=***': HTTP 403 AccessDenied: An error the fault proxy was told to give."
+	# a 404 to HEAD is still the answer: no GET
+	: >"$PROXY_LOG"
+	proxy_rules '[{"method": "HEAD", "action": "status:404:NoSuchKey"}]'
+	run -1 --separate-stderr inspect --list "$u"
+	assert_equal "$stderr" "inspect: '$PROXY_URL/d.slab?X-Amz-Expires=600&X-Amz-Signature=***': HTTP 404"
+	run awk '{ print $1 }' "$PROXY_LOG"
+	assert_output "HEAD"
+}
+
 @test "https://: the server's certificate is checked (AWS_CA_BUNDLE names the CAs to trust)" {
 	NGINX_TLS=1 start_nginx www
 	u=$HTTP_URL/d.slab

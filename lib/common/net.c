@@ -1801,13 +1801,14 @@ int slab_net_stat(struct slab_net_object *o, uint64_t *size, char etag[SLAB_NET_
 		goto out;
 	if (x.status >= 200 && x.status < 300 && x.has_clen) {
 		*size = x.clen;
-	} else if (x.status >= 400 && x.status != 405 && x.status != 501 && !o->s3) {
-		/* Nothing more to learn from a plain server's GET. */
+	} else if ((x.status == 404 || x.status == 410) && !o->s3) {
+		/* Nothing there: nothing more to learn from a plain server's GET. */
 		ret = http_failure(&x) == XF_OK ? 0 : slab_fail(err, x.code, o->shown, "%s", x.why);
 		goto out;
 	} else {
-		/* HEAD refused, or no length, or an S3 failure: a HEAD answer has no body
-		 * to carry S3's error code, a GET's has. */
+		/* HEAD refused (405, 501; 403 too: a presigned URL is signed for GET alone), or
+		 * no length, or an S3 failure: a HEAD answer has no body to carry the server's
+		 * error code, a GET's has. */
 		memset(&x, 0, sizeof(x));
 		x.method = "GET";
 		x.url = o->req;
