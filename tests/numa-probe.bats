@@ -124,6 +124,9 @@ Usage: capture-sysfs DEST [ROOT]"
 	mkdir -p notsys/sys
 	run -1 --separate-stderr "$cap" out notsys/
 	assert_equal "$stderr" "capture-sysfs: 'notsys/': not a sysfs root (no sys/devices/system)"
+	# the ROOT named is the one given, wherever the options were
+	run -1 --separate-stderr "$cap" -- out -r
+	assert_equal "$stderr" "capture-sysfs: '-r': not a sysfs root (no sys/devices/system)"
 	[ ! -e out ] || fail "a tree was written"
 }
 
