@@ -2561,10 +2561,34 @@ def _main(argv, state):
     return state["status"]
 
 
+def _std_fds_open():
+    # Started with fd 0, 1 or 2 closed ("2>&-", ">&-"), Python sets sys.stderr or sys.stdout
+    # to None, and print(file=None) writes to sys.stdout: the messages would go into the data
+    # (or, stdout closed too, nowhere, and the last flush would raise AttributeError). As the
+    # tools' cli_init() does: /dev/null on the closed number, opened the other way, so no file
+    # opened later takes it and writes to it fail as they did ("Bad file descriptor");
+    # messages for a closed stderr are dropped.
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        nfd = os.open(os.devnull, os.O_WRONLY if fd == 0 else os.O_RDONLY)
+        if nfd != fd:
+            os.dup2(nfd, fd)
+            os.close(nfd)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
 def main(argv):
     # A failing standard output is not a file's fault: it ends the run, once (--help and
     # --version too).
     state = {"status": 0}
+    _std_fds_open()
     try:
         status = _main(argv, state)
         sys.stdout.flush()

@@ -214,6 +214,26 @@ sys.stdout.write("%d %r" % (p.wait(), err))' "$SLAB_ROOT/scripts/slab.py" $opt
 	done
 }
 
+@test "slab.py: a closed stderr keeps messages out of stdout, a closed stdout is a write error" {
+	small_slab
+	# the interpreter itself, not a shim that would fill the closed number first
+	local py
+	py=$(python3 -c 'import sys; print(sys.executable)')
+	# stderr closed: the messages are dropped, never written among the data; exit codes kept
+	run -1 --separate-stderr bash -c "exec '$py' '$SLAB_ROOT/scripts/slab.py' nosuch.slab small.slab 2>&-"
+	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
+	run -2 --separate-stderr bash -c "exec '$py' '$SLAB_ROOT/scripts/slab.py' --bogus 2>&-"
+	assert_output ""
+	# stdout closed: the lines are lost, which is said (exit 1), no traceback
+	for args in small.slab --help; do
+		run -1 --separate-stderr bash -c "exec '$py' '$SLAB_ROOT/scripts/slab.py' $args >&-"
+		assert_equal "$stderr" "slab.py: write error: Bad file descriptor"
+	done
+	# nothing to write: only the file's own error
+	run -1 --separate-stderr bash -c "exec '$py' '$SLAB_ROOT/scripts/slab.py' nosuch.slab >&-"
+	assert_equal "$stderr" "slab.py: 'nosuch.slab': No such file or directory"
+}
+
 @test "slab.py: CRC-32C and FNV-1a check values" {
 	run -0 pyslab -c 'import slab; print(hex(slab.crc32c(b"123456789")), hex(slab.fnv1a64(b"a")))'
 	assert_output "0xe3069283 0xaf63dc4c8601ec8c"
