@@ -103,6 +103,30 @@ PY
 	assert_equal "${#stderr_lines[@]}" 3
 }
 
+@test "each message is one write: lines of tools sharing a stderr cannot interleave mid-line" {
+	small_slab
+	# stderr is a packet-mode pipe (O_DIRECT): each write(2) is one packet, read whole
+	run -0 python3 - "$(command -v inspect)" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe2(os.O_DIRECT)
+p = subprocess.Popen([sys.argv[1], "no.slab", "bad\x01\udcffname", "small.slab"],
+                     stdout=subprocess.DEVNULL, stderr=w)
+os.close(w)
+packets = []
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    packets.append(b)
+print(p.wait())
+for b in packets:
+    print(repr(b))
+PY
+	assert_output "1
+b\"inspect: 'no.slab': No such file or directory\\n\"
+b\"inspect: 'bad\\\\x01\\\\xffname': No such file or directory\\n\""
+}
+
 @test "--list gives index, key, page and name:offset:size per field" {
 	small_slab
 	run -0 inspect --list small.slab

@@ -393,14 +393,25 @@ void cli_progress_clear(void)
 
 static void vmessage(const char *fmt, va_list ap)
 {
-	cli_progress_clear();
-	/* Formatted whole, then written: stderr is unbuffered, and lines from tools running
-	 * side by side in a pipeline should not interleave mid-line. Names in messages come
-	 * from files and archives: escaped, they can neither forge a line nor reach the
-	 * terminal as control sequences. */
-	fprintf(stderr, "%s: ", progname);
-	vescaped(stderr, fmt, ap);
-	fputc('\n', stderr);
+	int clear = atomic_exchange(&progress_shown, 0);
+	char *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
+	FILE *f = m != NULL ? m : stderr;       /* no memory: piece by piece beats nothing */
+
+	/* Formatted whole, then written at once: stderr is unbuffered (each fprintf, each
+	 * escaped run a write(2) of its own), and the lines of tools running side by side (a
+	 * pack per shard under xargs -P) or of an upload's threads should not interleave
+	 * mid-line. Names in messages come from files and archives: escaped, they can neither
+	 * forge a line nor reach the terminal as control sequences. */
+	if (clear)
+		fputs("\r\033[K", f);
+	fprintf(f, "%s: ", progname);
+	vescaped(f, fmt, ap);
+	fputc('\n', f);
+	if (m != NULL && fclose(m) == 0)
+		fwrite(line, 1, len, stderr);
+	free(line);
 }
 
 /* The masked names made so far: kept (and reachable) until the process ends, so that a
