@@ -60,6 +60,7 @@ import ctypes.util
 import mmap
 import operator
 import os
+import signal
 import stat
 import struct
 import sys
@@ -2603,6 +2604,17 @@ def main(argv):
         # would fail again (exit 120, "Exception ignored in: <stdout>"): they go nowhere
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C (a --verify of a big file): the lines printed go out, then the process dies
+        # of SIGINT as the tools do, so that a shell sees 130 and stops its loop; no
+        # traceback
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 130
 
 
 if __name__ == "__main__":

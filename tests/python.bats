@@ -234,6 +234,21 @@ sys.stdout.write("%d %r" % (p.wait(), err))' "$SLAB_ROOT/scripts/slab.py" $opt
 	assert_equal "$stderr" "slab.py: 'nosuch.slab': No such file or directory"
 }
 
+@test "slab.py: Ctrl-C is a death by SIGINT (130), no traceback; the lines printed before it kept" {
+	small_slab
+	# the second file's reading is where the interrupt lands, as a KeyboardInterrupt would
+	run -130 --separate-stderr pyslab -c 'import slab, sys
+real = slab.SlabFile
+def interrupted(path, **kw):
+    if path == "second.slab":
+        raise KeyboardInterrupt
+    return real(path, **kw)
+slab.SlabFile = interrupted
+sys.exit(slab.main(["small.slab", "second.slab", "small.slab"]))'
+	assert_output "small.slab: 3 samples, fields cls,txt, page size 2097152"
+	assert_equal "$stderr" ""
+}
+
 @test "slab.py: CRC-32C and FNV-1a check values" {
 	run -0 pyslab -c 'import slab; print(hex(slab.crc32c(b"123456789")), hex(slab.fnv1a64(b"a")))'
 	assert_output "0xe3069283 0xaf63dc4c8601ec8c"
