@@ -130,6 +130,40 @@ Usage: capture-sysfs DEST [ROOT]"
 	[ ! -e out ] || fail "a tree was written"
 }
 
+@test "capture-sysfs: a file that cannot be written fails naming it, and leaves no capture behind" {
+	local cap="$SLAB_ROOT/scripts/capture-sysfs" i
+	mkdir -p root/sys/devices/system root/proc
+	for i in $(seq 0 999); do
+		printf 'processor\t: %d\nmodel name\t: Some CPU\n\n' "$i"
+	done > root/proc/cpuinfo
+	# a file-size limit of 8 KiB (SIGXFSZ ignored: a write error, as a full disk's) that the
+	# kept lines of cpuinfo pass: never a shorter copy and exit 0
+	run -1 --separate-stderr bash -c "trap '' XFSZ; ulimit -f 8; exec '$cap' out root"
+	assert_equal "$stderr" "capture-sysfs: 'out/proc/cpuinfo': File too large"
+	[ ! -e out ] || fail "a half capture was left"
+	# an empty DEST stays, empty
+	mkdir empty
+	run -1 --separate-stderr bash -c "trap '' XFSZ; ulimit -f 8; exec '$cap' empty/ root"
+	assert_equal "$stderr" "capture-sysfs: 'empty/proc/cpuinfo': File too large"
+	run -0 ls -A . empty
+	assert_output ".:
+empty
+root
+
+empty:"
+}
+
+@test "capture-sysfs: SIGTERM mid-capture leaves no DEST and no temporary folder, and ends by SIGTERM" {
+	local cap="$SLAB_ROOT/scripts/capture-sysfs"
+	# the signal comes when the capture reaches its first grep, after some files were copied
+	mkdir bin
+	printf '#!/bin/sh\nkill -TERM "$CAPTURE_PID"\nexec %s "$@"\n' "$(command -v grep)" > bin/grep
+	chmod +x bin/grep
+	run -143 bash -c "export CAPTURE_PID=\$\$ PATH='$PWD/bin':\$PATH; exec '$cap' out '$SYSFS/vm-1node'"
+	run -0 ls -A
+	assert_output "bin"
+}
+
 @test "capture-sysfs: a DEST that is a file, even an empty one, is refused as not a folder" {
 	local cap="$SLAB_ROOT/scripts/capture-sysfs" f
 	: > empty
