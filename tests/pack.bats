@@ -123,6 +123,18 @@ PY
 	small_tar
 	run script -qec "pack -o - small.tar" /dev/null
 	assert_output --partial "pack: refusing to write a .slab to a terminal"
+	# any name of a terminal, not only standard output's: nothing written to it
+	run script -qec "pack -o /dev/tty small.tar; echo status \$?" /dev/null
+	assert_equal "${output//$'\r'/}" "pack: refusing to write a .slab to a terminal (redirect it, or use -o FILE)
+Try 'pack --help' for more information.
+status 2"
+	run script -qec "pack -o /dev/stderr small.tar > out.txt; echo status \$?" /dev/null
+	assert_equal "${output//$'\r'/}" "pack: refusing to write a .slab to a terminal (redirect it, or use -o FILE)
+Try 'pack --help' for more information.
+status 2"
+	[ ! -s out.txt ]
+	# a character device that is no terminal is written to
+	run -0 pack -q -o /dev/null small.tar
 }
 
 @test "pack detects every compression from the bytes, not the name" {

@@ -425,6 +425,17 @@ Try 'shuffle-plan --help' for more information." ]
 	mkwds --count 3 -o t.tar
 	run script -qec "pack -o /dev/fd/1 t.tar" /dev/null
 	assert_output --partial "pack: refusing to write a .slab to a terminal (redirect it, or use -o FILE)"
+	# and a terminal by its own name, standard output redirected or not; text may go there
+	run script -qec "shuffle-plan -o /dev/tty a.slab; echo status \$?" /dev/null
+	assert_equal "${output//$'\r'/}" "shuffle-plan: refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)
+Try 'shuffle-plan --help' for more information.
+status 2"
+	run script -qec "shuffle-plan -o /dev/stderr a.slab > out.txt; echo status \$?" /dev/null
+	assert_equal "${output//$'\r'/}" "shuffle-plan: refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)
+Try 'shuffle-plan --help' for more information.
+status 2"
+	run script -qec "shuffle-plan -q --format text --mode sequential -o /dev/tty a.slab" /dev/null
+	assert_output --partial "0 399"
 }
 
 @test "missing, foreign or damaged .slab files are errors (exit 1), each one reported" {

@@ -848,7 +848,7 @@ int main(int argc, char **argv)
 		return cli_usage_error("--jpeg-quality only applies with --image-max-side");
 	if (o.webp_quality_set && !o.image_max_side)
 		return cli_usage_error("--webp-quality only applies with --image-max-side");
-	if (cli_output_is_stdout(o.output) && isatty(STDOUT_FILENO))
+	if (cli_output_is_terminal(o.output))
 		return cli_usage_error("refusing to write a .slab to a terminal (redirect it, or use -o FILE)");
 	if (optind == argc && isatty(STDIN_FILENO))
 		return cli_usage_error("no input given and standard input is a terminal");

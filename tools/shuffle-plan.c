@@ -527,7 +527,7 @@ int main(int argc, char **argv)
 		return cli_usage_error("--stats prints on standard output: write the plan with -o FILE");
 	if (!output && !stats)
 		output = "-";
-	if (output && cli_output_is_stdout(output) && !text && isatty(STDOUT_FILENO))
+	if (output && !text && cli_output_is_terminal(output))
 		return cli_usage_error("refusing to write a binary plan to a terminal (redirect it, use -o FILE, or --format text)");
 	p.rank = (uint32_t)rank;
 	p.world = (uint32_t)world;

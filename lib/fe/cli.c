@@ -994,6 +994,28 @@ int cli_output_is_stdout(const char *output)
 	       a.st_ino == b.st_ino;
 }
 
+int cli_output_is_terminal(const char *output)
+{
+	struct stat st;
+	int fd, tty;
+
+	if (output == NULL || slab_is_url(output))
+		return 0;
+	if (strcmp(output, "-") == 0)
+		return isatty(STDOUT_FILENO);
+	/* Not only standard output by another name: "-o /dev/tty" or "-o /dev/stderr" put the
+	 * bytes on the screen as surely. Only a character device is opened to ask (no
+	 * controlling terminal taken, no wait for a serial line's carrier). */
+	if (stat(output, &st) != 0 || !S_ISCHR(st.st_mode))
+		return 0;
+	fd = open(output, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	tty = isatty(fd);
+	close(fd);
+	return tty;
+}
+
 int cli_check_output(const char *output, char *const *inputs, int n)
 {
 	struct stat out, in;

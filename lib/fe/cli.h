@@ -216,7 +216,13 @@ void cli_output_abort(struct cli_output *o);
 int cli_check_output(const char *output, char *const *inputs, int n);
 
 /* 1 when output is "-" or a name of what standard output is (/dev/stdout, /dev/fd/1, a link
- * to them): the checks made for "-" (a terminal, --stats) apply to it too. */
+ * to them): the checks made for "-" (--stats) apply to it too. */
 int cli_output_is_stdout(const char *output);
+
+/* 1 when writing to output (a path as -o takes it; "-" for standard output) puts the bytes on
+ * a terminal: standard output that is one, or any name of a terminal (/dev/tty, /dev/pts/N,
+ * /dev/stderr when it is one, a link to them); 0 otherwise, or when that cannot be told (the
+ * open that writes will say why). For the refusal to write binary to a terminal. */
+int cli_output_is_terminal(const char *output);
 
 #endif
