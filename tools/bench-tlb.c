@@ -277,20 +277,22 @@ static int measure_all(struct tlb_run *r)
 		for (int k = 0; k < NB; k++) {
 			if (r->pt[k] == NULL || !r->reg[k].ok)
 				continue;
-			if (progress)
+			if (progress) {
 				fprintf(stderr, "\r%s: %zu/%zu: %s at %s\033[K", cli_progname(), ++done,
 					total, slab_memlat_backing_name(k),
 					cli_human_size(r->sizes[i], a, sizeof(a)));
+				cli_progress_shown();
+			}
 			if (slab_memlat_measure(&r->reg[k], r->sizes[i], &prm, &r->pt[k][i]) != 0) {
 				if (progress)
-					fputs("\r\033[K", stderr);
+					cli_progress_clear();
 				cli_error("out of memory");
 				return -1;
 			}
 			r->med[k][i] = r->pt[k][i].measured ? r->pt[k][i].median : NAN;
 		}
 	if (progress)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	return 0;
 }
 
@@ -427,16 +429,18 @@ static int bench(const struct tlb_opts *o)
 		}
 		for (size_t i = 0; i < r->n; i++)
 			r->med[k][i] = NAN;
-		if (cli_progress_wanted())
+		if (cli_progress_wanted()) {
 			fprintf(stderr, "\r%s: mapping %s of %s\033[K", cli_progname(),
 				cli_human_size(r->sizes[r->n - 1], a, sizeof(a)),
 				slab_memlat_backing_name(k));
+			cli_progress_shown();
+		}
 		slab_memlat_region_map(&r->reg[k], k, r->sizes[r->n - 1], o->hugetlb_page);
 		any |= r->reg[k].ok;
 	}
 	if (!any) {
 		if (cli_progress_wanted())
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		for (int k = 0; k < NB; k++)
 			if (o->selected[k])
 				cli_error("%s: %s", slab_memlat_backing_name(k), tlb_backing_text(r, k, b, sizeof(b)));

@@ -562,6 +562,7 @@ static void verify_progress(uint64_t done, uint64_t total, void *arg)
 	cli_fputs_escaped((const char *)arg, stderr);
 	fprintf(stderr, "': verified %3.0f%%",
 		total ? 100.0 * (double)done / (double)total : 100.0);
+	cli_progress_shown();
 }
 
 static int verify(struct slab *s, const char *path)
@@ -571,7 +572,7 @@ static int verify(struct slab *s, const char *path)
 	char a[32];
 
 	if (progress)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	if (r < 0) {
 		cli_error("%s", slab_error(s));
 		return -1;

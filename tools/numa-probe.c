@@ -89,6 +89,7 @@ static void progress(int cpu_node, int mem_node, const char *step, void *arg)
 	else
 		fprintf(stderr, "\r\033[K%s: CPU node %d, memory node %d: %s", cli_progname(),
 			cpu_node, mem_node, step);
+	cli_progress_shown();
 }
 
 int main(int argc, char **argv)
@@ -202,11 +203,11 @@ int main(int argc, char **argv)
 		o.progress = progress_on ? progress : NULL;
 		if (slab_membench_run(ti, &o, &res) < 0) {
 			if (progress_on)
-				fputs("\r\033[K", stderr);
+				cli_progress_clear();
 			cli_error("--measure: %s", slab_membench_error(&res));
 			ret = SLAB_EXIT_FAIL;
 		} else if (progress_on) {
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		}
 	}
 	if (json) {

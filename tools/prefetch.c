@@ -414,6 +414,7 @@ static void warm_progress(uint64_t done, uint64_t total, void *arg)
 	fprintf(stderr, "': %3.0f%% %s of %s, %.1f MB/s\033[K",
 		percent(done, total), cli_human_size(done, a, sizeof(a)),
 		cli_human_size(total, b, sizeof(b)), rate(w->before + done, now - w->start));
+	cli_progress_shown();
 }
 
 /* --warm of a URL: every page into the local cache, several requests at once. *bytes: what
@@ -436,7 +437,7 @@ static int warm_url(const char *url, int progress, struct warm_progress *w, uint
 
 		if (slab_fetch(s, o, n) < 0) {
 			if (progress)
-				fputs("\r\033[K", stderr);
+				cli_progress_clear();
 			cli_error("%s", slab_error(s));
 			slab_close(s);
 			return -1;
@@ -478,7 +479,7 @@ static int warm(char **paths, int n)
 				cli_error("%s", slab_pagecache_error(pc));
 		}
 		if (progress)
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		w.before += bytes;
 		if (r < 0) {
 			ret = SLAB_EXIT_FAIL;
@@ -1014,6 +1015,7 @@ static void plan_progress(const struct slab_follow_stats *st, uint64_t n, double
 	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu %s, %s, %.1f MB/s\033[K", cli_progname(),
 		percent(st->samples, n), (unsigned long long)st->samples, (unsigned long long)n,
 		slab_plural(n, "sample", "samples"), cli_human_size(st->bytes, a, sizeof(a)), rate(st->bytes, secs));
+	cli_progress_shown();
 }
 
 /* Bytes this process has had read from storage so far (/proc/self/io read_bytes: its own
@@ -1182,7 +1184,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 			now = (struct epoch_mark){ written, written_bytes, storage_read(), cli_now(),
 						   fetched(files, NULL, n) };
 			if (progress)
-				fputs("\r\033[K", stderr);
+				cli_progress_clear();
 			epoch_line(po, epoch, &mark, &now, dataset);
 			mark = now;
 			/* A plan with no entries hands out no sample to mark its turn: its line
@@ -1196,7 +1198,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 				struct slab_err e;
 
 				if (progress)
-					fputs("\r\033[K", stderr);
+					cli_progress_clear();
 				slab_fault_fail(&e, cli_shown(paths[it.file]), slab_base(files[it.file]),
 						slab_file_size(files[it.file]), it.bytes);
 				cli_error("%s", e.text);
@@ -1218,7 +1220,7 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	if (po->emit != EMIT_NONE)
 		emitter_end(&em, w);
 	if (progress)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	if (r < 0) {
 		cli_error("%s", slab_follow_error(f));
 		goto out;
@@ -1303,6 +1305,7 @@ static void frames_progress(uint64_t done, uint64_t n, uint64_t bytes, double se
 	fprintf(stderr, "\r%s: %3.0f%% %llu/%llu %s, %s, %.1f MB/s\033[K", cli_progname(),
 		percent(done, n), (unsigned long long)done, (unsigned long long)n,
 		slab_plural(n, "sample", "samples"), cli_human_size(bytes, a, sizeof(a)), rate(bytes, secs));
+	cli_progress_shown();
 }
 
 static int dataset_has_field(const struct slab_dataset *d, const char *name)
@@ -1365,14 +1368,14 @@ static int frames_epoch(struct slab_loader *l, struct frames_run *run)
 	}
 	if (r < 0) {
 		if (progress)
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		cli_error("%s", slab_loader_error(l));
 		return -1;
 	}
 	/* (the skipped samples of the last batches may have left no batch to hand out) */
 	if (!run->warned && slab_loader_skipped(l)) {
 		if (progress)
-			fputs("\r\033[K", stderr);
+			cli_progress_clear();
 		cli_warn("%s (skipped)", slab_loader_error(l));
 		run->warned = 1;
 	}
@@ -1539,7 +1542,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 			now = (struct epoch_mark){ run.written, slab_frameout_bytes(run.w), storage_read(),
 						   cli_now(), fetched(NULL, d, n) };
 			if (progress)
-				fputs("\r\033[K", stderr);
+				cli_progress_clear();
 			epoch_line(po, k, &mark, &now, dataset);
 			mark = now;
 		}
@@ -1550,7 +1553,7 @@ static int emit_frames(char **paths, int n, const struct plan_opts *po)
 		}
 	}
 	if (progress)
-		fputs("\r\033[K", stderr);
+		cli_progress_clear();
 	if (wr == 0 && slab_frameout_finish(run.w, run.skipped) < 0)
 		wr = 1;
 	if (wr && slab_frameout_errno(run.w) != EPIPE) {
