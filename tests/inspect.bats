@@ -388,6 +388,25 @@ PY
 	assert_equal "$stderr" "inspect: 'a.slab': truncated or damaged: no trailer at offset $((size + 5 - 64))"
 }
 
+@test "'-' as a .slab file is a usage error in inspect, shuffle-plan and prefetch; './-' is the file" {
+	small_slab
+	local why="'-': a .slab file is mapped, not read from standard input: give its path ('./-' for a file named '-')"
+	run -2 --separate-stderr inspect - <small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: $why"
+	assert_equal "$output" ""
+	run -2 --separate-stderr inspect --verify small.slab - <small.slab
+	assert_equal "${stderr_lines[0]}" "inspect: $why"
+	assert_equal "$output" ""
+	run -2 --separate-stderr shuffle-plan -o p.plan - <small.slab
+	assert_equal "${stderr_lines[0]}" "shuffle-plan: $why"
+	[ ! -e p.plan ]
+	run -2 --separate-stderr prefetch --status - <small.slab
+	assert_equal "${stderr_lines[0]}" "prefetch: $why"
+	cp small.slab ./-
+	run -0 inspect --list ./-
+	assert_output "$(inspect --list small.slab)"
+}
+
 @test "--tar refuses a terminal" {
 	command -v script >/dev/null || skip "script(1) not installed"
 	small_slab

@@ -720,6 +720,8 @@ int main(int argc, char **argv)
 		return cli_usage_error("--get and --list read exactly one file");
 	if (mode == MODE_TAR && isatty(STDOUT_FILENO))
 		return cli_usage_error("refusing to write a tar to a terminal (redirect it)");
+	if (cli_check_mapped_inputs(argv + optind, argc - optind) < 0)
+		return SLAB_EXIT_USAGE;
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0)
 		return SLAB_EXIT_FAIL;
 	if (mode == MODE_TAR)

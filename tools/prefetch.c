@@ -2038,6 +2038,8 @@ int main(int argc, char **argv)
 	}
 	if (mode == MODE_PLAN && (uint64_t)(argc - optind) > UINT32_MAX)
 		return cli_usage_error("too many files");
+	if (cli_check_mapped_inputs(argv + optind, argc - optind) < 0)
+		return SLAB_EXIT_USAGE;
 	if (cli_check_output(NULL, argv + optind, argc - optind) < 0 ||
 	    (mode == MODE_PLAN && cli_check_output(NULL, (char **)po.plan_paths, (int)po.nplans) < 0))
 		return SLAB_EXIT_FAIL;

@@ -536,6 +536,8 @@ int main(int argc, char **argv)
 	if (pad_set)
 		p.flags |= SLAB_PLAN_PAD;
 
+	if (cli_check_mapped_inputs(argv + optind, argc - optind) < 0)
+		return SLAB_EXIT_USAGE;
 	/* The subset list is read as the files are: the plan must not be written over it. */
 	if (cli_check_output(output, argv + optind, argc - optind) < 0 ||
 	    (subset_path && cli_check_output(output, (char **)&subset_path, 1) < 0))

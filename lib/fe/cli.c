@@ -1048,6 +1048,17 @@ int cli_check_output(const char *output, char *const *inputs, int n)
 	return 0;
 }
 
+int cli_check_mapped_inputs(char *const *inputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(inputs[i], "-") == 0) {
+			cli_usage_error("'-': a .slab file is mapped, not read from standard input: "
+					"give its path ('./-' for a file named '-')");
+			return -1;
+		}
+	return 0;
+}
+
 /* ---- uploads: -o URL ------------------------------------------------------------------- */
 
 struct cli_upload {

@@ -214,6 +214,10 @@ void cli_output_abort(struct cli_output *o);
  * followed) as one of the n inputs ("-" is standard input), print "'INPUT': output is also
  * an input" and return -1; else 0. Call before opening anything for writing. */
 int cli_check_output(const char *output, char *const *inputs, int n);
+/* Refuse "-" among n .slab operands: a .slab file is mapped, and standard input (a pipe, or
+ * a redirected file the tool could not name in messages) is not one. -1 after the usage
+ * error (the tool exits SLAB_EXIT_USAGE; './-' names a file called '-'); else 0. */
+int cli_check_mapped_inputs(char *const *inputs, int n);
 
 /* 1 when output is "-" or a name of what standard output is (/dev/stdout, /dev/fd/1, a link
  * to them): the checks made for "-" (--stats) apply to it too. */
