@@ -298,6 +298,11 @@ Try 'bench-tlb --help' for more information."
 	run -2 --separate-stderr bash -c "bench-tlb ${TINY[*]} --svg out.txt > out.txt"
 	assert_equal "${stderr_lines[0]}" "bench-tlb: --svg 'out.txt' is standard output, where the report goes: give another file"
 	run -0 bash -c "bench-tlb ${TINY[*]} --backing 4k --svg /dev/null > /dev/null"
+	# a terminal is a character device too, but not one to draw XML on
+	run -0 script -qec "bench-tlb ${TINY[*]} --svg /dev/stdout; echo rc=\$?" /dev/null
+	assert_line --index 0 --partial "bench-tlb: --svg '/dev/stdout' is standard output, where the report goes: give another file"
+	assert_line --partial "rc=2"
+	refute_output --partial "<svg"
 }
 
 @test "--svg into a folder that does not exist fails before measuring" {

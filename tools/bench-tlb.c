@@ -601,9 +601,9 @@ int main(int argc, char **argv)
 	if (o.csv && o.json)
 		return cli_usage_error("--csv and --json exclude each other");
 	/* The chart after the report in one stream is neither (a JSON reader fails on it);
-	 * /dev/null for both is harmless. */
+	 * /dev/null for both is harmless, a terminal is not (the XML on the screen). */
 	if (o.svg != NULL && cli_output_is_stdout(o.svg) &&
-	    (strcmp(o.svg, "-") == 0 || !stdout_is_char_device()))
+	    (strcmp(o.svg, "-") == 0 || !stdout_is_char_device() || isatty(STDOUT_FILENO)))
 		return cli_usage_error("--svg '%s' is standard output, where the report goes: give "
 				       "another file", o.svg);
 
