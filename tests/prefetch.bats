@@ -649,7 +649,7 @@ sys.exit(status)' "$@"
 	assert_equal "$stderr" "prefetch: '/dev/zero': not a plan file (bad magic number)"
 	(( $(cat zero.rss) < 100 * 1024 )) || fail "$(cat zero.rss) KiB to refuse /dev/zero as a plan"
 	run -1 --separate-stderr bash -c "$limit exec prefetch --plan - a.slab < /dev/zero"
-	assert_equal "$stderr" "prefetch: '-': not a plan file (bad magic number)"
+	assert_equal "$stderr" "prefetch: '(stdin)': not a plan file (bad magic number)"
 }
 
 @test "a plan cut short or followed by more bytes is refused, from a file, a pipe or a FIFO" {
@@ -663,17 +663,17 @@ sys.exit(status)' "$@"
 	assert_equal "$stderr" "prefetch: 'long.plan': trailing bytes after the plan (70 entries announced)"
 	assert_equal "$output" ""
 	run -1 --separate-stderr bash -c '{ cat p.plan; printf x; } | prefetch --plan - --emit a.slab b.slab'
-	assert_equal "$stderr" "prefetch: '-': trailing bytes after the plan (70 entries announced)"
+	assert_equal "$stderr" "prefetch: '(stdin)': trailing bytes after the plan (70 entries announced)"
 	assert_equal "$output" ""
 	# two plans back to back are not one plan
 	run -1 --separate-stderr bash -c 'cat p.plan p.plan | prefetch --plan - a.slab b.slab'
-	assert_equal "$stderr" "prefetch: '-': trailing bytes after the plan (70 entries announced)"
+	assert_equal "$stderr" "prefetch: '(stdin)': trailing bytes after the plan (70 entries announced)"
 	# cut short, through a pipe: the same message as from a file
 	run -1 --separate-stderr bash -c "head -c $((size - 8)) p.plan | prefetch --plan - --emit a.slab b.slab"
-	assert_equal "$stderr" "prefetch: '-': truncated plan: 70 entries announced, 552 bytes of entries"
+	assert_equal "$stderr" "prefetch: '(stdin)': truncated plan: 70 entries announced, 552 bytes of entries"
 	assert_equal "$output" ""
 	run -1 --separate-stderr bash -c 'head -c 1000 p.plan | prefetch --plan - a.slab b.slab'
-	assert_equal "$stderr" "prefetch: '-': truncated or damaged plan header"
+	assert_equal "$stderr" "prefetch: '(stdin)': truncated or damaged plan header"
 	# a FIFO: whole, cut short, too long
 	mkfifo fifo
 	cat p.plan > fifo &

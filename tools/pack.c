@@ -531,7 +531,7 @@ static int pack_inputs(struct run *r, char **inputs, int ninputs, struct slab_ta
 
 	for (int k = 0; k < (ninputs ? ninputs : 1); k++) {
 		const char *path = ninputs ? inputs[k] : "-";
-		const char *label = strcmp(path, "-") ? path : "(stdin)";
+		const char *label = slab_input_shown(path);
 		struct slab_tarin *t = slab_tarin_new();
 		struct slab_tarin_stats st;
 		int rc;

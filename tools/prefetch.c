@@ -1080,7 +1080,7 @@ static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_
 	if (cli_verbosity < 1)
 		return;
 	cli_error("'%s': epoch %zu of %zu: %llu %s, %s in %.2f s, %.0f samples/s, read from storage %s%s",
-		 po->plan_paths[k], k + 1, po->nplans, (unsigned long long)(m1->samples - m0->samples),
+		 slab_input_shown(po->plan_paths[k]), k + 1, po->nplans, (unsigned long long)(m1->samples - m0->samples),
 		 slab_plural(m1->samples - m0->samples, "sample", "samples"), cli_human_size(m1->bytes - m0->bytes, a, sizeof(a)), secs,
 		 secs > 0 ? (double)(m1->samples - m0->samples) / secs : 0.0, b, c);
 }
@@ -1090,7 +1090,7 @@ static void epoch_line(const struct plan_opts *po, size_t k, const struct epoch_
 static const char *walk_label(const struct plan_opts *po, char *buf, size_t len)
 {
 	if (po->nplans == 1)
-		snprintf(buf, len, "'%s'", po->plan_paths[0]);
+		snprintf(buf, len, "'%s'", slab_input_shown(po->plan_paths[0]));
 	else
 		snprintf(buf, len, "%zu plans", po->nplans);
 	return buf;
@@ -1160,7 +1160,8 @@ static int follow_plan(char **paths, int n, const struct plan_opts *po)
 	}
 	for (size_t k = 0; k < po->nplans; k++) {
 		if (slab_plan_match(plans[k], files, (uint32_t)n) < 0) {
-			cli_error("'%s': plan does not belong to these files: %s", po->plan_paths[k],
+			cli_error("'%s': plan does not belong to these files: %s",
+				  slab_input_shown(po->plan_paths[k]),
 				  slab_plan_error(plans[k]));
 			goto out;
 		}

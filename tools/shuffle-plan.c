@@ -291,7 +291,7 @@ static int read_subset(const char *path, struct slab *const *files, int nfiles, 
 		       size_t *n)
 {
 	FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	const char *name = strcmp(path, "-") ? path : "(stdin)";
+	const char *name = slab_input_shown(path);
 	uint64_t total = 0, *bits = NULL, *g = NULL, cap = 0;
 	char *line = NULL;
 	size_t linecap = 0, count = 0, limit = LINE_FIRST;

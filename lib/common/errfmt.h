@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Format "'subject': message" into buf (len bytes, always NUL-terminated). A subject too long
  * to leave the message room (a path near PATH_MAX in a 1 KiB buffer) is shortened in its
@@ -28,6 +29,13 @@ static inline const char *slab_plural(uint64_t n, const char *one, const char *m
 static inline int slab_key_shown(size_t key_len)
 {
 	return (int)(key_len > SLAB_KEY_SHOWN ? SLAB_KEY_SHOWN : key_len);
+}
+
+/* How a message names an input path: "-" (and NULL) is standard input, "(stdin)", as in
+ * every tool's messages. */
+static inline const char *slab_input_shown(const char *path)
+{
+	return path == NULL || strcmp(path, "-") == 0 ? "(stdin)" : path;
 }
 
 #endif

@@ -2,6 +2,7 @@
  * tools and plans number them): global indexes, (file, index) pairs, key lookup across files,
  * and plans and plan following over the same files. */
 #include "slab.h"
+#include "errfmt.h"
 #include "error.h"
 #include "plan.h"
 #include "reader.h"
@@ -278,13 +279,13 @@ int slab_dataset_plan_read(struct slab_dataset *d, const char *path, struct slab
 	int rc;
 
 	if (!plan)
-		return slab_fail(&d->err, SLAB_ERR_NOMEM, path, "out of memory");
+		return slab_fail(&d->err, SLAB_ERR_NOMEM, slab_input_shown(path), "out of memory");
 	rc = slab_plan_read(plan, path);
 	if (rc < 0)
 		return plan_fail(d, plan, rc);
 	rc = slab_plan_match(plan, d->files, (uint32_t)d->n);
 	if (rc < 0) {
-		slab_fail(&d->err, rc, path, "plan does not belong to these files: %s",
+		slab_fail(&d->err, rc, slab_input_shown(path), "plan does not belong to these files: %s",
 			  slab_plan_error(plan));
 		slab_plan_free(plan);
 		return rc;

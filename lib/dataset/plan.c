@@ -1174,12 +1174,13 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	uint64_t hsize, n, bytes, sum = 0, cap = 0, have, remaining = UINT64_MAX, ecap = 0, shared;
 	uint32_t crc, ecrc, mode, nfiles;
 	int fd = -1, ret = SLAB_ERR_NOMEM, regular = 0, r;
+	const char *name = slab_input_shown(path);
 	struct stat st;
 
 	memset(&got, 0, sizeof(got));
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
-		ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
+		ret = slab_fail(err, SLAB_ERR_IO, name, "%s", strerror(errno));
 		goto out;
 	}
 	/* A regular file's size says early what the header may declare (from where standard
@@ -1198,13 +1199,13 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	if (read_upto(fd, buf, SLAB_PLAN_HEADER_FIXED, &have) < 0)
 		goto read_error;
 	if (have < 8 || memcmp(buf, SLAB_PLAN_MAGIC, 8) != 0) {
-		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "not a plan file (bad magic number)");
+		ret = slab_fail(err, SLAB_ERR_FORMAT, name, "not a plan file (bad magic number)");
 		goto out;
 	}
 	if (have < SLAB_PLAN_HEADER_FIXED)
 		goto bad_header;
 	if (slab_le16(buf + 8) != SLAB_PLAN_VERSION) {
-		ret = slab_fail(err, SLAB_ERR_FORMAT, path, "plan format version %u is not supported",
+		ret = slab_fail(err, SLAB_ERR_FORMAT, name, "plan format version %u is not supported",
 				slab_le16(buf + 8));
 		goto out;
 	}
@@ -1222,7 +1223,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	crc = slab_le32(buf + 96);
 	memset(buf + 96, 0, 4);
 	if (slab_crc32c(0, buf, (size_t)hsize) != crc) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan header checksum mismatch");
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, name, "plan header checksum mismatch");
 		goto out;
 	}
 	mode = slab_le32(buf + 16);
@@ -1262,7 +1263,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	    (!(plan->p.flags & SLAB_PLAN_SUBSET) && (plan->subset || plan->subset_crc)) ||
 	    plan->length != per_rank(shared, plan->p.world, plan->p.flags) ||
 	    plan->start > plan->length || plan->length - plan->start != n) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "inconsistent plan header");
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, name, "inconsistent plan header");
 		goto out;
 	}
 	plan->p.mode = (enum slab_plan_mode)mode;
@@ -1274,7 +1275,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	if (regular && remaining - hsize != bytes) {
 		if (remaining - hsize > bytes)
 			goto trailing;
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, name,
 				"truncated plan: %llu %s announced, %llu %s of entries",
 				(unsigned long long)n, slab_plural(n, "entry", "entries"),
 				(unsigned long long)(remaining - hsize),
@@ -1289,7 +1290,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	if (r < 0)
 		goto nomem;
 	if (have < bytes) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, name,
 				"truncated plan: %llu %s announced, %llu %s of entries",
 				(unsigned long long)n, slab_plural(n, "entry", "entries"),
 				(unsigned long long)have, slab_plural(have, "byte", "bytes"));
@@ -1300,7 +1301,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	if (have)
 		goto trailing;
 	if (slab_crc32c(0, raw, (size_t)bytes) != ecrc) {
-		ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "plan entries checksum mismatch");
+		ret = slab_fail(err, SLAB_ERR_CORRUPT, name, "plan entries checksum mismatch");
 		goto out;
 	}
 	for (uint64_t i = 0; i < n; i++) {
@@ -1310,7 +1311,7 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 		plan->entries[i].file = file;
 		plan->entries[i].sample = sample;
 		if (file >= nfiles || sample >= plan->ids[file].samples) {
-			ret = slab_fail(err, SLAB_ERR_CORRUPT, path,
+			ret = slab_fail(err, SLAB_ERR_CORRUPT, name,
 					"entry %llu names sample %u of file %u, which does not exist",
 					(unsigned long long)i, sample, file);
 			goto out;
@@ -1322,14 +1323,14 @@ int slab_plan_read(struct slab_plan *into, const char *path)
 	ret = 0;
 	goto out;
 bad_header:
-	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "truncated or damaged plan header");
+	ret = slab_fail(err, SLAB_ERR_CORRUPT, name, "truncated or damaged plan header");
 	goto out;
 trailing:
-	ret = slab_fail(err, SLAB_ERR_CORRUPT, path, "trailing bytes after the plan (%llu %s announced)",
+	ret = slab_fail(err, SLAB_ERR_CORRUPT, name, "trailing bytes after the plan (%llu %s announced)",
 			(unsigned long long)n, slab_plural(n, "entry", "entries"));
 	goto out;
 read_error:
-	ret = slab_fail(err, SLAB_ERR_IO, path, "%s", strerror(errno));
+	ret = slab_fail(err, SLAB_ERR_IO, name, "%s", strerror(errno));
 	goto out;
 nomem:
 	ret = slab_fail(err, SLAB_ERR_NOMEM, NULL, "out of memory");

@@ -2,6 +2,7 @@
  * bounded memory (one sample at a time, capped by max_sample_size). */
 #include "tarin.h"
 #include "slab.h"
+#include "errfmt.h"
 #include "error.h"
 
 #include <archive.h>
@@ -489,7 +490,7 @@ static int input_close(struct archive *a, void *data)
 int slab_tarin_open(struct slab_tarin *t, const char *path, const struct slab_tarin_options *o)
 {
 	int std = !path || strcmp(path, "-") == 0;
-	int r = setup(t, std ? "(stdin)" : path, o);
+	int r = setup(t, slab_input_shown(path), o);
 	struct input *in;
 	struct stat st;
 
