@@ -772,6 +772,6 @@ teardown() {
 @test "--measure in a memory cgroup: a buffer over half of what it allows is not measured, and said so (root)" {
 	memory_cgroup $((96 * 1024 * 1024))
 	run -1 --separate-stderr in_memcg numa-probe --measure --size 128M --repeat 1
-	assert_regex "$stderr" "^numa-probe: --measure: CPU node [0-9]+, memory node [0-9]+: a 128 MiB buffer is more than half of what the memory cgroup allows \([0-9]+ MiB\)\$"
-	assert_line --regexp "^  not measured: CPU node [0-9]+, memory node [0-9]+: a 128 MiB buffer is more than half of what the memory cgroup allows \([0-9]+ MiB\)\$"
+	assert_regex "$stderr" "^numa-probe: --measure: CPU node [0-9]+, memory node [0-9]+: a 128 MiB buffer is more than half of what the memory cgroup allows \([0-9]+(\.[0-9])? [KMG]iB\)\$"
+	assert_line --regexp "^  not measured: CPU node [0-9]+, memory node [0-9]+: a 128 MiB buffer is more than half of what the memory cgroup allows \([0-9]+(\.[0-9])? [KMG]iB\)\$"
 }

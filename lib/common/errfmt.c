@@ -1,6 +1,7 @@
 /* errfmt.c: "'SUBJECT': message" into a fixed buffer, naming both whatever their lengths. */
 #include "errfmt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,4 +39,18 @@ void slab_verrf(char *buf, size_t len, const char *subject, const char *fmt, va_
 		p += 3 + tail;
 	}
 	memcpy(p, "': ", 3);
+}
+
+const char *slab_size_text(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, v == floor(v) ? "%.0f %s" : "%.1f %s", v, units[u]);
+	return buf;
 }

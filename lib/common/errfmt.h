@@ -31,6 +31,10 @@ static inline int slab_key_shown(size_t key_len)
 	return (int)(key_len > SLAB_KEY_SHOWN ? SLAB_KEY_SHOWN : key_len);
 }
 
+/* "512 KiB", "2 MiB", "1.5 GiB" into buf (len bytes): sizes in the library's messages (cli.h,
+ * with its own, belongs to the tools). Returns buf. */
+const char *slab_size_text(uint64_t n, char *buf, size_t len);
+
 /* How a message names an input path: "-" (and NULL) is standard input, "(stdin)", as in
  * every tool's messages. */
 static inline const char *slab_input_shown(const char *path)

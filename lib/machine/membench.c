@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errfmt.h"
 #include "membench.h"
 #include "memlat.h"
 #include "slab.h"
@@ -626,20 +627,23 @@ int slab_membench_run(const struct slab_topo_info *ti, const struct slab_membenc
 		const struct slab_topo_node *mn = slab_topo_node(ti, m);
 		struct buffer b = { NULL, 0 };
 		double on_node = -1, huge = -1;
-		char why[160] = "";
+		char why[160] = "", sz[32], sz2[32];
 		int bound = 1;
 
 		if (o->progress)
 			o->progress(-1, m, "placing", o->arg);
 		if (mn->mem_total > 0 && size > (uint64_t)mn->mem_total / 2) {
-			snprintf(why, sizeof(why), "a %" PRIu64 " MiB buffer is more than half of node "
-				 "%d's memory", size >> 20, m);
+			snprintf(why, sizeof(why), "a %s buffer is more than half of node %d's memory",
+				 slab_size_text(size, sz, sizeof(sz)), m);
 		} else if (cg_limited && size > cg.room / 2) {
-			snprintf(why, sizeof(why), "a %" PRIu64 " MiB buffer is more than half of what "
-				 "the memory cgroup allows (%" PRIu64 " MiB)", size >> 20, cg.room >> 20);
+			snprintf(why, sizeof(why), "a %s buffer is more than half of what the memory "
+				 "cgroup allows (%s)", slab_size_text(size, sz, sizeof(sz)),
+				 slab_size_text(cg.room, sz2, sizeof(sz2)));
 		} else if (buffer_alloc(&b, size, m, &bound) != 0) {
-			snprintf(why, sizeof(why), "cannot bind %" PRIu64 " MiB to node %d: %s",
-				 size >> 20, m, strerror(errno));
+			const char *reason = strerror(errno);   /* before anything else can set it */
+
+			snprintf(why, sizeof(why), "cannot bind %s to node %d: %s",
+				 slab_size_text(size, sz, sizeof(sz)), m, reason);
 		} else if (build_chain(&b) != 0) {
 			snprintf(why, sizeof(why), "out of memory building the pointer chain");
 		} else {

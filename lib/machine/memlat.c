@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errfmt.h"
 #include "memlat.h"
 #include "slab.h"
 #include "sysfs.h"
@@ -49,24 +50,6 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-}
-
-/* "2 MiB", "1.5 GiB": the library does not use cli.h, which belongs to the tools. */
-static const char *size_text(uint64_t n, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)n;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (v == floor(v))
-		snprintf(buf, len, "%.0f %s", v, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
 }
 
 /* A number from a file of this machine's /sys or /proc (no allocation: see sysfs.h). */
@@ -194,7 +177,7 @@ static int map_anon(struct slab_memlat_region *r, size_t len, size_t align, int 
 
 	p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
-		say(r->err, sizeof(r->err), "mmap of %s: %s", size_text(len, a, sizeof(a)),
+		say(r->err, sizeof(r->err), "mmap of %s: %s", slab_size_text(len, a, sizeof(a)),
 		    strerror(errno));
 		return SLAB_ERR_IO;
 	}
@@ -216,7 +199,7 @@ static int map_anon(struct slab_memlat_region *r, size_t len, size_t align, int 
 	}
 	/* MADV_NOHUGEPAGE fails only where there is no THP: 4 KiB pages anyway. */
 	if (populate(base, len, SLAB_MEMLAT_SMALL_PAGE) != 0) {
-		say(r->err, sizeof(r->err), "faulting in %s: %s", size_text(len, a, sizeof(a)),
+		say(r->err, sizeof(r->err), "faulting in %s: %s", slab_size_text(len, a, sizeof(a)),
 		    strerror(errno));
 		return SLAB_ERR_IO;
 	}
@@ -275,7 +258,7 @@ static int map_hugetlb(struct slab_memlat_region *r, size_t want, size_t hp)
 	}
 	if (use < need)
 		say(r->note, sizeof(r->note), "only %s in free %s huge pages: larger working sets "
-		    "not measured", size_text(r->len, a, sizeof(a)), name);
+		    "not measured", slab_size_text(r->len, a, sizeof(a)), name);
 	r->huge_bytes = r->huge_bytes_start = r->len;
 	r->huge_known = 1;
 	return 0;

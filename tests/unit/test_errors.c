@@ -3,6 +3,7 @@
  * and two writers finishing at once in two threads. */
 #include "slab.h"
 #include "crc32c.h"
+#include "errfmt.h"
 #include "format.h"
 #include "tarin.h"
 #include "unit.h"
@@ -28,6 +29,22 @@ const char *__asan_default_options(void)
 static int has(const char *s, const char *part)
 {
 	return s && strstr(s, part) != NULL;
+}
+
+/* ---- the wording of sizes and inputs in messages -------------------------------------- */
+
+static void test_shown(void)
+{
+	char b[32];
+
+	CHECK(strcmp(slab_size_text(0, b, sizeof(b)), "0 B") == 0);
+	CHECK(strcmp(slab_size_text(512 << 10, b, sizeof(b)), "512 KiB") == 0);   /* not "0 MiB" */
+	CHECK(strcmp(slab_size_text(128ull << 20, b, sizeof(b)), "128 MiB") == 0);
+	CHECK(strcmp(slab_size_text(3ull << 29, b, sizeof(b)), "1.5 GiB") == 0);
+	CHECK(strcmp(slab_size_text(UINT64_MAX, b, sizeof(b)), "16777216 TiB") == 0);
+	CHECK(strcmp(slab_input_shown("-"), "(stdin)") == 0);
+	CHECK(strcmp(slab_input_shown(NULL), "(stdin)") == 0);
+	CHECK(strcmp(slab_input_shown("./-"), "./-") == 0);
 }
 
 /* ---- tar in ---------------------------------------------------------------------------- */
@@ -796,6 +813,7 @@ int main(void)
 	char dir[] = "/tmp/slab-test-errors-XXXXXX";
 
 	CHECK(mkdtemp(dir) != NULL && chdir(dir) == 0);
+	test_shown();
 	test_tarin();
 	test_reader();
 	test_failed_open();
