@@ -198,6 +198,27 @@ def _known(v, table):
         return False
 
 
+def _url_shown(url):
+    """A URL as a message names it when libslab, which masks it finely, is not loaded: its
+    user information and its whole query (an http(s) URL's; an s3:// key may hold a '?')
+    shown as '***'. Over-masks rather than shows a password or a signature."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    query = -1 if scheme.lower() == "s3" else rest.find("?")
+    head = rest if query < 0 else rest[:query]
+    at = head.rfind("@")
+    if at >= 0:
+        rest, query = rest[at + 1:], query - at - 1 if query >= 0 else -1
+        scheme += "://***@"
+    else:
+        scheme += "://"
+    if query >= 0:
+        frag = rest.find("#", query)
+        rest = rest[:query] + "?***" + (rest[frag:] if frag >= 0 else "")
+    return scheme + rest
+
+
 def _remote_options(remote):
     """The C options for URLs from keyword arguments (see Dataset): a _CRemoteOptions and
     the bytes objects it points to (keep both alive), or raise ValueError/TypeError."""
@@ -565,7 +586,7 @@ class SlabFile:
         """Open a URL in libslab, whose local cache file this object then maps; its path."""
         if _lib is None:
             raise SlabError("%s: a URL is read through libslab.so, which was not loaded (%s)"
-                            % (url, backend_reason))
+                            % (_url_shown(url), backend_reason))
         opts, self._keep = _remote_options(remote)
         h = _lib.slab_new()
         if not h:

@@ -274,6 +274,24 @@ PY
 	assert_output "slab.Loader needs libslab.so, which was not loaded (SLAB_LIBRARY=none)"
 }
 
+@test "without libslab, a URL's password and signature are masked in the message that it cannot be read" {
+	SLAB_LIBRARY=none run -0 pyslab - <<'PY'
+import slab
+for u in ["http://user:hunter2@127.0.0.1:9/d.slab?X-Amz-Signature=c0ffee&v=1#top",
+          "s3://AKID:SECRET@bucket/a?b.slab", "https://127.0.0.1:9/x.slab"]:
+    try:
+        slab.Dataset(u)
+    except slab.SlabError as e:
+        print(e)
+PY
+	assert_line --index 0 "http://***@127.0.0.1:9/d.slab?***#top: a URL is read through libslab.so, which was not loaded (SLAB_LIBRARY=none)"
+	assert_line --index 1 "s3://***@bucket/a?b.slab: a URL is read through libslab.so, which was not loaded (SLAB_LIBRARY=none)"
+	assert_line --index 2 "https://127.0.0.1:9/x.slab: a URL is read through libslab.so, which was not loaded (SLAB_LIBRARY=none)"
+	refute_output --partial hunter2
+	refute_output --partial c0ffee
+	refute_output --partial SECRET
+}
+
 @test "Loader: the ring's batches are placed on the caller's NUMA node (a preference)" {
 	need_libslab
 	[ -r /proc/self/numa_maps ] || skip "no /proc/self/numa_maps (a kernel without NUMA)"
