@@ -76,7 +76,7 @@ int slab_dataset_open_ex(struct slab_dataset *d, const char *const *paths, size_
 		d->paths[f] = strdup(paths[f]);
 		d->files[f] = slab_new();
 		if (!d->paths[f] || !d->files[f]) {
-			rc = slab_fail(&d->err, SLAB_ERR_NOMEM, paths[f], "out of memory");
+			rc = slab_fail(&d->err, SLAB_ERR_NOMEM, "(dataset)", "out of memory");
 			goto undo;
 		}
 		rc = slab_open_ex(d->files[f], paths[f], o);
