@@ -59,6 +59,22 @@ twice() {
 	assert_output ""
 }
 
+@test "http_proxy sends requests through a proxy, and no_proxy names the hosts that go direct (libcurl's variables)" {
+	start_nginx www
+	inspect --list www/d.slab >list.local
+	# nginx takes a proxy's absolute-form request for a name that resolves nowhere, and
+	# serves the path: only through the proxy can this URL be read
+	http_proxy=$HTTP_URL no_proxy= NO_PROXY= run -0 --separate-stderr inspect --list http://slab-proxied.invalid/d.slab
+	assert_output "$(cat list.local)"
+	http_proxy=$HTTP_URL no_proxy=slab-other.invalid NO_PROXY=slab-other.invalid \
+		run -0 --separate-stderr inspect --list http://slab-proxied.invalid/d.slab
+	assert_output "$(cat list.local)"
+	http_proxy=$HTTP_URL no_proxy=.invalid NO_PROXY=.invalid \
+		run -1 --separate-stderr inspect --list http://slab-proxied.invalid/d.slab
+	assert_output ""
+	assert_regex "$stderr" "^inspect: 'http://slab-proxied.invalid/d.slab': "
+}
+
 @test "a URL's pages are fetched once: a second reader sends one HEAD and nothing else" {
 	start_nginx www
 	u=$HTTP_URL/d.slab
