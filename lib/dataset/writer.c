@@ -92,7 +92,7 @@ struct slab_writer {
 	int fd;
 	char *name;
 	struct slab_err err;
-	int failed;
+	int failed;             /* the code of the failure that ended it, or 0 */
 	uint64_t page_size, data_offset;
 	uint32_t header_crc;
 
@@ -137,8 +137,24 @@ static int writer_fail(struct slab_writer *w, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	slab_vfail(&w->err, code, w->name ? w->name : "(output)", fmt, ap);
 	va_end(ap);
-	w->failed = 1;
+	w->failed = code;
 	return code;
+}
+
+/* May a sample be added, or the file finished, now? 0, or why not. A writer not open yet is
+ * refused and stays as it was, to be opened (that call is the caller's slip, not the
+ * writer's end); one that failed gives its failure again, its text kept (the reason the
+ * caller has to report, a write's errno, is not overwritten); one finished says so. */
+static int writer_ready(struct slab_writer *w)
+{
+	if (!w->opened)
+		return slab_fail(&w->err, SLAB_ERR_INVAL, w->name ? w->name : "(output)",
+				 "writer is not open");
+	if (w->failed)
+		return w->failed;
+	if (w->finished)
+		return slab_fail(&w->err, SLAB_ERR_INVAL, w->name, "writer finished already");
+	return 0;
 }
 
 /* Room for need elements in *p. 0 or SLAB_ERR_NOMEM. */
@@ -539,9 +555,10 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 {
 	uint64_t size = 0, used, hash, first, nv = 0;
 	struct wsample *s;
+	int ready = writer_ready(w);
 
-	if (!w->opened || w->failed || w->finished)
-		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
+	if (ready < 0)
+		return ready;
 	if (key_len > UINT32_MAX)
 		return writer_fail(w, SLAB_ERR_INVAL, "key longer than 4 GiB");
 	/* slab(5), and slab_verify(): a key is a safe member name once exported. */
@@ -717,9 +734,10 @@ int slab_writer_finish(struct slab_writer *w)
 	uint64_t *index = NULL, *next = NULL;
 	unsigned char *row = NULL;
 	int ret = SLAB_ERR_NOMEM;
+	int ready = writer_ready(w);
 
-	if (!w->opened || w->failed || w->finished)
-		return writer_fail(w, SLAB_ERR_INVAL, "writer is not open");
+	if (ready < 0)
+		return ready;
 	while (B < 2 * N)
 		B *= 2;
 	/* Nothing is added from here on: the key set's memory goes to the key index. */

@@ -12,6 +12,7 @@
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,7 +349,50 @@ static void test_writer_misuse(void)
 	CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
 	CHECK(slab_writer_finish(w) == SLAB_ERR_INVAL);
 	CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
+	/* and opened after that slip, it writes its file (every call after the open said
+	 * "writer is not open", which the open had returned 0 for) */
+	fd = open("late.slab", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && slab_writer_open(w, fd, "late.slab", NULL) == 0);
+	CHECK(slab_writer_add(w, "k", 1, &f, 1) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	/* finished: said so, not "not open" */
+	CHECK(slab_writer_add(w, "k2", 2, &f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'late.slab': writer finished already");
+	CHECK(slab_writer_finish(w) == SLAB_ERR_INVAL);
 	slab_writer_free(w);
+	close(fd);
+	s = slab_new();
+	CHECK(s && slab_open(s, "late.slab") == 0 && slab_verify(s, NULL, NULL) == 0);
+	CHECK(slab_count(s) == 1);
+	slab_close(s);
+	CHECK(unlink("late.slab") == 0);
+
+	/* a writer that failed gives its failure again, with its reason: a write to a pipe no
+	 * one reads is EPIPE, at the finish too (it said "writer is not open") */
+	{
+		int p[2];
+		char big[70000];
+
+		memset(big, 'x', sizeof(big));
+		CHECK(pipe(p) == 0);
+		close(p[0]);
+		signal(SIGPIPE, SIG_IGN);
+		w = slab_writer_new();
+		CHECK(w && slab_writer_open(w, p[1], "gone.slab", NULL) == 0);
+		f.data = big;
+		f.size = sizeof(big);
+		CHECK(slab_writer_add(w, "k", 1, &f, 1) == SLAB_ERR_IO ||
+		      slab_writer_finish(w) == SLAB_ERR_IO);
+		CHECK(has(slab_writer_error(w), "'gone.slab': write failed at offset 0: Broken pipe"));
+		CHECK(slab_writer_add(w, "k2", 2, &f, 1) == SLAB_ERR_IO);
+		CHECK(slab_writer_finish(w) == SLAB_ERR_IO);
+		CHECK(has(slab_writer_error(w), "'gone.slab': write failed at offset 0: Broken pipe"));
+		slab_writer_free(w);
+		close(p[1]);
+		signal(SIGPIPE, SIG_DFL);
+		f.data = "x";
+		f.size = 1;
+	}
 
 	/* opened twice: refused, and the first file goes on whole (it had a second header in
 	 * it, and the first one's buffers leaked) */
