@@ -628,6 +628,8 @@ SLAB_API struct slab_writer *slab_writer_new(void);
 /* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages;
  * o may be NULL (the defaults). Writes the header. 0, SLAB_ERR_INVAL (page size, options
  * text; a writer opened before: a writer writes one file), SLAB_ERR_NOMEM or SLAB_ERR_IO.
+ * Options refused (SLAB_ERR_INVAL) leave the writer as new, nothing written, to be opened
+ * again.
  * Samples are added and the file finished only after an open that succeeded. */
 SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 		     const struct slab_writer_options *o);

@@ -441,24 +441,28 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 	if (w->opened)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, w->name ? w->name : "(output)",
 				 "writer already open");
-	w->opened = 1;
-	w->name = strdup(name ? name : "(output)");
-	w->fd = fd;
-	if (!w->name)
-		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
+	/* Options refused before anything is written leave the writer as new: the caller may
+	 * open it again with others (it said "writer already open" of a writer never open). */
+	if (!name)
+		name = "(output)";
 	if (o && slab_sized_in(&opt, sizeof(opt), o, WRITER_OPTIONS_FIRST) < 0)
-		return writer_fail(w, SLAB_ERR_INVAL, "options size %zu is that of no version",
-				   o->size);
+		return slab_fail(&w->err, SLAB_ERR_INVAL, name,
+				 "options size %zu is that of no version", o->size);
 	ps = opt.page_size ? opt.page_size : SLAB_DEFAULT_PAGE_SIZE;
 	opts = opt.options ? opt.options : "";
 	optlen = strlen(opts);
 	if (ps < SLAB_MIN_PAGE_SIZE || ps > SLAB_MAX_PAGE_SIZE || (ps & (ps - 1)))
-		return writer_fail(w, SLAB_ERR_INVAL,
-			    "page size %llu is not a power of two from 4 KiB to 1 GiB",
-			    (unsigned long long)ps);
+		return slab_fail(&w->err, SLAB_ERR_INVAL, name,
+				 "page size %llu is not a power of two from 4 KiB to 1 GiB",
+				 (unsigned long long)ps);
 	if (optlen > SLAB_OPTIONS_MAX)
-		return writer_fail(w, SLAB_ERR_INVAL, "options record is %zu bytes, more than %u",
-			    optlen, SLAB_OPTIONS_MAX);
+		return slab_fail(&w->err, SLAB_ERR_INVAL, name,
+				 "options record is %zu bytes, more than %u", optlen, SLAB_OPTIONS_MAX);
+	w->opened = 1;
+	w->name = strdup(name);
+	w->fd = fd;
+	if (!w->name)
+		return writer_fail(w, SLAB_ERR_NOMEM, "out of memory");
 	/* Page-aligned: the kernel copies out of it at full speed. */
 	if (posix_memalign((void **)&w->buf, 4096, OUTBUF_SIZE) != 0)
 		w->buf = NULL;

@@ -307,6 +307,20 @@ static void test_writer_codes(void)
 	/* a caller's options struct smaller than any version */
 	CHECK(slab_writer_open(w, fd, mem_name, &tiny) == SLAB_ERR_INVAL);
 	CHECK_STR(slab_writer_error(w), "'out.slab': options size 8 is that of no version");
+	CHECK(slab_writer_add(w, "k1", 2, f, 1) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
+	/* and a page size no file has: nothing written, the writer as new, which opens with
+	 * others (it said "writer already open") */
+	{
+		struct slab_writer_options odd = { .size = sizeof(odd), .page_size = 4097 };
+
+		CHECK(slab_writer_open(w, fd, mem_name, &odd) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_writer_error(w),
+			  "'out.slab': page size 4097 is not a power of two from 4 KiB to 1 GiB");
+	}
+	CHECK(slab_writer_open(w, fd, mem_name, &o) == 0);
+	CHECK(slab_writer_add(w, "k1", 2, f, 1) == 0);
+	CHECK(slab_writer_finish(w) == 0);
 	slab_writer_free(w);
 
 	w = slab_writer_new();
