@@ -285,7 +285,8 @@ struct slab_remote_options {
 /* Is name a URL (http://, https://, s3://) rather than a path? */
 SLAB_API int slab_is_url(const char *name);
 
-/* slab_open() of a path or a URL, with these options (NULL: the defaults). */
+/* slab_open() of a path or a URL, with these options (NULL: the defaults). A path makes no
+ * use of them, but options of a size no version has are SLAB_ERR_INVAL for it too. */
 SLAB_API int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o);
 
 /* The local file whose mapping a reader reads: the cache file for a URL, the path itself

@@ -393,6 +393,12 @@ int slab_open_named(struct slab *s, const char *path, const char *name)
 	return ret < 0 ? unopen(s, ret) : 0;
 }
 
+static int remote_options_size(struct slab *s, const struct slab_remote_options *o)
+{
+	return slab_fail(&s->err, SLAB_ERR_INVAL, who(s), "remote options of %zu %s: no such version",
+			 o->size, slab_plural(o->size, "byte", "bytes"));
+}
+
 int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_options *o)
 {
 	struct slab_remote_options opt;
@@ -402,9 +408,14 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	size_t len;
 	int ret;
 
+	memset(&opt, 0, sizeof(opt));
 	if (!slab_net_is_url(name)) {
 		if ((ret = set_name(s, name)) < 0)
 			return ret;
+		/* Unused for a file, but checked as for a URL: a struct of no version is the
+		 * caller's bug, found here rather than the day the path is a URL. */
+		if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
+			return remote_options_size(s, o);
 		ret = map_open(s, name);
 		return ret < 0 ? unopen(s, ret) : 0;
 	}
@@ -418,11 +429,8 @@ int slab_open_ex(struct slab *s, const char *name, const struct slab_remote_opti
 	free(shown);
 	if (ret < 0)
 		return ret;
-	memset(&opt, 0, sizeof(opt));
 	if (o && slab_sized_in(&opt, sizeof(opt), o, REMOTE_OPTIONS_FIRST) < 0)
-		return slab_fail(&s->err, SLAB_ERR_INVAL, who(s),
-				 "remote options of %zu %s: no such version", o->size,
-				 slab_plural(o->size, "byte", "bytes"));
+		return remote_options_size(s, o);
 	for (int fresh = 0;; fresh = 1) {
 		ret = slab_remote_open(&s->remote, name, &opt, fresh, &local, &e);
 		if (ret < 0)

@@ -706,7 +706,7 @@ static void test_sized_first(void)
 		v.size = k < 2 ? vs[k] : vs[1] - 1;
 		CHECK(slab_video_params(&v, &info, 1, 0, 0, &vp) == (k < 2 ? 0 : SLAB_ERR_INVAL));
 	}
-	/* remote options: the options are read for a URL only; nothing answers at port 1 */
+	/* remote options: the options are used for a URL only; nothing answers at port 1 */
 	for (int k = 0; k < 3; k++) {
 		struct slab_remote_options ro = { .cache_dir = ".", .retries = -1, .timeout = 10 };
 		struct slab *r = slab_new();
@@ -720,6 +720,31 @@ static void test_sized_first(void)
 			CHECK(rc == SLAB_ERR_INVAL);
 			CHECK_STR(slab_error(r), "'http://127.0.0.1:1/sized.slab': remote options of 79 bytes: no such version");
 		}
+		slab_close(r);
+	}
+	/* a file's open has no use for them, but a struct of no version is refused there too
+	 * (it opened, and the same call failed on the day the path was a URL) */
+	for (int k = 0; k < 3; k++) {
+		struct slab_remote_options ro = { .size = k == 0 ? 0 : k == 1 ? 79 : 1 };
+		struct slab *r = slab_new();
+		struct slab_dataset *d = slab_dataset_new();
+		const char *path = "sized.slab";
+
+		CHECK(r && d);
+		CHECK(slab_open_ex(r, path, &ro) == (k ? SLAB_ERR_INVAL : 0));
+		CHECK(slab_dataset_open_ex(d, &path, 1, &ro) == (k ? SLAB_ERR_INVAL : 0));
+		if (k) {
+			char want[100];
+
+			snprintf(want, sizeof(want), "'sized.slab': remote options of %s: no such version",
+				 k == 1 ? "79 bytes" : "1 byte");
+			CHECK_STR(slab_error(r), want);
+			CHECK_STR(slab_dataset_error(d), want);
+			CHECK(slab_count(r) == 0 && slab_base(r) == NULL);
+			CHECK(slab_open_ex(r, path, NULL) == 0);
+		}
+		CHECK(slab_count(r) == slab_dataset_count(d) || k);
+		slab_dataset_close(d);
 		slab_close(r);
 	}
 	slab_plan_free(p);
