@@ -588,6 +588,11 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 		if (image & (image - 1))
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': more than one image flag",
 					   slab_key_shown(key_len), key, fields[i].name);
+		/* slab(5): RESTART says a JPEG was given restart markers; on other bytes it
+		 * would tell a reader something false. */
+		if ((fields[i].flags & SLAB_FIELD_RESTART) && image != SLAB_FIELD_JPEG)
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': RESTART without JPEG",
+					   slab_key_shown(key_len), key, fields[i].name);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(fields[i].name, fields[j].name) == 0)
 				return slab_fail(&w->err, SLAB_ERR_DUPFIELD, NULL, "sample '%.*s': field '%s' given twice",

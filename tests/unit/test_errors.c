@@ -452,7 +452,7 @@ static void test_writer_misuse(void)
 
 /* Fields the writer refuses before writing anything of the sample: a NULL name, NULL data
  * of some bytes (it crashed on both), two image flags, which slab(5) forbids (it wrote them,
- * for slab_verify() to call corrupt). An image flag with VIDEO is checked by slab_verify()
+ * for slab_verify() to call corrupt), RESTART without JPEG. An image flag with VIDEO is checked by slab_verify()
  * too. */
 static void test_writer_fields(void)
 {
@@ -467,6 +467,12 @@ static void test_writer_fields(void)
 		  "'out.slab': sample 'k' field 'b': more than one image flag" },
 		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_PNG | SLAB_FIELD_WEBP },
 		  "'out.slab': sample 'k' field 'b': more than one image flag" },
+		/* slab(5): RESTART is a JPEG's (it was written on anything, and verified) */
+		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_RESTART },
+		  "'out.slab': sample 'k' field 'b': RESTART without JPEG" },
+		{ { .name = "b", .data = "x", .size = 1,
+		    .flags = SLAB_FIELD_RESTART | SLAB_FIELD_TRANSCODED | SLAB_FIELD_PNG },
+		  "'out.slab': sample 'k' field 'b': RESTART without JPEG" },
 	};
 	struct slab_writer_field f[2] = { { .name = "a", .data = "x", .size = 1 } };
 	struct slab_video_info vi = { .width = 2, .height = 2, .frames = 1, .fps_num = 1,
