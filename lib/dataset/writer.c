@@ -539,7 +539,9 @@ static void video_record(struct wvideo *v, const struct slab_video_info *in)
 	size_t n;
 
 	memset(v, 0, sizeof(*v));
-	v->duration_us = isfinite(us) && us >= 0 ? (us < 1.8e19 ? (uint64_t)llround(us) : UINT64_MAX) : 0;
+	/* Rounded in uint64_t: llround() has no answer past INT64_MAX (2^63 us, 292000
+	 * years), which a video's header may claim, and gave 2^63 for every such length. */
+	v->duration_us = isfinite(us) && us >= 0 ? (us < 1.8e19 ? (uint64_t)(us + 0.5) : UINT64_MAX) : 0;
 	v->frames = in->frames;
 	v->fps_num = in->fps_num;
 	v->fps_den = in->fps_den;

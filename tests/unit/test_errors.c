@@ -476,7 +476,7 @@ static void test_writer_fields(void)
 	};
 	struct slab_writer_field f[2] = { { .name = "a", .data = "x", .size = 1 } };
 	struct slab_video_info vi = { .width = 2, .height = 2, .frames = 1, .fps_num = 1,
-				      .fps_den = 1, .codec = "h264" };
+				      .fps_den = 1, .codec = "h264", .duration = 1e13 };
 	const struct slab_video_info *vis[2] = { NULL, &vi };
 	struct slab_writer *w;
 	size_t len;
@@ -520,6 +520,14 @@ static void test_writer_fields(void)
 	s = slab_new();
 	CHECK(s && slab_open_mem(s, buf, len, "flags.slab") == 0);
 	CHECK(slab_verify(s, NULL, NULL) == 0);
+	/* a length past 2^63 microseconds, as a video's header may claim, kept as it was (it
+	 * came back as 2^63 us whatever it was) */
+	{
+		struct slab_video_info got;
+
+		CHECK(slab_field_video(s, 2, 1, &got) == 1);
+		CHECK(got.frames == 1 && got.duration == 1e13);
+	}
 	slab_close(s);
 	/* the video field given a PNG flag too, as no writer writes it */
 	{
