@@ -1120,7 +1120,8 @@ SLAB_API struct slab_loader *slab_loader_new(void);
 /* Load plan (made or read over d: slab_dataset_plan_make(), slab_dataset_plan_read()) in
  * batches: allocates the ring, resolves the fields in every file, starts the threads. 0, or
  * SLAB_ERR_INVAL (options: batch 0, too many threads, a field named twice, a transform field
- * not among the wanted ones, a plan entry outside the dataset), SLAB_ERR_NOTFOUND (a field no
+ * not among the wanted ones; a plan of other files, with slab_plan_match()'s message, the
+ * plan's error untouched; a plan entry outside the dataset), SLAB_ERR_NOTFOUND (a field no
  * file has), SLAB_ERR_NOMEM, SLAB_ERR_IO, SLAB_ERR_CORRUPT (with ahead or release the plan's
  * samples are all located first), with the reason in slab_loader_error(). */
 SLAB_API int slab_loader_open(struct slab_loader *l, struct slab_dataset *d,

@@ -1098,6 +1098,23 @@ int slab_loader_open(struct slab_loader *l, struct slab_dataset *d, const struct
 	l->plan = plan;
 	l->pid = getpid();
 	l->nfiles = (uint32_t)slab_dataset_files(d);
+	/* A plan of other files of the same shape passes the range check below, and the
+	 * loader would hand out their samples' places in these files: the identities are
+	 * checked, as a walk checks them (without writing the plan, which is const). */
+	{
+		struct slab **files = malloc((size_t)l->nfiles * sizeof(*files));
+
+		if (!files) {
+			rc = nomem(l);
+			goto fail;
+		}
+		for (uint32_t i = 0; i < l->nfiles; i++)
+			files[i] = slab_dataset_file(d, i);
+		rc = slab_plan_match_err(plan, files, l->nfiles, &l->err);
+		free(files);
+		if (rc < 0)
+			goto fail;
+	}
 	for (uint64_t e = 0; e < plan->n; e++) {
 		const struct slab_plan_entry *en = &plan->entries[e];
 

@@ -1320,6 +1320,46 @@ static void test_field_list(void)
 	unlink("f.slab");
 }
 
+/* A plan of other files: refused as a walk refuses it. One of as many samples passed the
+ * range check, and the loader handed out the places of the plan's samples in these files. */
+static void test_other_files(void)
+{
+	struct slab_dataset *d = slab_dataset_new(), *other = slab_dataset_new();
+	struct slab_dataset *two = slab_dataset_new();
+	const char *pa[] = { "a.slab" }, *po[] = { "o.slab" }, *pab[] = { "a.slab", "b.slab" };
+	struct slab_loader_options o = { .size = sizeof(o), .batch = 4 };
+	struct slab_plan *plan, *plan2;
+	struct slab_loader *l;
+
+	make_file("o.slab", "o", 120, "bin");
+	CHECK(d && other && two);
+	CHECK(slab_dataset_open(d, pa, 1) == 0 && slab_dataset_open(other, po, 1) == 0);
+	CHECK(slab_dataset_open(two, pab, 2) == 0);
+	CHECK(slab_dataset_count(d) == slab_dataset_count(other));
+	plan = make_plan(d, 7);
+	plan2 = make_plan(two, 7);
+	l = slab_loader_new();
+	CHECK(l && slab_loader_open(l, other, plan, &o) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "file 0 is not the one the plan was made for (content differs)");
+	CHECK_STR(slab_plan_error(plan), "");
+	slab_loader_close(l);
+	l = slab_loader_new();
+	CHECK(l && slab_loader_open(l, d, plan2, &o) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "the plan is for 2 files, 1 given");
+	slab_loader_close(l);
+	/* its own files: loaded */
+	l = slab_loader_new();
+	CHECK(l && slab_loader_open(l, d, plan, &o) == 0);
+	CHECK(slab_loader_batches(l) == 30);
+	slab_loader_close(l);
+	slab_plan_free(plan);
+	slab_plan_free(plan2);
+	slab_dataset_close(two);
+	slab_dataset_close(other);
+	slab_dataset_close(d);
+	unlink("o.slab");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/slab-loader-XXXXXX";
@@ -1339,6 +1379,7 @@ int main(void)
 	test_stop_midbatch();
 	test_labels();
 	test_field_list();
+	test_other_files();
 	unlink("a.slab");
 	unlink("b.slab");
 	unlink("c.slab");
