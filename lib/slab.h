@@ -640,7 +640,8 @@ SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
  * twice), so the caller may skip the sample and go on; their text names the sample, not the
  * output. Other errors are final: SLAB_ERR_INVAL (a NULL or empty field name, one with a '/'
  * or longer than 65535 bytes, NULL data with a size above 0, more than one image flag on a
- * field or one with SLAB_FIELD_VIDEO, SLAB_FIELD_RESTART without SLAB_FIELD_JPEG, more than
+ * field or one with SLAB_FIELD_VIDEO, SLAB_FIELD_RESTART without SLAB_FIELD_JPEG, a flag not
+ * SLAB_FIELD_*, a JPEG's subsamp or colorspace over 255, more than
  * 255 fields, a key that is not slab_key_safe(), the writer not open, ...), SLAB_ERR_NOMEM,
  * SLAB_ERR_IO: every later add
  * and finish returns the same code, the text left as it was. A call before the open that

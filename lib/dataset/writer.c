@@ -590,6 +590,16 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 		if (image & (image - 1))
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': more than one image flag",
 					   slab_key_shown(key_len), key, fields[i].name);
+		/* A flag this library does not know would be dropped, a value over a byte cut to
+		 * its low bits (subsampling 256 stored as 4:4:4): both refused. */
+		if (fields[i].flags & ~(unsigned)(SLAB_FIELD_IMAGE | SLAB_FIELD_TRANSCODED |
+						  SLAB_FIELD_RESTART | SLAB_FIELD_VIDEO | SLAB_FIELD_PRESENT))
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': unknown flags 0x%x",
+					   slab_key_shown(key_len), key, fields[i].name, fields[i].flags);
+		if (image == SLAB_FIELD_JPEG && (fields[i].subsamp > 255 || fields[i].colorspace > 255))
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': subsampling %u or "
+					   "colour space %u over 255", slab_key_shown(key_len), key,
+					   fields[i].name, fields[i].subsamp, fields[i].colorspace);
 		/* slab(5): RESTART says a JPEG was given restart markers; on other bytes it
 		 * would tell a reader something false. */
 		if ((fields[i].flags & SLAB_FIELD_RESTART) && image != SLAB_FIELD_JPEG)

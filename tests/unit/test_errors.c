@@ -473,6 +473,14 @@ static void test_writer_fields(void)
 		{ { .name = "b", .data = "x", .size = 1,
 		    .flags = SLAB_FIELD_RESTART | SLAB_FIELD_TRANSCODED | SLAB_FIELD_PNG },
 		  "'out.slab': sample 'k' field 'b': RESTART without JPEG" },
+		/* a flag the library does not know, a value over a byte (was cut to 4:4:4) */
+		{ { .name = "b", .data = "x", .size = 1, .flags = 0x80 },
+		  "'out.slab': sample 'k' field 'b': unknown flags 0x80" },
+		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_JPEG, .subsamp = 256 },
+		  "'out.slab': sample 'k' field 'b': subsampling 256 or colour space 0 over 255" },
+		{ { .name = "b", .data = "x", .size = 1, .flags = SLAB_FIELD_JPEG,
+		    .colorspace = 0x103 },
+		  "'out.slab': sample 'k' field 'b': subsampling 0 or colour space 259 over 255" },
 	};
 	struct slab_writer_field f[2] = { { .name = "a", .data = "x", .size = 1 } };
 	struct slab_video_info vi = { .width = 2, .height = 2, .frames = 1, .fps_num = 1,
