@@ -828,3 +828,16 @@ PY
 	assert_line "subset applies to a plan made here (plan=None), not to a plan file"
 	assert_line "$(wc -l < sub) True"
 }
+
+@test "--subset - from a terminal is a usage error, as prefetch --plan - is; from a pipe it is read" {
+	small_slab
+	run -0 script -qec "shuffle-plan --subset - -o s.plan small.slab; echo rc=\$?; prefetch --plan - small.slab; echo rc=\$?" /dev/null
+	assert_line --index 0 --partial "shuffle-plan: --subset - reads the list from standard input, which is a terminal"
+	assert_line --partial "rc=2"
+	assert_line --partial "prefetch: --plan - reads the plan from standard input, which is a terminal"
+	refute_line --partial "rc=0"
+	[ ! -e s.plan ]
+	printf '0\n2\n' | shuffle-plan -q --mode sequential --subset - -o s.plan small.slab
+	run -0 shuffle-plan -q --format text --mode sequential --subset - small.slab <<<$'0\n2'
+	assert_output $'0 0\n0 2'
+}

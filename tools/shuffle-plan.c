@@ -538,6 +538,10 @@ int main(int argc, char **argv)
 
 	if (cli_check_mapped_inputs(argv + optind, argc - optind) < 0)
 		return SLAB_EXIT_USAGE;
+	/* A terminal would wait for lines typed at it, with no prompt: a forgotten pipe. */
+	if (subset_path && strcmp(subset_path, "-") == 0 && isatty(STDIN_FILENO))
+		return cli_usage_error("--subset - reads the list from standard input, which is a "
+				       "terminal");
 	/* The subset list is read as the files are: the plan must not be written over it. */
 	if (cli_check_output(output, argv + optind, argc - optind) < 0 ||
 	    (subset_path && cli_check_output(output, (char **)&subset_path, 1) < 0))
