@@ -255,6 +255,39 @@ PY
 	SLAB_JPEG_RESTART=require run -0 imgcrop --crop none --exact prog.jpg c.raw
 }
 
+@test "a JPEG whose restart markers go wrong below the crop is decoded whole at the crop's own place" {
+	need_pil
+	odd_jpegs
+	pack -q --jpeg-restart=1 -o odd.slab odd.tar
+	inspect --tar odd.slab | tar -x ./a444.jpg
+	# the marker before the last MCU row (38 MCUs a row, 26 rows) renumbered: no part that
+	# holds the row below a crop can be made, the rows above it still decode
+	python3 - a444.jpg <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+m = [i for i in range(len(b) - 1) if b[i] == 0xFF and 0xD0 <= b[i + 1] <= 0xD7]
+assert len(m) == 38 * 26 - 1, len(m)
+i = m[25 * 38 - 1]
+b[i + 1] = 0xD0 + (b[i + 1] - 0xD0 + 3) % 8
+open("late.jpg", "wb").write(bytes(b))
+PY
+	SLAB_JPEG_RESTART=require run -1 --separate-stderr imgcrop --crop random-resized --size 8x8 \
+		--seed 5 late.jpg c.raw
+	assert_equal "$stderr" "imgcrop: 'late.jpg': JPEG not decoded from a restart marker: restart markers out of order"
+	# the old decode's crops, not ones shifted by where the part would have started
+	SLAB_JPEG_RESTART=0 imgcrop --crop random-resized --size 8x8 --seed 5 late.jpg a.raw
+	imgcrop --crop random-resized --size 8x8 --seed 5 late.jpg b.raw
+	cmp a.raw b.raw
+	# (the old decode fails on crops whose rows reach the bad marker)
+	for seed in $(seq 1 40); do
+		rm -f a.raw b.raw
+		SLAB_JPEG_RESTART=0 imgcrop --crop random-resized --size 8x8 --seed "$seed" late.jpg \
+			a.raw 2>/dev/null || continue
+		imgcrop --crop random-resized --size 8x8 --seed "$seed" late.jpg b.raw
+		cmp a.raw b.raw
+	done
+}
+
 @test "pack --jpeg-restart gives the same bytes with -j 1, 2 and 4" {
 	jpegs
 	pack -q --jpeg-restart=4 -j 1 -o a.slab j.tar

@@ -287,6 +287,7 @@ static int use_part(struct jdec *j, const unsigned char *data, size_t len, unsig
 {
 	struct jpeg_decompress_struct *c = &j->cinfo;
 	struct slab_jpegrst_layout lay;
+	struct slab_jpegrst_part plan;
 	const char *why = NULL;
 	size_t plen;
 	int r;
@@ -299,9 +300,12 @@ static int use_part(struct jdec *j, const unsigned char *data, size_t len, unsig
 		return slab_fail(err, SLAB_ERR_CORRUPT, NULL, "JPEG not decoded from a restart "
 				 "marker: %s", why ? why : "header read otherwise by libjpeg");
 	}
-	if (!slab_jpegrst_plan(&lay, denom, ow, oh, ix0, ix1, iy0, iy1, part))
+	/* The plan stays local until the part is made: the whole image read instead (markers
+	 * missing or out of order below the crop) is read at its own rows and columns, not
+	 * shifted by where the part would have started. */
+	if (!slab_jpegrst_plan(&lay, denom, ow, oh, ix0, ix1, iy0, iy1, &plan))
 		return 0;
-	r = slab_jpegrst_part(data, len, &lay, part, &j->part, &plen, &why);
+	r = slab_jpegrst_part(data, len, &lay, &plan, &j->part, &plen, &why);
 	if (r != 0) {
 		if (r == 1 && j->restart != RESTART_REQUIRE)
 			return 0;
@@ -311,6 +315,7 @@ static int use_part(struct jdec *j, const unsigned char *data, size_t len, unsig
 		       slab_fail(err, SLAB_ERR_CORRUPT, NULL, "JPEG not decoded from a restart "
 				 "marker: %s", why);
 	}
+	*part = plan;
 	j->in_part = 1;
 	jpeg_abort_decompress(c);
 	jpeg_mem_src(c, j->part.p, (unsigned long)plen);
