@@ -288,6 +288,36 @@ PY
 	done
 }
 
+@test "a grey JPEG whose one component is sampled 2x2 (PIL's subsampling=2) is decoded from its markers" {
+	need_pil
+	/usr/bin/python3 - <<'PY'
+import random
+from PIL import Image
+rnd = random.Random(5)
+im = Image.new("L", (203, 150))
+im.putdata([(x * 3 + y * 5 + rnd.randrange(40)) % 256 for y in range(150) for x in range(203)])
+im.save("g.jpg", quality=90, subsampling=2)
+PY
+	# the frame says 0x22 for the lone component
+	run -0 python3 -c 'b = open("g.jpg", "rb").read(); i = b.index(b"\xff\xc0"); print(b[i + 9], hex(b[i + 11]))'
+	assert_output "1 0x22"
+	mkdir g && mv g.jpg g/ && printf 0 > g/g.cls
+	(cd g && tar --sort=name -cf ../g.tar ./*)
+	pack -q --jpeg-restart=1 -o g.slab g.tar
+	inspect --tar g.slab | tar -x ./g.jpg
+	n=0
+	for seed in 1 2 3 4 5 6 7 8; do
+		for size in 64x48 16x16; do
+			SLAB_JPEG_RESTART=0 imgcrop --crop random-resized --size "$size" --seed "$seed" g.jpg a.raw
+			SLAB_JPEG_RESTART=require run -0 --separate-stderr imgcrop --crop random-resized \
+				--size "$size" --seed "$seed" g.jpg b.raw
+			cmp a.raw b.raw
+			n=$((n + 1))
+		done
+	done
+	[ "$n" = 16 ]
+}
+
 @test "pack --jpeg-restart gives the same bytes with -j 1, 2 and 4" {
 	jpegs
 	pack -q --jpeg-restart=4 -j 1 -o a.slab j.tar

@@ -155,17 +155,16 @@ int slab_jpegrst_layout(const unsigned char *p, size_t len, struct slab_jpegrst_
 		return 0;
 	if (f.dri == 0)
 		return no(why, "no restart markers");
-	/* A lone component's scan has MCUs of one block whatever its sampling factors, and an
-	 * iMCU row of v of them: not worth the case. */
-	if (f.nf == 1 && (f.h[0] != 1 || f.v[0] != 1))
-		return no(why, "a single component sampled more than 1x1");
 	lay->width = f.width;
 	lay->height = f.height;
 	lay->sof = f.sof;
 	lay->scan = f.scan;
 	lay->interval = f.dri;
-	lay->mcu_w = 8 * f.hmax;
-	lay->mcu_h = 8 * f.vmax;
+	/* A lone component's scan has MCUs of one block whatever its sampling factors (a grey
+	 * JPEG written 2x2, as PIL's subsampling=2 does), and nothing is upsampled: its MCU is
+	 * a block, which is also where jpeg_crop_scanline aligns its columns. */
+	lay->mcu_w = f.nf == 1 ? 8 : 8 * f.hmax;
+	lay->mcu_h = f.nf == 1 ? 8 : 8 * f.vmax;
 	lay->mcus_per_row = (f.width + lay->mcu_w - 1) / lay->mcu_w;
 	lay->mcu_rows = (f.height + lay->mcu_h - 1) / lay->mcu_h;
 	lay->row_step = f.dri / gcd(f.dri, lay->mcus_per_row);

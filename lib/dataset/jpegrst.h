@@ -28,10 +28,10 @@ struct slab_jpegrst_layout {
 
 /*
  * 1 and *lay when a part can be made of the JPEG p: sequential (SOF0, SOF1), Huffman-coded,
- * 8-bit, one scan holding every component, a nonzero restart interval, a single component
- * only when sampled 1x1. 0 and *why (static text: "progressive", "no restart markers", ...)
- * for any other JPEG, and for bytes whose header this reading cannot follow. Reads the header
- * only, never the entropy-coded data.
+ * 8-bit, one scan holding every component, a nonzero restart interval (a single component's
+ * MCU is one block, however it is sampled). 0 and *why (static text: "progressive", "no
+ * restart markers", ...) for any other JPEG, and for bytes whose header this reading cannot
+ * follow. Reads the header only, never the entropy-coded data.
  */
 int slab_jpegrst_layout(const unsigned char *p, size_t len, struct slab_jpegrst_layout *lay,
 			const char **why);
