@@ -318,6 +318,30 @@ PY
 	[ "$n" = 16 ]
 }
 
+@test "inspect --list --json says which JPEGs pack --jpeg-restart rewrote" {
+	need_pil
+	odd_jpegs
+	cp prog.jpg odd/fprog.jpg
+	printf fprog > odd/fprog.cls
+	(cd odd && tar --sort=name -cf ../odd.tar ./*)
+	pack -q -o plain.slab odd.tar
+	pack -q --jpeg-restart -o rst.slab odd.tar
+	for f in plain rst; do
+		inspect --list --json "$f.slab" | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    for f in s["fields"]:
+        print(s["key"].removeprefix("./"), f["name"], f.get("restart"), f.get("transcoded"))' > "$f.txt"
+	done
+	run -0 cat plain.txt
+	assert_output "$(printf '%s\n' a444 b422 cgrey dtiny emeta fprog |
+		sed 's/.*/& cls None None\n& jpg False False/')"
+	# the progressive one is kept as it is
+	run -0 cat rst.txt
+	assert_output "$(printf '%s\n' a444 b422 cgrey dtiny emeta |
+		sed 's/.*/& cls None None\n& jpg True False/'; printf 'fprog cls None None\nfprog jpg False False')"
+}
+
 @test "pack --jpeg-restart gives the same bytes with -j 1, 2 and 4" {
 	jpegs
 	pack -q --jpeg-restart=4 -j 1 -o a.slab j.tar

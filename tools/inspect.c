@@ -428,6 +428,9 @@ static int list(struct slab *s, struct json *j)
 				}
 				if (kind && !video)
 					json_bool(j, "transcoded", !!(fl->flags & SLAB_FIELD_TRANSCODED));
+				/* Its bytes are not the input's either, though it was not re-encoded. */
+				if (fl->flags & SLAB_FIELD_JPEG)
+					json_bool(j, "restart", !!(fl->flags & SLAB_FIELD_RESTART));
 				json_object_end(j);
 			} else {
 				putchar('\t');
