@@ -402,8 +402,8 @@ SLAB_API int slab_plan_make_subset(struct slab_plan *plan, struct slab *const *f
 SLAB_API int slab_plan_read(struct slab_plan *plan, const char *path);
 
 /* Write the plan file to fd (a file or a pipe: it never seeks). 0, or SLAB_ERR_IO (errno
- * is the write's, EPIPE when the reader went away), SLAB_ERR_NOMEM, or SLAB_ERR_INVAL for
- * a handle no plan was made or read into (nothing is written). */
+ * is the write's, EPIPE when the reader went away: never SIGPIPE), SLAB_ERR_NOMEM, or
+ * SLAB_ERR_INVAL for a handle no plan was made or read into (nothing is written). */
 SLAB_API int slab_plan_write(struct slab_plan *plan, int fd);
 
 /* Does the plan belong to these files (same count, same identities)? 0, or SLAB_ERR_INVAL
@@ -626,7 +626,8 @@ struct slab_writer_stats {
 /* A new writer; NULL when out of memory. Free with slab_writer_free(). */
 SLAB_API struct slab_writer *slab_writer_new(void);
 
-/* Start writing to fd (a file or a pipe: the writer never seeks). name is used in messages;
+/* Start writing to fd (a file or a pipe: the writer never seeks; a pipe whose reader went
+ * away is SLAB_ERR_IO with errno EPIPE, never SIGPIPE). name is used in messages;
  * o may be NULL (the defaults). Writes the header. 0, SLAB_ERR_INVAL (page size, options
  * text; a writer opened before: a writer writes one file), SLAB_ERR_NOMEM or SLAB_ERR_IO.
  * Options refused (SLAB_ERR_INVAL) leave the writer as new, nothing written, to be opened

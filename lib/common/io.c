@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,12 +66,35 @@ int slab_write_chunked(int fd, const void *buf, uint64_t len, uint64_t chunk, ui
 	return 0;
 }
 
+int slab_write_nosigpipe(int fd, const void *buf, uint64_t len, uint64_t chunk, uint64_t *done)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t pipe, old, pending;
+	int e, before;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	/* Blocked, a SIGPIPE the write raises stays pending on this thread instead of being
+	 * delivered, and the write says EPIPE; it is taken back below. One pending before is
+	 * someone else's, and stays. */
+	pthread_sigmask(SIG_BLOCK, &pipe, &old);
+	before = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+	e = slab_write_chunked(fd, buf, len, chunk, done);
+	if (e == EPIPE && !before)
+		while (sigtimedwait(&pipe, NULL, &now) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e)
+		errno = e;
+	return e;
+}
+
 int slab_write_full(int fd, const void *buf, uint64_t len)
 {
 	uint64_t done;
 
 	/* At most 1 GiB a call: what Linux writes at once anyway. */
-	return slab_write_chunked(fd, buf, len, 1u << 30, &done) ? SLAB_ERR_IO : 0;
+	return slab_write_nosigpipe(fd, buf, len, 1u << 30, &done) ? SLAB_ERR_IO : 0;
 }
 
 int slab_outbuf_init(struct slab_outbuf *o, size_t cap)

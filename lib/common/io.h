@@ -15,8 +15,15 @@
  * failure as well: the loop every writer of slab goes through. */
 int slab_write_chunked(int fd, const void *buf, uint64_t len, uint64_t chunk, uint64_t *done);
 
-/* Write all len bytes of buf to fd, retrying after EINTR and short writes. 0, or SLAB_ERR_IO
- * with errno set (EPIPE when the reader went away): no context, errno is the detail. */
+/* slab_write_chunked() for the library's own writers to a caller's descriptor (a writer's
+ * output, a plan file): a pipe whose reader went away is EPIPE, never SIGPIPE, whose default
+ * action ends the process (the library never exits). SIGPIPE is blocked in the calling thread
+ * for the writes and the one they raise taken back, unless one was pending before. */
+int slab_write_nosigpipe(int fd, const void *buf, uint64_t len, uint64_t chunk, uint64_t *done);
+
+/* Write all len bytes of buf to fd, retrying after EINTR and short writes, as
+ * slab_write_nosigpipe() does. 0, or SLAB_ERR_IO with errno set (EPIPE when the reader went
+ * away): no context, errno is the detail. */
 int slab_write_full(int fd, const void *buf, uint64_t len);
 
 /* open(2) path to read, without waiting for a writer when it is a FIFO (which would block

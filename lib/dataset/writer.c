@@ -179,12 +179,12 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem)
 
 /* ---- output ----------------------------------------------------------------------------- */
 
-/* write(2) all len bytes, WRITE_CHUNK at a time: 0 or its errno. *written counts what
- * went. */
+/* write(2) all len bytes, WRITE_CHUNK at a time: 0 or its errno (EPIPE for a pipe whose
+ * reader went away, never SIGPIPE). *written counts what went. */
 static int write_fd(int fd, const unsigned char *c, size_t len, uint64_t *written)
 {
 	uint64_t done;
-	int e = slab_write_chunked(fd, c, len, WRITE_CHUNK, &done);
+	int e = slab_write_nosigpipe(fd, c, len, WRITE_CHUNK, &done);
 
 	*written += done;
 	return e;

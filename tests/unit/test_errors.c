@@ -10,6 +10,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -913,6 +914,58 @@ static void test_plan_handles(void)
 	slab_follow_close(NULL);
 }
 
+/* A writer's output and a plan file written into a pipe whose reader has gone: EPIPE, with
+ * SIGPIPE at its default action (which would end the process) and no SIGPIPE left pending
+ * after; one pending before the write stays. */
+static void test_closed_pipe(void)
+{
+	struct slab_writer_field f = { .name = "txt", .data = "abc", .size = 3 };
+	struct slab_plan_params pp = { .size = sizeof(pp), .world = 1, .window = 1 };
+	struct slab_writer *w = slab_writer_new();
+	struct slab_plan *p = slab_plan_new();
+	struct slab *s = slab_new();
+	size_t len;
+	unsigned char *b = two_fields(&len);
+	sigset_t pipe_set, old, pending;
+	int fds[2];
+
+	CHECK(w && p && s && b);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	CHECK(pipe(fds) == 0);
+	close(fds[0]);
+	CHECK(slab_writer_open(w, fds[1], "pipe", NULL) == 0);
+	CHECK(slab_writer_add(w, "k", 1, &f, 1) == 0);
+	errno = 0;
+	CHECK(slab_writer_finish(w) == SLAB_ERR_IO);
+	CHECK(errno == EPIPE);
+	CHECK_STR(slab_writer_error(w), "'pipe': write failed at offset 0: Broken pipe");
+	CHECK(sigpending(&pending) == 0 && !sigismember(&pending, SIGPIPE));
+
+	CHECK(slab_open_mem(s, b, len, "two.slab") == 0);
+	CHECK(slab_plan_make(p, &s, 1, &pp, 0) == 0);
+	errno = 0;
+	CHECK(slab_plan_write(p, fds[1]) == SLAB_ERR_IO);
+	CHECK(errno == EPIPE);
+	CHECK_STR(slab_plan_error(p), "Broken pipe");
+	CHECK(sigpending(&pending) == 0 && !sigismember(&pending, SIGPIPE));
+
+	/* a SIGPIPE of the caller's, pending (blocked) before: still pending after */
+	CHECK(pthread_sigmask(SIG_BLOCK, &pipe_set, &old) == 0);
+	CHECK(raise(SIGPIPE) == 0);
+	CHECK(slab_plan_write(p, fds[1]) == SLAB_ERR_IO && errno == EPIPE);
+	CHECK(sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE));
+	signal(SIGPIPE, SIG_IGN);       /* discards it */
+	signal(SIGPIPE, SIG_DFL);
+	CHECK(pthread_sigmask(SIG_SETMASK, &old, NULL) == 0);
+	close(fds[1]);
+	slab_writer_free(w);
+	slab_plan_free(p);
+	slab_close(s);
+	free(b);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/slab-test-errors-XXXXXX";
@@ -924,6 +977,7 @@ int main(void)
 	test_failed_open();
 	test_const_lookups();
 	test_writer_codes();
+	test_closed_pipe();
 	test_writer_misuse();
 	test_writer_fields();
 	test_writers_in_threads();
