@@ -629,8 +629,9 @@ SLAB_API struct slab_writer *slab_writer_new(void);
 /* Start writing to fd (a file or a pipe: the writer never seeks; a pipe whose reader went
  * away is SLAB_ERR_IO with errno EPIPE, never SIGPIPE). name is used in messages;
  * o may be NULL (the defaults). Writes the header. 0, SLAB_ERR_INVAL (page size, options
- * text; a writer opened before: a writer writes one file), SLAB_ERR_NOMEM or SLAB_ERR_IO.
- * Options refused (SLAB_ERR_INVAL) leave the writer as new, nothing written, to be opened
+ * text; a writer opened before: a writer writes one file), SLAB_ERR_NOMEM or SLAB_ERR_IO
+ * (fd not open for writing: closed, or read-only; errno EBADF).
+ * Options or a descriptor refused leave the writer as new, nothing written, to be opened
  * again.
  * Samples are added and the file finished only after an open that succeeded. */
 SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,

@@ -458,6 +458,25 @@ int slab_writer_open(struct slab_writer *w, int fd, const char *name,
 	if (optlen > SLAB_OPTIONS_MAX)
 		return slab_fail(&w->err, SLAB_ERR_INVAL, name,
 				 "options record is %zu bytes, more than %u", optlen, SLAB_OPTIONS_MAX);
+	/* The header only goes into the buffer here: a descriptor that is closed, or open for
+	 * reading alone, would fail at the first flush, after the caller gave samples (every
+	 * one of them taken), or at the finish. It fails now, writing nothing. */
+	{
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY
+#ifdef O_PATH
+		    || (fl & O_PATH)
+#endif
+		   ) {
+			int e = fl < 0 ? errno : EBADF;
+
+			slab_fail(&w->err, SLAB_ERR_IO, name, "file descriptor %d is not open for "
+				  "writing: %s", fd, strerror(e));
+			errno = e;
+			return SLAB_ERR_IO;
+		}
+	}
 	w->opened = 1;
 	w->name = strdup(name);
 	w->fd = fd;

@@ -319,6 +319,25 @@ static void test_writer_codes(void)
 		CHECK_STR(slab_writer_error(w),
 			  "'out.slab': page size 4097 is not a power of two from 4 KiB to 1 GiB");
 	}
+	/* a descriptor it cannot write to (closed; read-only) fails at once, not at the
+	 * finish after every sample was taken; nothing written, the writer as new */
+	{
+		int ro = open("/dev/null", O_RDONLY), closed = dup(fd);
+
+		CHECK(ro >= 0 && closed >= 0 && close(closed) == 0);
+		errno = 0;
+		CHECK(slab_writer_open(w, closed, mem_name, &o) == SLAB_ERR_IO);
+		CHECK(errno == EBADF);
+		CHECK(has(slab_writer_error(w), "'out.slab': file descriptor "));
+		CHECK(has(slab_writer_error(w), " is not open for writing: Bad file descriptor"));
+		errno = 0;
+		CHECK(slab_writer_open(w, ro, mem_name, &o) == SLAB_ERR_IO);
+		CHECK(errno == EBADF);
+		CHECK(has(slab_writer_error(w), " is not open for writing: Bad file descriptor"));
+		CHECK(slab_writer_add(w, "k1", 2, f, 1) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_writer_error(w), "'(output)': writer is not open");
+		close(ro);
+	}
 	CHECK(slab_writer_open(w, fd, mem_name, &o) == 0);
 	CHECK(slab_writer_add(w, "k1", 2, f, 1) == 0);
 	CHECK(slab_writer_finish(w) == 0);
