@@ -979,7 +979,8 @@ SLAB_API int slab_dataset_global(const struct slab_dataset *d, size_t file, uint
 /* The sample with this key, through each file's hash index in file order (the first file
  * holding it wins): 0 and (*file, *index), or SLAB_ERR_NOTFOUND; or the error of file
  * *file's slab_find() (SLAB_ERR_CORRUPT: its key index is damaged; SLAB_ERR_IO), its text
- * in that reader's slab_error(). The dataset's error text is not written. */
+ * in that reader's slab_error(). The dataset's error text is not written, nor, for a key no
+ * file has, its readers'. */
 SLAB_API int slab_dataset_find(const struct slab_dataset *d, const char *key, size_t key_len,
 			       size_t *file, uint64_t *index);
 

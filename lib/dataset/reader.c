@@ -745,7 +745,9 @@ int slab_field_video(struct slab *s, uint64_t i, unsigned f, struct slab_video_i
 	return ret;
 }
 
-static int find_key(struct slab *s, const char *key, size_t key_len, uint64_t *index)
+/* quiet: a key that is not there is SLAB_ERR_NOTFOUND without a text (a damaged index
+ * still writes its reason). */
+static int find_key(struct slab *s, const char *key, size_t key_len, uint64_t *index, int quiet)
 {
 	uint64_t mask = s->buckets - 1, h = slab_key_hash(key, key_len) & mask;
 
@@ -765,6 +767,8 @@ static int find_key(struct slab *s, const char *key, size_t key_len, uint64_t *i
 			return 0;
 		}
 	}
+	if (quiet)
+		return SLAB_ERR_NOTFOUND;
 	return slab_fail(&s->err, SLAB_ERR_NOTFOUND, who(s), "no sample with key '%.*s'",
 		    slab_key_shown(key_len), key);
 }
@@ -773,7 +777,15 @@ int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t *index)
 {
 	int ret;
 
-	GUARDED(s, ret, find_key(s, key, key_len, index));
+	GUARDED(s, ret, find_key(s, key, key_len, index, 0));
+	return ret;
+}
+
+int slab_find_quiet(struct slab *s, const char *key, size_t key_len, uint64_t *index)
+{
+	int ret;
+
+	GUARDED(s, ret, find_key(s, key, key_len, index, 1));
 	return ret;
 }
 

@@ -45,6 +45,11 @@ void slab_cancel_fetches(const struct slab *s, int on);
  * groups), where slab_sample()'s copy of the key costs as much as the loop's own work. */
 int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size);
 
+/* slab_find() that writes no text for a key that is not there (SLAB_ERR_NOTFOUND alone): the
+ * lookup of a const dataset, which many threads may make at once over the same readers. A
+ * damaged index or a read that faults is its error with its text, as slab_find() has it. */
+int slab_find_quiet(struct slab *s, const char *key, size_t key_len, uint64_t *index);
+
 struct slab_field;
 
 /* Field f of sample i, as slab_get() gave it in *fl: 0 when its bytes have the CRC-32C its

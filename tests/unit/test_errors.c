@@ -280,9 +280,23 @@ static void test_const_lookups(void)
 	snprintf(want, sizeof(want), "'bad.slab': key index slot %llu points past the samples",
 		 (unsigned long long)(slab_key_hash("zz", 2) & (buckets - 1)));
 	CHECK_STR(slab_error(slab_dataset_file(d, 1)), want);
+	/* good.slab lacks "zz": no text written in its reader, which threads share */
+	CHECK_STR(slab_error(slab_dataset_file(d, 0)), "");
 	CHECK_STR(slab_dataset_error(d), "");
 	CHECK(slab_dataset_locate(d, 4, &file, &index) == SLAB_ERR_RANGE);
 	CHECK_STR(slab_dataset_error(d), "");
+	slab_dataset_close(d);
+	/* a key no file has: SLAB_ERR_NOTFOUND alone, every reader's text as it was */
+	d = slab_dataset_new();
+	paths[1] = "good.slab";
+	CHECK(d && slab_dataset_open(d, paths, 2) == 0);
+	CHECK(slab_dataset_find(d, "zz", 2, &file, &index) == SLAB_ERR_NOTFOUND);
+	CHECK_STR(slab_error(slab_dataset_file(d, 0)), "");
+	CHECK_STR(slab_error(slab_dataset_file(d, 1)), "");
+	CHECK_STR(slab_dataset_error(d), "");
+	/* slab_find() on a reader of its own still says why */
+	CHECK(slab_find(slab_dataset_file(d, 0), "zz", 2, &index) == SLAB_ERR_NOTFOUND);
+	CHECK_STR(slab_error(slab_dataset_file(d, 0)), "'good.slab': no sample with key 'zz'");
 	slab_dataset_close(d);
 	CHECK(unlink("good.slab") == 0 && unlink("bad.slab") == 0);
 	free(b);
