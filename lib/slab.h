@@ -551,8 +551,10 @@ struct slab_follow_stats {
 /* A new walk, not yet open; NULL only when out of memory. Free with slab_follow_close(). */
 SLAB_API struct slab_follow *slab_follow_new(void);
 
-/* Prepare a walk of plan over files[0..nfiles) (paths[] are their names, opened again for
- * advice and O_DIRECT). The plan must match the files: one that does not is SLAB_ERR_INVAL
+/* Prepare a walk of plan over files[0..nfiles) (paths[] are their names in messages; each
+ * reader's file is opened again by its name for advice and O_DIRECT, and one the name no
+ * longer leads to, another file of the same size even, is SLAB_ERR_IO, "the file changed
+ * while it was being opened"). The plan must match the files: one that does not is SLAB_ERR_INVAL
  * with slab_plan_match()'s message in slab_follow_error() (the plan's error untouched). The
  * files, paths and plan must outlive the walk. One pass over the plan finds each page's last
  * use. 0, or a negative error with the reason (naming the file where it helps) in

@@ -1154,14 +1154,18 @@ static int follow_open_plans(struct slab_follow *f, struct slab *const *files,
 			slab_fail_from(&f->err, ret, slab_pagecache_error(f->pcs[i]));
 			goto out;
 		}
-		/* The name may have been given a new file since slab_open mapped the old one. */
-		if (slab_pagecache_size(f->pcs[i]) != slab_file_size(s)) {
-			ret = slab_fail(&f->err, SLAB_ERR_IO, paths[i],
-					"the file changed while it was being opened");
-			goto out;
-		}
 		if (o->direct && (ret = slab_pagecache_direct_open(f->pcs[i])) < 0) {
 			slab_fail_from(&f->err, ret, slab_pagecache_error(f->pcs[i]));
+			goto out;
+		}
+		/* The name may have been given a new file since slab_open mapped the old one,
+		 * of the same size even: O_DIRECT would hand out its bytes as the samples, and
+		 * advice and release would go to it. The mapped file's device and inode. */
+		if (slab_pagecache_size(f->pcs[i]) != slab_file_size(s) ||
+		    !slab_same_file(s, slab_pagecache_fd(f->pcs[i])) ||
+		    (o->direct && !slab_same_file(s, slab_pagecache_direct_fd(f->pcs[i])))) {
+			ret = slab_fail(&f->err, SLAB_ERR_IO, paths[i],
+					"the file changed while it was being opened");
 			goto out;
 		}
 		/* Faults then read only the page they need: read-around would bring back pages

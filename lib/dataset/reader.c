@@ -94,6 +94,15 @@ int slab_shrunk(const struct slab *s, uint64_t *now)
 	return 1;
 }
 
+int slab_same_file(const struct slab *s, int fd)
+{
+	struct stat st;
+
+	if (!s->mapped)
+		return 1;
+	return fstat(fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
 const char *slab_path(const struct slab *s)
 {
 	return who(s);

@@ -45,6 +45,12 @@ void slab_cancel_fetches(const struct slab *s, int on);
  * groups), where slab_sample()'s copy of the key costs as much as the loop's own work. */
 int slab_sample_span(struct slab *s, uint64_t i, uint64_t *off, uint64_t *size);
 
+/* Is fd open on the file the reader mapped (its device and inode)? 1 for a reader of a
+ * buffer (slab_open_mem), which has no file. For what opens the reader's path again (a walk's
+ * advice and O_DIRECT reads): the name may have been given another file since, of the same
+ * size even. */
+int slab_same_file(const struct slab *s, int fd);
+
 /* slab_find() that writes no text for a key that is not there (SLAB_ERR_NOTFOUND alone): the
  * lookup of a const dataset, which many threads may make at once over the same readers. A
  * damaged index or a read that faults is its error with its text, as slab_find() has it. */

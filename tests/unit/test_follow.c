@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define NFILES 2
@@ -316,6 +317,40 @@ static void epochs(struct slab **files)
 	slab_plan_free(other);
 }
 
+/* f0.slab's name given another file of the same size (its first sample's byte changed) after
+ * the reader mapped it: a walk, which opens the name again for advice and O_DIRECT, refuses
+ * it rather than hand out the other file's bytes (O_DIRECT) or advise it. Last: the name
+ * stays on the other file. */
+static void renamed_over(struct slab **files)
+{
+	struct slab_plan_params pp = { .size = sizeof(pp), .world = 1, .window = 1 };
+	struct slab_plan *plan = slab_plan_new();
+	uint64_t len = slab_file_size(files[0]);
+	unsigned char *b = malloc((size_t)len);
+	int fd = open("f0.slab.new", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(plan && b && fd >= 0);
+	CHECK(slab_plan_make(plan, files, NFILES, &pp, 0) == 0);
+	memcpy(b, slab_base(files[0]), (size_t)len);
+	b[slab_data_offset(files[0])] ^= 0xff;
+	CHECK(write(fd, b, (size_t)len) == (ssize_t)len && close(fd) == 0);
+	CHECK(rename("f0.slab.new", paths[0]) == 0);
+	for (int direct = 0; direct < 2; direct++) {
+		struct slab_follow_options o = { .size = sizeof(o), .ahead = 2, .direct = direct };
+		struct slab_follow *f = slab_follow_new();
+		int r = slab_follow_open(f, files, paths, NFILES, plan, &o);
+
+		if (!(direct && !direct_ok)) {
+			CHECK(r == SLAB_ERR_IO);
+			CHECK_STR(slab_follow_error(f),
+				  "'f0.slab': the file changed while it was being opened");
+		}
+		slab_follow_close(f);
+	}
+	slab_plan_free(plan);
+	free(b);
+}
+
 int main(void)
 {
 	struct slab *files[NFILES];
@@ -360,6 +395,7 @@ int main(void)
 		walk_all(files, &plan);
 	}
 	epochs(files);
+	renamed_over(files);
 	if (!direct_ok)
 		fprintf(stderr, "note: no O_DIRECT here; direct walks not checked\n");
 	for (int i = 0; i < NFILES; i++) {
