@@ -163,7 +163,7 @@ tar_names() {
 	assert_equal "$stderr" "pack: '(stdin)': Bad file descriptor"
 	[ ! -e x.slab ]
 	run -1 --separate-stderr bash -c 'pack -o - small.tar >&-'
-	assert_equal "$stderr" "pack: '(stdout)': write failed at offset 0: Bad file descriptor"
+	assert_equal "$stderr" "pack: '(stdout)': file descriptor 1 is not open for writing: Bad file descriptor"
 	pack -q -o small.slab small.tar
 	run -1 --separate-stderr bash -c 'inspect --list small.slab >&-'
 	assert_equal "$stderr" "inspect: write error: Bad file descriptor"
