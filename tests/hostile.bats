@@ -192,6 +192,19 @@ pack_until_temporary() {
 	fail "no temporary file appeared"
 }
 
+@test "pack -o - into a reader that stops early dies of SIGPIPE quietly; with SIGPIPE ignored it is a write error" {
+	mkwds --count 40 -o w.tar
+	run -0 --separate-stderr bash -c 'pack -q -o - w.tar | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+	assert_output "141"
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr bash -c 'pack -q -j 2 -o - w.tar | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+	assert_output "141"
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr bash -c 'trap "" PIPE; pack -q -o - w.tar | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+	assert_output "1"
+	assert_regex "$stderr" "^pack: '\(stdout\)': write failed at offset [0-9]+: Broken pipe\$"
+}
+
 @test "every signal that ends pack removes its temporary file" {
 	mkwds --count 60 -o big.tar
 	for sig in HUP INT QUIT TERM USR1 USR2 ALRM PIPE XCPU VTALRM PROF RTMIN+2; do

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,16 @@ static void show_progress(struct run *r, int force)
 		secs > 0 ? (double)st.data_bytes / 1e6 / secs : 0.0);
 	cli_progress_shown();
 }
+/* A failed call of the writer (errno as it left it): said, unless the reader of -o - has
+ * gone away (EPIPE): then pack ends as it did when the write itself raised SIGPIPE, quietly,
+ * by that signal (unless SIGPIPE is ignored: then it is the error it says). */
+static void writer_failed(struct slab_writer *w)
+{
+	if (errno == EPIPE)
+		raise(SIGPIPE);
+	cli_error("%s", slab_writer_error(w));
+}
+
 
 /* Write a processed sample. 0, or -1 when the pack must stop. */
 static int emit(struct run *r, struct job *jb)
@@ -357,7 +368,7 @@ static int emit(struct run *r, struct job *jb)
 		return 0;
 	}
 	if (rc < 0) {
-		cli_error("%s", slab_writer_error(r->w));
+		writer_failed(r->w);
 		return -1;
 	}
 	for (size_t k = 0; k < r->o->nkeep; k++)
@@ -902,7 +913,7 @@ int main(int argc, char **argv)
 	if (pack_inputs(&r, argv + optind, argc - optind, &in) < 0)
 		goto out;
 	if (slab_writer_finish(r.w) < 0) {
-		cli_error("%s", slab_writer_error(r.w));
+		writer_failed(r.w);
 		goto out;
 	}
 	if (cli_output_commit(&output) < 0)

@@ -203,8 +203,11 @@ static void start_writeback(struct slab_writer *w)
 
 static int write_fail(struct slab_writer *w, int e, uint64_t offset)
 {
-	return writer_fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
-			   (unsigned long long)offset, strerror(e));
+	int r = writer_fail(w, SLAB_ERR_IO, "write failed at offset %llu: %s",
+			    (unsigned long long)offset, strerror(e));
+
+	errno = e;      /* slab.h: the write's (EPIPE: the reader went away) */
+	return r;
 }
 
 /* Without a write thread. */
