@@ -322,6 +322,24 @@ EOF
 	[ "$live" -gt 8 ]
 }
 
+@test "--stats: an empty sample on a large sample's first page reads that page only" {
+	# pack puts an empty sample at the next sample's offset: here d/b's, 10000 bytes, 3 pages
+	mkdir -p src/d
+	printf '' > src/d/a.txt
+	head -c 10000 /dev/zero > src/d/b.bin
+	(cd src && tar --format=gnu --sort=name -cf ../z.tar d)
+	pack -q --page-size 4K -o z.slab z.tar
+	echo 0 > sub
+	shuffle-plan -q --stats --subset sub z.slab > st
+	[ "$(stat_of distinct_pages < st)" = 1 ]
+	[ "$(stat_of max_live_pages < st)" = 1 ]
+	[ "$(stat_of max_live_bytes < st)" = 4096 ]
+	# both: the large sample's 3 pages
+	shuffle-plan -q --stats --mode sequential z.slab > st
+	[ "$(stat_of distinct_pages < st)" = 3 ]
+	[ "$(stat_of max_live_pages < st)" = 3 ]
+}
+
 @test "--stats prints the measures on standard output" {
 	datasets
 	run -0 --separate-stderr shuffle-plan -q --stats --mode sequential a.slab

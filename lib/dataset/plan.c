@@ -1403,7 +1403,7 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 	}
 	spage = malloc((total ? total : 1) * sizeof(*spage));
 	gpage = malloc((n ? n : 1) * sizeof(*gpage));
-	span = calloc(npages ? npages : 1, sizeof(*span));
+	span = malloc((total ? total : 1) * sizeof(*span));
 	first = malloc((npages ? npages : 1) * sizeof(*first));
 	last = malloc((npages ? npages : 1) * sizeof(*last));
 	if (!spage || !gpage || !span || !first || !last)
@@ -1424,10 +1424,12 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 			}
 			g = (uint32_t)(page_base[f] + ((smp.offset - data) >> shift));
 			spage[sample_base[f] + i] = g;
-			/* a sample larger than a page starts one and has its pages to itself */
+			/* A sample larger than a page reads the pages after its first too; they are
+			 * its own, not its first page's: a smaller sample starting on the same page
+			 * (an empty one sits at the next sample's offset) reads that page alone.
+			 * The pages stay inside the file's numbering: the sample is in its data area. */
 			k = span_pages(smp.size, ps);
-			if (k > span[g])
-				span[g] = k;
+			span[sample_base[f] + i] = k;
 		}
 	}
 	for (uint64_t q = 0; q < npages; q++)
@@ -1461,11 +1463,13 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 			__builtin_prefetch(spage + sample_base[e[16].file] + e[16].sample);
 		gs = sample_base[e->file] + e->sample;
 		g = gpage[i] = spage[gs];
-		if (first[g] == UINT64_MAX) {
-			first[g] = i;
-			st->distinct_pages += span[g];
+		for (uint32_t q = g; q - g < span[gs]; q++) {
+			if (first[q] == UINT64_MAX) {
+				first[q] = i;
+				st->distinct_pages++;
+			}
+			last[q] = i;
 		}
-		last[g] = i;
 		if (i && g == prev)
 			same++;
 		else if (i)
@@ -1476,19 +1480,25 @@ int slab_plan_stats(struct slab_plan *plan, struct slab *const *files, uint32_t 
 	}
 	/* A page is live from its first to its last use. */
 	for (uint64_t i = 0; i < n; i++) {
-		uint32_t g = gpage[i];
-		uint64_t ps = slab_page_size(files[plan->entries[i].file]);
-		if (first[g] == i) {
-			live += span[g];
-			live_bytes += span[g] * ps;
-			if (live > st->max_live_pages)
-				st->max_live_pages = live;
-			if (live_bytes > st->max_live_bytes)
-				st->max_live_bytes = live_bytes;
+		const struct slab_plan_entry *e = &plan->entries[i];
+		uint32_t g = gpage[i], k = span[sample_base[e->file] + e->sample];
+		uint64_t ps = slab_page_size(files[e->file]);
+		/* all the entry's pages are live at once: count them in before any leaves */
+		for (uint32_t q = g; q - g < k; q++) {
+			if (first[q] == i) {
+				live++;
+				live_bytes += ps;
+			}
 		}
-		if (last[g] == i) {
-			live -= span[g];
-			live_bytes -= span[g] * ps;
+		if (live > st->max_live_pages)
+			st->max_live_pages = live;
+		if (live_bytes > st->max_live_bytes)
+			st->max_live_bytes = live_bytes;
+		for (uint32_t q = g; q - g < k; q++) {
+			if (last[q] == i) {
+				live--;
+				live_bytes -= ps;
+			}
 		}
 	}
 	st->samples = n;
