@@ -1077,7 +1077,8 @@ struct slab_loader_options {
 	slab_loader_transform_fn transform;     /* NULL: none */
 	void *transform_arg;
 	const char *transform_field;    /* the field it reads: one of the wanted ones */
-	size_t out_size;        /* bytes it writes per sample */
+	size_t out_size;        /* bytes it writes per sample (over SIZE_MAX / 4:
+				 * SLAB_ERR_INVAL) */
 	/* The image pipeline, run by the workers instead of a transform: each sample's
 	 * transform_field (a JPEG, PNG or WebP) cropped, flipped and resized as *image says
 	 * (copied at open) into its output, image->out_h x out_w x C bytes, C its channels

@@ -782,11 +782,19 @@ static int make_ring(struct slab_loader *l)
 	/* Images (or clips) back to back, one array; a transform's outputs each on OUT_ALIGN. */
 	if (l->o.image || l->o.video)
 		l->out_stride = l->o.out_size;
-	else if (l->o.transform)
+	else if (l->o.transform) {
+		/* Rounded up past SIZE_MAX, the stride would wrap to a few bytes, or to none (and
+		 * the transform be handed no output to write its out_size bytes to). */
+		if (l->o.out_size > SIZE_MAX / 4)
+			return slab_fail(&l->err, SLAB_ERR_INVAL, NULL,
+					 "transform output of %zu bytes a sample: too large",
+					 l->o.out_size);
 		l->out_stride = (l->o.out_size + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
+	}
 	if (B > SIZE_MAX / 4 / (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref) +
 				l->out_stride + sizeof(int64_t)))
-		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch of %zu samples: too large", B);
+		return slab_fail(&l->err, SLAB_ERR_INVAL, NULL, "batch of %zu %s: too large", B,
+				 slab_plural(B, "sample", "samples"));
 	index = (B * (sizeof(struct slab_loader_sample) + (size_t)l->nf * sizeof(struct fref)) + page - 1) /
 		page * page;
 	outlen = (B * l->out_stride + page - 1) / page * page;

@@ -614,6 +614,28 @@ static void test_transform(void)
 	CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
 	CHECK_STR(slab_loader_error(l), "transform field 'bin' is not one of the wanted fields");
 	slab_loader_close(l);
+
+	/* an out_size whose rounding up to 64 bytes wraps: refused, not a ring with no output
+	 * (the transform was handed NULL to write out_size bytes to) */
+	o.transform_field = "txt";
+	o.batch = 1;
+	for (int k = 0; k < 2; k++) {
+		size_t big = k ? SIZE_MAX : SIZE_MAX - 10;
+		char want[96];
+
+		l = slab_loader_new();
+		o.out_size = big;
+		CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+		snprintf(want, sizeof(want), "transform output of %zu bytes a sample: too large", big);
+		CHECK_STR(slab_loader_error(l), want);
+		slab_loader_close(l);
+	}
+	/* and one that fits alone but not in a batch of one sample */
+	l = slab_loader_new();
+	o.out_size = SIZE_MAX / 4;
+	CHECK(slab_loader_open(l, d, plan, &o) == SLAB_ERR_INVAL);
+	CHECK_STR(slab_loader_error(l), "batch of 1 sample: too large");
+	slab_loader_close(l);
 	slab_plan_free(plan);
 	slab_dataset_close(d);
 }
