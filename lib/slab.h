@@ -219,8 +219,10 @@ SLAB_API int slab_find(struct slab *s, const char *key, size_t key_len, uint64_t
  * never write them. */
 SLAB_API int slab_key_safe(const char *key, size_t key_len);
 
-/* Sample i's key is safe (slab_key_safe): 0, or SLAB_ERR_CORRUPT with the reason, naming the
- * sample and the key, in slab_error() (or the error of slab_sample()). */
+/* Sample i's key is safe (slab_key_safe), and so is each KEY.FIELD it is exported as (a key
+ * whose last component is empty, "" or "x/", has no field named ".": "x/.."): 0, or
+ * SLAB_ERR_CORRUPT with the reason, naming the sample and the key, in slab_error() (or the
+ * error of slab_sample()). */
 SLAB_API int slab_check_key(struct slab *s, uint64_t i);
 /* The same for every sample: 0, or the error for the first one that is not. */
 SLAB_API int slab_check_keys(struct slab *s);
@@ -646,7 +648,8 @@ SLAB_API int slab_writer_open(struct slab_writer *w, int fd, const char *name,
  * or longer than 65535 bytes, NULL data with a size above 0, more than one image flag on a
  * field or one with SLAB_FIELD_VIDEO, SLAB_FIELD_RESTART without SLAB_FIELD_JPEG, a flag not
  * SLAB_FIELD_*, a JPEG's subsamp or colorspace over 255, more than
- * 255 fields, a key that is not slab_key_safe(), the writer not open, ...), SLAB_ERR_NOMEM,
+ * 255 fields, a key that is not slab_key_safe(), a field "." of a key "" or ending in '/'
+ * (exported as "x/.."), the writer not open, ...), SLAB_ERR_NOMEM,
  * SLAB_ERR_IO: every later add
  * and finish returns the same code, the text left as it was. A call before the open that
  * succeeded (or after the finish) is SLAB_ERR_INVAL and changes nothing else. */

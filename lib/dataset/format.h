@@ -117,6 +117,14 @@
 /* The field flags (SLAB_FIELD_*), JPEG subsampling (SLAB_SAMP_*) and colour space
  * (SLAB_CS_*) stored in a field record are public: slab.h. */
 
+/* Does KEY.FIELD, a sample's member name on export, end in a ".." component though the key
+ * is safe (slab_key_safe) and the field has no '/'? Only a key whose last component is empty
+ * (the key "" or one ending in '/') with the field ".": "x/" "." "." is "x/..". */
+static inline int slab_member_dotdot(const char *key, size_t key_len, const char *field)
+{
+	return field[0] == '.' && field[1] == '\0' && (key_len == 0 || key[key_len - 1] == '/');
+}
+
 static inline uint16_t slab_le16(const unsigned char *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);

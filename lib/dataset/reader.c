@@ -40,6 +40,7 @@ struct slab {
 	uint64_t keys_size, buckets, nvideos;
 	uint32_t header_crc, table_crc;
 	char **names;
+	unsigned dot_field;     /* 1 + the id of a field named ".", or 0 (slab_member_dotdot) */
 	char options[SLAB_HEADER_SIZE];
 	uint64_t verify_key_steps;      /* hash table work of the last slab_verify */
 	/* A URL's reader: the bytes come through the local cache, fetched before first use.
@@ -259,6 +260,8 @@ static int parse(struct slab *s)
 		/* A '/' would make KEY.FIELD on export a path into a folder of its own. */
 		if (memchr(s->names[f], '/', len))
 			return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s), "schema field %u has a '/' in its name", f);
+		if (len == 1 && s->names[f][0] == '.')
+			s->dot_field = f + 1;
 		off += 2 + (uint64_t)len;
 	}
 	return 0;
@@ -824,8 +827,18 @@ static int check_key(struct slab *s, uint64_t i, const struct slab_sample *smp)
 	const char *nul = memchr(smp->key, '\0', smp->key_len);
 	int kl = slab_key_shown(smp->key_len);
 
-	if (slab_key_safe(smp->key, smp->key_len))
-		return 0;
+	if (slab_key_safe(smp->key, smp->key_len)) {
+		struct slab_field fl;
+
+		/* A safe key, but its field "." would be exported as KEY.. ("x/.."). */
+		if (!s->dot_field || !slab_member_dotdot(smp->key, smp->key_len, ".") ||
+		    slab_get_record(s, i, s->dot_field - 1, &fl) != 1)
+			return 0;
+		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s),
+			    "sample #%llu: key '%.*s' with its field '.' is not a safe member name "
+			    "('%.*s..' has a '..' component)", (unsigned long long)i, kl, smp->key,
+			    kl, smp->key);
+	}
 	if (nul)
 		return slab_fail(&s->err, SLAB_ERR_CORRUPT, who(s),
 			    "sample #%llu: key '%.*s' has a NUL byte at position %zu: not a safe member name",

@@ -603,6 +603,11 @@ int slab_writer_add_ex(struct slab_writer *w, const char *key, size_t key_len,
 		if (!fields[i].name)
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field %zu: no name",
 					   slab_key_shown(key_len), key, i);
+		/* slab(5): the member name KEY.FIELD is safe on export too. */
+		if (slab_member_dotdot(key, key_len, fields[i].name))
+			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '.': member name "
+					   "'%.*s..' is not a safe member name (a '..' component)",
+					   slab_key_shown(key_len), key, slab_key_shown(key_len), key);
 		if (!fields[i].data && fields[i].size)
 			return writer_fail(w, SLAB_ERR_INVAL, "sample '%.*s' field '%s': no data for %llu %s",
 					   slab_key_shown(key_len), key, fields[i].name,

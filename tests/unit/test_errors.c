@@ -947,6 +947,67 @@ static void test_plan_handles(void)
 	slab_follow_close(NULL);
 }
 
+/* A field named "." is exported as KEY.. : a ".." component when the key's last component is
+ * empty (the key "" or "x/"), though the key alone is safe. The writer refuses such a sample;
+ * a reader refuses one a file holds (slab_check_key(s), slab_sample_fields(), verify), and
+ * takes the field "." with another key, "x..". */
+static void test_dot_field(void)
+{
+	struct slab_writer_field dot = { .name = ".", .data = "evil", .size = 4 };
+	struct slab_writer *w = slab_writer_new();
+	const char *keys[] = { "", "x/" }, *texts[] = {
+		"'out.slab': sample '' field '.': member name '..' is not a safe member name "
+		"(a '..' component)",
+		"'out.slab': sample 'x/' field '.': member name 'x/..' is not a safe member name "
+		"(a '..' component)",
+	};
+	int fd = open("dot.slab", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	unsigned char *b = NULL;
+	struct slab_sample smp;
+	struct slab *s = slab_new();
+	struct stat st;
+	unsigned ids[1];
+	struct slab_field fl[1];
+
+	CHECK(w && s && fd >= 0);
+	for (int k = 0; k < 2; k++) {
+		struct slab_writer *x = slab_writer_new();
+		int nul = open("/dev/null", O_WRONLY);
+
+		CHECK(slab_writer_open(x, nul, mem_name, NULL) == 0);
+		CHECK(slab_writer_add(x, keys[k], strlen(keys[k]), &dot, 1) == SLAB_ERR_INVAL);
+		CHECK_STR(slab_writer_error(x), texts[k]);
+		slab_writer_free(x);
+		close(nul);
+	}
+	/* "xy" with its field "." is "xy..": written, read; then its key made "x/" by hand */
+	CHECK(slab_writer_open(w, fd, "dot.slab", NULL) == 0);
+	CHECK(slab_writer_add(w, "xy", 2, &dot, 1) == 0);
+	CHECK(slab_writer_finish(w) == 0);
+	slab_writer_free(w);
+	CHECK(fstat(fd, &st) == 0 && (b = malloc((size_t)st.st_size)) != NULL);
+	CHECK(pread(fd, b, (size_t)st.st_size, 0) == st.st_size);
+	close(fd);
+	CHECK(unlink("dot.slab") == 0);
+	CHECK(slab_open_mem(s, b, (size_t)st.st_size, "dot.slab") == 0);
+	CHECK(slab_check_keys(s) == 0 && slab_sample_fields(s, 0, NULL, ids, fl) == 1);
+	CHECK(slab_sample(s, 0, &smp) == 0 && smp.key_len == 2);
+	b[(const unsigned char *)smp.key - b + 1] = '/';
+	slab_close(s);
+	fix_crcs(b, (size_t)st.st_size);
+	s = slab_new();
+	CHECK(slab_open_mem(s, b, (size_t)st.st_size, "dot.slab") == 0);
+	CHECK(slab_check_keys(s) == SLAB_ERR_CORRUPT);
+	CHECK_STR(slab_error(s), "'dot.slab': sample #0: key 'x/' with its field '.' is not a safe "
+		  "member name ('x/..' has a '..' component)");
+	CHECK(slab_check_key(s, 0) == SLAB_ERR_CORRUPT);
+	CHECK(slab_sample_fields(s, 0, NULL, ids, fl) == SLAB_ERR_CORRUPT);
+	CHECK(slab_verify(s, NULL, NULL) == SLAB_ERR_CORRUPT);
+	CHECK(has(slab_error(s), "key 'x/' with its field '.' is not a safe member name"));
+	slab_close(s);
+	free(b);
+}
+
 /* A writer's output and a plan file written into a pipe whose reader has gone: EPIPE, with
  * SIGPIPE at its default action (which would end the process) and no SIGPIPE left pending
  * after; one pending before the write stays. */
@@ -1011,6 +1072,7 @@ int main(void)
 	test_const_lookups();
 	test_writer_codes();
 	test_closed_pipe();
+	test_dot_field();
 	test_writer_misuse();
 	test_writer_fields();
 	test_writers_in_threads();
