@@ -1114,6 +1114,10 @@ class SlabFile:
             # 37: a key that is safe as a member name on export
             if key.startswith(b"/") or b"\0" in key or b".." in key.split(b"/"):
                 raise self._error("sample %d: key '%s' is not a safe member name", i, _show(key))
+            # and so is KEY.FIELD: a key "" or ending in '/' with a field '.' is KEY..
+            if key.split(b"/")[-1] == b"" and any(self.names[sp[2]] == "." for sp in spans):
+                raise self._error("sample %d: key '%s' with its field '.' is not a safe member "
+                                  "name ('%s..' has a '..' component)", i, _show(key), _show(key))
             keys.append(key)
             pos = min_next = offset + size
             # a large sample takes its pages whole: nothing may follow it in its last page
