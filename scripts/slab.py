@@ -166,10 +166,10 @@ _ADDRESSING = {None: 0, "auto": 0, "path": 1, "virtual": 2}
 
 def is_url(path):
     """Is path a URL slab reads through libslab and a local cache (http://, https://,
-    s3://), rather than a file?"""
+    s3://, the scheme in any case, as slab_is_url() has it), rather than a file?"""
     if isinstance(path, (bytes, bytearray)):
         path = bytes(path).decode("utf-8", "surrogateescape")
-    return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
+    return isinstance(path, str) and path[:8].lower().startswith(("http://", "https://", "s3://"))
 
 
 def _c_string(name, v, b):

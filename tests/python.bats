@@ -729,3 +729,22 @@ no view: 0
 closed twice: 0"
 	done
 }
+
+@test "slab.py: a URL's scheme in any case is a URL, as libslab and the tools take it (HTTP:// was opened as a file)" {
+	need_libslab
+	run -0 pyslab - <<'PY'
+import re, slab
+for u in ("http://h/x", "HTTP://h/x", "Https://h/x", "S3://b/k", b"s3://b/k"):
+    assert slab.is_url(u), u
+for p in ("x.slab", "http:/h/x", "s3:/b", "./http://h/x", "", "HTTP"):
+    assert not slab.is_url(p), p
+# nothing listens on port 1: libslab's error for the URL, not FileNotFoundError for a path
+for u in ("http://127.0.0.1:1/x.slab", "HTTP://127.0.0.1:1/x.slab"):
+    try:
+        slab.SlabFile(u, retries=0, cache_dir="cache")
+    except slab.SlabError as e:
+        print(re.sub(r" in [0-9.]+ s:", " in T s:", str(e)))
+PY
+	assert_output "'http://127.0.0.1:1/x.slab': gave up after 1 attempt in T s: last: Connection refused
+'HTTP://127.0.0.1:1/x.slab': gave up after 1 attempt in T s: last: Connection refused"
+}
