@@ -239,7 +239,7 @@ def _remote_options(remote):
         return b
     o.cache_dir = text("cache_dir", remote.get("cache_dir"))
     o.s3_endpoint = text("endpoint", remote.get("endpoint"))
-    if o.s3_endpoint and not o.s3_endpoint.startswith((b"http://", b"https://")):
+    if o.s3_endpoint and not o.s3_endpoint[:8].lower().startswith((b"http://", b"https://")):
         raise ValueError("endpoint must be an http:// or https:// URL, not %r"
                          % (remote.get("endpoint"),))
     o.profile = text("profile", remote.get("profile"))

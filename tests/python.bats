@@ -748,3 +748,22 @@ PY
 	assert_output "'http://127.0.0.1:1/x.slab': gave up after 1 attempt in T s: last: Connection refused
 'HTTP://127.0.0.1:1/x.slab': gave up after 1 attempt in T s: last: Connection refused"
 }
+
+@test "slab.py: an S3 endpoint's scheme in any case is taken, as libslab takes it (HTTP:// was a ValueError)" {
+	need_libslab
+	run -0 pyslab - <<'PY'
+import re, slab
+for ep in ("http://127.0.0.1:1", "HTTP://127.0.0.1:1"):
+    try:
+        slab.SlabFile("s3://b/x.slab", endpoint=ep, anonymous=True, retries=0, cache_dir="cache")
+    except slab.SlabError as e:
+        print(re.sub(r" in [0-9.]+ s:", " in T s:", str(e)))
+try:
+    slab.SlabFile("s3://b/x.slab", endpoint="ftp://h", anonymous=True, cache_dir="cache")
+except ValueError as e:
+    print(e)
+PY
+	assert_output "'s3://b/x.slab': gave up after 1 attempt in T s: last: Connection refused
+'s3://b/x.slab': gave up after 1 attempt in T s: last: Connection refused
+endpoint must be an http:// or https:// URL, not 'ftp://h'"
+}
